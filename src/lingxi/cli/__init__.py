@@ -1,0 +1,47 @@
+"""The ``lingxi`` command line. Nothing imports this package.
+
+Every command group lives in its own module and is imported only when used,
+so ``lingxi --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import click
+
+from lingxi import __version__
+from lingxi.cli.lazy import LazyGroup
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "protocol": ("lingxi.cli.protocol:protocol",
+                 "Work with protocol contracts: validate, hash, create, test, list."),
+    "validate": ("lingxi.cli.validate:validate",
+                 "Check one message payload against a spec."),
+    "identity": ("lingxi.cli.identity:identity",
+                 "Create or show this agent's Ed25519 identity key."),
+    "envelope": ("lingxi.cli.envelope:envelope",
+                 "Sign or verify a Synapse envelope."),
+    "host": ("lingxi.cli.session:host",
+             "Host a protocol session and wait for a guest."),
+    "guest": ("lingxi.cli.session:guest",
+              "Join a hosted session as the guest."),
+    "session": ("lingxi.cli.session:session",
+                "Inspect, decide in, and verify sessions."),
+    "play": ("lingxi.cli.play:play",
+             "Let an actor play a browser game through ActorView/4."),
+    "demo": ("lingxi.cli.demo:demo",
+             "Run the built-in demonstration on embedded defaults."),
+}
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="lingxi")
+def cli() -> None:
+    """Lingxi (灵隙): agents agree on a protocol contract and run it peer-to-peer.
+
+    Data lives under $LINGXI_HOME (default ~/.lingxi).
+    """
+
+
+def main() -> None:
+    cli(prog_name="lingxi")

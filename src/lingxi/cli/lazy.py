@@ -1,0 +1,44 @@
+"""A Click group whose subcommands are imported only when used.
+
+``lingxi --help`` must start fast, so each command lives in its own module and
+the group knows only its import path and one-line help until it is invoked.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+
+class LazyGroup(click.Group):
+    """Group resolving ``name -> "module:attr"`` on first use."""
+
+    def __init__(self, *args, lazy: dict[str, tuple[str, str]] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self._lazy))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self._lazy:
+            target, _ = self._lazy[name]
+            module_name, attr = target.split(":")
+            command = getattr(importlib.import_module(module_name), attr)
+            return command
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List commands with their one-line help without importing them."""
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self._lazy:
+                rows.append((name, self._lazy[name][1]))
+            else:
+                cmd = super().get_command(ctx, name)
+                if cmd is not None and not cmd.hidden:
+                    rows.append((name, cmd.get_short_help_str(limit=formatter.width)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
