@@ -1,0 +1,94 @@
+"""The documented hook methods, per flow mode.
+
+This table is the single source for three things: the base class docs,
+skeleton generation (which methods a generated ``hooks.py`` must contain) and
+the check that a loaded hooks class implements every required method.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class HookMethod:
+    name: str
+    signature: str  # parameters after ``self``, as written in a skeleton
+    returns: str
+    doc: str
+    required: bool = True
+
+
+START = HookMethod(
+    "proto_start", "", "None",
+    "Called once the session options are known (self.ctx.options). Set up state here.",
+    required=False)
+NEXT = HookMethod(
+    "proto_next_message", "allowed, decision=None", "HookResult",
+    "Your turn: return HookResult(response=<payload>) for one of the message names in "
+    "`allowed`, or HookResult() to wait when the flow also lets the peer speak now. "
+    "`decision` is the value chosen for the DecisionPoint you returned, if any.")
+ON_MESSAGE = HookMethod(
+    "proto_on_message", "message", "HookResult | None",
+    "A validated message from the peer. Return a HookResult with an optional response, "
+    "completed=True when the session is over for you, or abort='reason'.")
+DECISION_POINT = HookMethod(
+    "proto_decision_point", "allowed", "DecisionPoint | None",
+    "Optional: before proto_next_message, describe the choice to make (legal values, a "
+    "state summary for the decider, your default). None = no decision needed.",
+    required=False)
+FINISH = HookMethod(
+    "proto_finish", "outcome", "dict | None",
+    "Optional: the session ended; return a summary (e.g. {'winner': 'host'}) for the outcome.",
+    required=False)
+DESCRIBE = HookMethod(
+    "proto_describe", "message", "str | None",
+    "Optional: one readable line for a message in the per-round summary.",
+    required=False)
+ROUND_POINT = HookMethod(
+    "proto_round_point", "round_no", "DecisionPoint",
+    "Optional: the decision for this round's value (default: legal = the spec's choices).",
+    required=False)
+ROUND_CHOOSE = HookMethod(
+    "proto_round_choose", "round_no, point", "value",
+    "Pick this round's value (one of point.legal). The engine commits to it (SHA256(value:nonce)) "
+    "and reveals it; you never build commit or reveal messages yourself.")
+ROUND_JUDGE = HookMethod(
+    "proto_round_judge", "round_no, host_value, guest_value", "dict",
+    "Host only: build the round result message from both revealed values "
+    "(include game_over: true when the game ends).")
+ROUND_JUDGE_PURE = HookMethod(
+    "proto_round_judge_pure", "prior, round_no, host_value, guest_value", "dict",
+    "Optional, side-effect free: recompute the judged fields of a round from the previous "
+    "round result (`prior`, None in round 1), both values and self.ctx.options. With "
+    "spec shadow_judge: true the guest uses it to check every host result.",
+    required=False)
+ON_INPUT = HookMethod(
+    "proto_on_input", "line", "HookResult | None",
+    "Free mode: one line of local input (script file or stdin); return the message to send "
+    "(HookResult(response=...)) or completed=True to end.")
+
+MP = [HookMethod(n, "*args", "Any", "Mental poker hook (engine not in this runtime yet).")
+      for n in ("proto_mp_deck_universe", "proto_mp_initial_deal", "proto_mp_choose_action",
+                "proto_mp_check_winner", "proto_mp_validate_play")]
+
+COMMON_OPTIONAL = [START, DECISION_POINT, FINISH, DESCRIBE]
+
+METHODS_BY_MODE: dict[str, list[HookMethod]] = {
+    "session_loop": [NEXT, ON_MESSAGE, *COMMON_OPTIONAL],
+    "simultaneous_round": [NEXT, ON_MESSAGE, ROUND_CHOOSE, ROUND_JUDGE, ROUND_POINT,
+                           ROUND_JUDGE_PURE, *COMMON_OPTIONAL],
+    "request_response": [NEXT, ON_MESSAGE, *COMMON_OPTIONAL],
+    "free": [NEXT, ON_MESSAGE, ON_INPUT, *COMMON_OPTIONAL],
+    "mental_poker": [NEXT, ON_MESSAGE, *MP, *COMMON_OPTIONAL],
+}
+
+
+def methods_for(mode: str) -> list[HookMethod]:
+    """Every documented hook for ``mode`` (required first)."""
+    methods = METHODS_BY_MODE.get(mode, METHODS_BY_MODE["session_loop"])
+    return sorted(methods, key=lambda m: not m.required)
+
+
+def required_for(mode: str) -> list[str]:
+    return [m.name for m in methods_for(mode) if m.required]
