@@ -1,0 +1,59 @@
+"""protocol_id: SHA-256 of the canonical JSON of a spec's contract subset.
+
+The rule is in DESIGN.md ("Facts to keep compatible"). It is applied to the
+document as given, tolerating odd shapes, so that any JSON object hashes
+(``protocol hash`` must print an id even for specs this runtime cannot run).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lingxi.canonical import canonical_bytes, sha256_hex
+
+_COPIED = ("messages", "rules", "choices", "commit_reveal")
+_MODE_EXTRA = {
+    "simultaneous_round": "round",
+    "authoritative_realtime": "realtime",
+    "authoritative_group": "group",
+}
+
+
+def _flow_subset(flow: Any) -> dict[str, Any]:
+    if not isinstance(flow, dict):
+        return {}
+    out: dict[str, Any] = {}
+    if flow.get("phases"):
+        out["phases"] = flow["phases"]
+    mode = flow.get("mode")
+    if "mode" in flow and mode != "session_loop":
+        out["mode"] = mode
+    extra = _MODE_EXTRA.get(mode) if isinstance(mode, str) else None
+    if extra and extra in flow:
+        out[extra] = flow[extra]
+    return out
+
+
+def canonical_subset(spec_dict: dict[str, Any]) -> dict[str, Any]:
+    """The part of ``spec_dict`` that identifies the protocol."""
+    out: dict[str, Any] = {key: spec_dict[key] for key in _COPIED if key in spec_dict}
+    flow = _flow_subset(spec_dict.get("flow"))
+    if flow:
+        out["flow"] = flow
+    if "parameters" in spec_dict:
+        params = spec_dict["parameters"]
+        if isinstance(params, dict):
+            out["parameters"] = {
+                name: ({k: v for k, v in p.items() if k != "default"} if isinstance(p, dict) else p)
+                for name, p in params.items()
+            }
+        else:
+            out["parameters"] = params
+    if "timing" in spec_dict:
+        out["timing"] = spec_dict["timing"]
+    return out
+
+
+def protocol_id(spec_dict: dict[str, Any]) -> str:
+    """Lowercase hex SHA-256 of the canonical JSON of :func:`canonical_subset`."""
+    return sha256_hex(canonical_bytes(canonical_subset(spec_dict)))

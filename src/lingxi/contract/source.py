@@ -1,0 +1,139 @@
+"""Reading a spec document from a path, a protocol folder or a dict.
+
+Unreadable input (missing file, not UTF-8, bad JSON, not an object) raises
+:class:`SpecError` with exit status 2; JSON syntax errors name
+``file:line:column``. Duplicate object keys are reported too, because two
+readers could otherwise disagree on which value is the contract.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from lingxi.contract.errors import SpecError
+from lingxi.errors import Finding
+
+SPEC_FILE = "spec.json"
+
+
+def resolve_spec_path(source: str | Path) -> Path:
+    """A directory argument means ``<dir>/spec.json``."""
+    path = Path(source)
+    if path.is_dir():
+        return path / SPEC_FILE
+    return path
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+class _Duplicates:
+    """object_pairs_hook that keeps the last value and remembers repeated keys."""
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+
+    def __call__(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                self.keys.append(key)
+            out[key] = value
+        return out
+
+
+def parse_json_text(text: str, origin: str) -> tuple[Any, list[str]]:
+    """Parse ``text``; raise SpecError(spec.bad_json) naming origin:line:column."""
+    dupes = _Duplicates()
+    try:
+        value = json.loads(text, object_pairs_hook=dupes, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as error:
+        where = f"{origin}:{error.lineno}:{error.colno}"
+        raise SpecError("spec.bad_json", f"{where}: {error.msg}", path=where,
+                        findings=[Finding("spec.bad_json", f"{where}: {error.msg}")]) from None
+    except ValueError as error:  # NaN / Infinity
+        raise SpecError("spec.bad_json", f"{origin}: {error}",
+                        findings=[Finding("spec.bad_json", f"{origin}: {error}")]) from None
+    except RecursionError:
+        raise SpecError("spec.bad_json", f"{origin}: nested too deeply",
+                        findings=[Finding("spec.bad_json", f"{origin}: nested too deeply")]) from None
+    return value, dupes.keys
+
+
+def _is_json(value: Any, depth: int = 0) -> bool:
+    """True when ``value`` is plain, finite JSON data (str keys, no NaN)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            for key, child in item.items():
+                if type(key) is not str:
+                    return False
+                stack.append(child)
+        elif kind is list:
+            stack.extend(item)
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif item is not None and kind not in (str, int, bool):
+            return False
+    return True
+
+
+def read_spec_document(source: str | Path | dict) -> tuple[dict[str, Any], str, list[str]]:
+    """Return ``(document, origin, duplicate_keys)`` or raise SpecError (exit 2)."""
+    if isinstance(source, dict):
+        if not _is_json(source):
+            raise SpecError("spec.not_json", "spec is not plain JSON data (non-string keys, "
+                            "NaN, or non-JSON values)",
+                            findings=[Finding("spec.not_json", "spec is not plain JSON data")])
+        return copy.deepcopy(source), "<dict>", []
+    if not isinstance(source, (str, Path)):
+        raise SpecError("spec.unreadable", f"cannot read a spec from {type(source).__name__}",
+                        findings=[Finding("spec.unreadable", "unsupported spec source")])
+    path = resolve_spec_path(source)
+    origin = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise SpecError("spec.unreadable", f"cannot read {origin}: {reason}", path=origin,
+                        findings=[Finding("spec.unreadable", f"cannot read {origin}: {reason}")]
+                        ) from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        msg = f"{origin}: not UTF-8 (byte {error.start})"
+        raise SpecError("spec.bad_json", msg, path=origin,
+                        findings=[Finding("spec.bad_json", msg)]) from None
+    value, dupes = parse_json_text(text, origin)
+    if not isinstance(value, dict):
+        msg = f"{origin}: a spec must be a JSON object, got {json_kind(value)}"
+        raise SpecError("spec.not_object", msg, path=origin,
+                        findings=[Finding("spec.not_object", msg)])
+    return value, origin, dupes
+
+
+def json_kind(value: Any) -> str:
+    """The JSON name of a Python value's type, for one-line messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
