@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from lingxi.contract.errors import SpecError
-from lingxi.errors import Finding
 
 SPEC_FILE = "spec.json"
 
@@ -54,18 +53,16 @@ def parse_json_text(text: str, origin: str) -> tuple[Any, list[str]]:
         value = json.loads(text, object_pairs_hook=dupes, parse_constant=_refuse_constant)
     except json.JSONDecodeError as error:
         where = f"{origin}:{error.lineno}:{error.colno}"
-        raise SpecError("spec.bad_json", f"{where}: {error.msg}", path=where,
-                        findings=[Finding("spec.bad_json", f"{where}: {error.msg}")]) from None
+        raise SpecError("spec.bad_json", f"{where}: {error.msg}",
+                        details={"line": error.lineno, "column": error.colno}) from None
     except ValueError as error:  # NaN / Infinity
-        raise SpecError("spec.bad_json", f"{origin}: {error}",
-                        findings=[Finding("spec.bad_json", f"{origin}: {error}")]) from None
+        raise SpecError("spec.bad_json", f"{origin}: {error}") from None
     except RecursionError:
-        raise SpecError("spec.bad_json", f"{origin}: nested too deeply",
-                        findings=[Finding("spec.bad_json", f"{origin}: nested too deeply")]) from None
+        raise SpecError("spec.bad_json", f"{origin}: nested too deeply") from None
     return value, dupes.keys
 
 
-def _is_json(value: Any, depth: int = 0) -> bool:
+def _is_json(value: Any) -> bool:
     """True when ``value`` is plain, finite JSON data (str keys, no NaN)."""
     stack = [value]
     while stack:
@@ -91,32 +88,27 @@ def read_spec_document(source: str | Path | dict) -> tuple[dict[str, Any], str, 
     if isinstance(source, dict):
         if not _is_json(source):
             raise SpecError("spec.not_json", "spec is not plain JSON data (non-string keys, "
-                            "NaN, or non-JSON values)",
-                            findings=[Finding("spec.not_json", "spec is not plain JSON data")])
+                            "NaN, or non-JSON values)")
         return copy.deepcopy(source), "<dict>", []
     if not isinstance(source, (str, Path)):
-        raise SpecError("spec.unreadable", f"cannot read a spec from {type(source).__name__}",
-                        findings=[Finding("spec.unreadable", "unsupported spec source")])
+        raise SpecError("spec.not_object", f"a spec must be a JSON object, a path or a "
+                        f"folder, got {type(source).__name__}")
     path = resolve_spec_path(source)
     origin = str(path)
     try:
         data = path.read_bytes()
     except OSError as error:
         reason = error.strerror or str(error)
-        raise SpecError("spec.unreadable", f"cannot read {origin}: {reason}", path=origin,
-                        findings=[Finding("spec.unreadable", f"cannot read {origin}: {reason}")]
-                        ) from None
+        raise SpecError("spec.unreadable", f"cannot read {origin}: {reason}") from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         msg = f"{origin}: not UTF-8 (byte {error.start})"
-        raise SpecError("spec.bad_json", msg, path=origin,
-                        findings=[Finding("spec.bad_json", msg)]) from None
+        raise SpecError("spec.bad_json", msg) from None
     value, dupes = parse_json_text(text, origin)
     if not isinstance(value, dict):
         msg = f"{origin}: a spec must be a JSON object, got {json_kind(value)}"
-        raise SpecError("spec.not_object", msg, path=origin,
-                        findings=[Finding("spec.not_object", msg)])
+        raise SpecError("spec.not_object", msg)
     return value, origin, dupes
 
 

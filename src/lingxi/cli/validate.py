@@ -1,0 +1,80 @@
+"""``lingxi validate SPEC MESSAGE``: check one message payload against a spec."""
+
+from __future__ import annotations
+
+import click
+
+from lingxi.cli.common import handle_errors, json_option, print_json
+
+
+def _read_message(text: str):
+    """MESSAGE is JSON text, ``-`` for stdin, or ``@FILE``; InputError when unreadable."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from lingxi.errors import InputError
+
+    origin = "<argument>"
+    if text == "-":
+        text, origin = sys.stdin.read(), "<stdin>"
+    elif text.startswith("@"):
+        origin = text[1:]
+        text = Path(origin).read_text(encoding="utf-8")
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as error:
+        where = f"{origin}:{error.lineno}:{error.colno}"
+        raise InputError("message.bad_json", f"{where}: {error.msg}", path=where) from None
+    except (ValueError, RecursionError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        raise InputError("message.bad_json", f"{origin}: {reason}") from None
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+@click.command("validate")
+@click.argument("spec", metavar="SPEC_OR_DIR")
+@click.argument("message", metavar="MESSAGE")
+@click.option("--direction", "-d", type=click.Choice(["host_to_guest", "guest_to_host"]),
+              help="Direction the message travels (default: either).")
+@click.option("--message", "-m", "message_name", metavar="NAME",
+              help="Check against this message schema instead of choosing by action.")
+@json_option
+@handle_errors
+def validate(spec: str, message: str, direction: str | None, message_name: str | None,
+             as_json: bool) -> None:
+    """Check one message payload against a spec.
+
+    MESSAGE is JSON text, '-' to read stdin, or @FILE. The schema is chosen by
+    the payload's action and --direction. Every problem is reported at once,
+    one line each with its field path and code. Exit 0 valid, 1 invalid, 2
+    unreadable input (bad JSON, missing file, invalid spec).
+    """
+    from lingxi.contract import SpecError, load_spec
+
+    try:
+        contract = load_spec(spec)
+    except SpecError as error:
+        error.exit_code = 2  # the spec is input here; only the message is being checked
+        raise
+    payload = _read_message(message)
+    findings = contract.validate_message(payload, direction, message_name)
+    schema = None
+    if not findings:
+        schema = (contract.messages[message_name] if message_name else
+                  contract.message_for(payload["action"], direction))
+    if as_json:
+        print_json({"ok": not findings, "message": schema.name if schema else None,
+                    "direction": direction, "protocol_id": contract.protocol_id,
+                    "findings": [f.to_dict() for f in findings]})
+    else:
+        for finding in findings:
+            click.echo(str(finding))
+        if findings:
+            click.echo(f"invalid: {len(findings)} problem(s)")
+        else:
+            click.echo(f"valid: {schema.name} ({schema.direction})")
+    raise SystemExit(1 if findings else 0)
