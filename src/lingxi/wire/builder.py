@@ -1,0 +1,67 @@
+"""Make signed (optionally sealed) envelopes for one sender/receiver pair.
+
+Drivers hand it payloads; it fills id, timestamp, type (``<prefix>:<action>``),
+conversation id and signature. Clock, id factory and nonce source are injected
+so tests are deterministic.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from lingxi.wire.aead import seal_envelope
+from lingxi.wire.envelope import WIRE_VERSION, AgentEndpoint, Envelope
+from lingxi.wire.signature import DEFAULT_ALGORITHM, as_key, sign_envelope
+from lingxi.wire.timefmt import format_rfc3339
+
+
+def random_id() -> str:
+    return str(uuid.uuid4())
+
+
+class EnvelopeBuilder:
+    def __init__(self, sender: AgentEndpoint, receiver: AgentEndpoint | None,
+                 key: bytes | str, *, clock: Callable[[], float],
+                 id_factory: Callable[[], str] = random_id,
+                 conversation_id: str | None = None, prefix: str = "p2p",
+                 algorithm: str = DEFAULT_ALGORITHM, aead_key: bytes | None = None,
+                 nonce_factory: Callable[[int], bytes] = os.urandom,
+                 group_id: str | None = None, version: str = WIRE_VERSION) -> None:
+        self.sender = sender
+        self.receiver = receiver
+        self.key = as_key(key)
+        self.clock = clock
+        self.id_factory = id_factory
+        self.conversation_id = conversation_id
+        self.prefix = prefix
+        self.algorithm = algorithm
+        self.aead_key = aead_key
+        self.nonce_factory = nonce_factory
+        self.group_id = group_id
+        self.version = version
+
+    def build(self, payload: dict[str, Any], *, type: str | None = None,
+              reply_to: str | None = None, correlation_id: str | None = None,
+              ttl: int | None = None, encrypt: bool = False,
+              broadcast: bool | None = None) -> Envelope:
+        """A signed envelope carrying ``payload`` (sealed first when ``encrypt``)."""
+        if type is None:
+            action = payload.get("action")
+            if not isinstance(action, str):
+                raise ValueError("payload needs a string 'action' (or pass type=)")
+            type = f"{self.prefix}:{action}"
+        env = Envelope(
+            id=self.id_factory(), version=self.version, type=type, sender=self.sender,
+            receiver=self.receiver, payload=payload, timestamp=format_rfc3339(self.clock()),
+            correlation_id=correlation_id, reply_to=reply_to, group_id=self.group_id,
+            conversation_id=self.conversation_id, ttl=ttl, broadcast=broadcast,
+            signature_algorithm=self.algorithm,
+        )
+        if encrypt:
+            if self.aead_key is None:
+                raise ValueError("encrypt=True needs the builder's aead_key")
+            env = seal_envelope(env, self.aead_key, self.nonce_factory)
+        return sign_envelope(env, self.key, self.algorithm)

@@ -1,0 +1,304 @@
+"""The Synapse envelope and agent endpoint (seed: synapse-raw-protocol, §3).
+
+``Envelope.parse`` / ``Envelope.from_dict`` check shape only, in the order a
+receiver needs: JSON object → version compatible → no unknown fields (unless a
+newer minor version sent them) → required fields present → every field of the
+right type. Signatures, windows and replay live in ``signature`` and
+``pipeline``. ``to_dict`` writes back exactly the fields that are present, so a
+parsed envelope re-serialises to what was signed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from lingxi.canonical import canonical_bytes
+from lingxi.wire.errors import EnvelopeError
+from lingxi.wire.timefmt import parse_rfc3339
+
+WIRE_VERSION = "1.0.0"
+_OUR_MAJOR, _OUR_MINOR = 1, 0
+
+PREFIXES = ("p2p", "group", "inter_group", "caller")
+GROUP_PREFIXES = ("group", "inter_group")
+
+_SEMVER = re.compile(r"(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})"
+                     r"(?:-[0-9A-Za-z.-]{1,64})?(?:\+[0-9A-Za-z.-]{1,64})?")
+_TYPE = re.compile(r"(p2p|group|inter_group|caller):([A-Za-z0-9_.:-]{1,128})")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_MAX_ID = 256
+_MAX_TEXT = 1024
+_MAX_TTL = 2**31 - 1
+
+ENDPOINT_FIELDS = ("agent_id", "agent_name", "system_id", "endpoint", "version")
+ENVELOPE_FIELDS = ("id", "version", "type", "sender", "receiver", "payload", "timestamp",
+                   "correlation_id", "reply_to", "group_id", "conversation_id", "ttl",
+                   "broadcast", "encrypt", "signature", "signature_algorithm")
+REQUIRED_FIELDS = ("id", "version", "type", "sender", "payload", "timestamp")
+
+
+def _fail(code: str, message: str, path: str) -> EnvelopeError:
+    return EnvelopeError(code, message, path=path)
+
+
+def _text(value: Any, path: str, *, limit: int = _MAX_TEXT, empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise _fail("envelope.malformed", f"must be a string, not {type(value).__name__}", path)
+    if not empty and not value:
+        raise _fail("envelope.malformed", "must not be empty", path)
+    if len(value) > limit:
+        raise _fail("envelope.malformed", f"longer than {limit} characters", path)
+    return value
+
+
+def _opt_text(value: Any, path: str, limit: int = _MAX_ID) -> str | None:
+    return None if value is None else _text(value, path, limit=limit)
+
+
+def _opt_bool(value: Any, path: str) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise _fail("envelope.malformed", "must be true or false", path)
+
+
+def check_version(value: Any) -> tuple[int, int]:
+    """``(major, minor)`` of a compatible version; ``envelope.bad_version`` otherwise."""
+    if not isinstance(value, str) or not _SEMVER.fullmatch(value):
+        raise _fail("envelope.bad_version", "version must be MAJOR.MINOR.PATCH", "$.version")
+    major, minor = (int(part) for part in value.split(".")[:2])
+    if major != _OUR_MAJOR:
+        raise _fail("envelope.bad_version",
+                    f"version {value} has major {major}; this receiver speaks {_OUR_MAJOR}.x",
+                    "$.version")
+    return major, minor
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEndpoint:
+    """Who sends or receives: agent_id, system_id and endpoint are required.
+
+    ``agent_id`` may not contain ``|``: it is the separator of the signed
+    content, and allowing it would let two different sender/receiver pairs
+    share one signature.
+    """
+
+    agent_id: str
+    system_id: str
+    endpoint: str
+    agent_name: str | None = None
+    version: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.agent_id, str) or not self.agent_id or "|" in self.agent_id:
+            raise ValueError("agent_id must be a non-empty string without '|'")
+
+    @classmethod
+    def from_dict(cls, data: Any, path: str = "$.sender", *, allow_extra: bool = False
+                  ) -> AgentEndpoint:
+        if not isinstance(data, dict):
+            raise _fail("envelope.malformed", "an agent endpoint must be an object", path)
+        if not allow_extra:
+            for key in data:
+                if key not in ENDPOINT_FIELDS:
+                    raise _fail("envelope.unknown_field", f"unknown endpoint field {key!r}",
+                                f"{path}.{key}")
+        for key in ("agent_id", "system_id", "endpoint"):
+            if key not in data:
+                raise _fail("envelope.missing_field", f"endpoint needs {key}", f"{path}.{key}")
+        agent_id = _text(data["agent_id"], f"{path}.agent_id", limit=_MAX_ID)
+        if "|" in agent_id:
+            raise _fail("envelope.malformed", "agent_id may not contain '|'", f"{path}.agent_id")
+        return cls(
+            agent_id=agent_id,
+            system_id=_text(data["system_id"], f"{path}.system_id", empty=True),
+            endpoint=_text(data["endpoint"], f"{path}.endpoint", empty=True),
+            agent_name=_opt_text(data.get("agent_name"), f"{path}.agent_name", _MAX_TEXT),
+            version=_opt_text(data.get("version"), f"{path}.version", _MAX_ID),
+        )
+
+    def to_dict(self) -> dict[str, str]:
+        out = {"agent_id": self.agent_id, "system_id": self.system_id, "endpoint": self.endpoint}
+        if self.agent_name is not None:
+            out["agent_name"] = self.agent_name
+        if self.version is not None:
+            out["version"] = self.version
+        return out
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """One Synapse message. Absent optional fields are ``None``; treat it as immutable."""
+
+    id: str
+    type: str
+    sender: AgentEndpoint
+    payload: dict[str, Any]
+    timestamp: str
+    version: str = WIRE_VERSION
+    receiver: AgentEndpoint | None = None
+    correlation_id: str | None = None
+    reply_to: str | None = None
+    group_id: str | None = None
+    conversation_id: str | None = None
+    ttl: int | None = None
+    broadcast: bool | None = None
+    encrypt: bool | None = None
+    signature: str | None = None
+    signature_algorithm: str | None = None
+    _payload_json: bytes | None = field(default=None, init=False, repr=False, compare=False)
+
+    # ---- derived views -------------------------------------------------
+    @property
+    def prefix(self) -> str:
+        return self.type.split(":", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.type.split(":", 1)[1]
+
+    @property
+    def action(self) -> str | None:
+        action = self.payload.get("action")
+        return action if isinstance(action, str) else None
+
+    @property
+    def instant(self) -> float:
+        """The timestamp as POSIX seconds."""
+        return parse_rfc3339(self.timestamp)
+
+    def payload_json(self) -> bytes:
+        """Canonical JSON of the payload (cached; the signed ``payload_json``)."""
+        cached = self._payload_json
+        if cached is None:
+            try:
+                cached = canonical_bytes(self.payload)
+            except (ValueError, TypeError, RecursionError) as error:
+                raise _fail("envelope.malformed", f"payload is not JSON-encodable: {error}",
+                            "$.payload") from None
+            object.__setattr__(self, "_payload_json", cached)
+        return cached
+
+    def replace(self, **changes: Any) -> Envelope:
+        """A copy with ``changes`` applied (the payload cache is recomputed)."""
+        return replace(self, **changes)
+
+    # ---- (de)serialisation ----------------------------------------------
+    @classmethod
+    def parse(cls, data: bytes | bytearray | str) -> Envelope:
+        """Read an envelope from JSON text or UTF-8 bytes; typed errors only."""
+        try:
+            text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
+            value = json.loads(text, parse_constant=_reject_constant)
+        except (UnicodeDecodeError, ValueError, RecursionError, TypeError) as error:
+            raise _fail("envelope.malformed", f"not a JSON document: {str(error)[:120]}",
+                        "$") from None
+        return cls.from_dict(value)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Envelope:
+        """Check and build an envelope from a decoded JSON object."""
+        if not isinstance(data, dict):
+            raise _fail("envelope.malformed", "an envelope must be a JSON object", "$")
+        if "version" not in data:
+            raise _fail("envelope.missing_field", "envelope needs version", "$.version")
+        _, minor = check_version(data["version"])
+        newer = minor > _OUR_MINOR
+        if not newer:
+            for key in data:
+                if key not in ENVELOPE_FIELDS:
+                    raise _fail("envelope.unknown_field", f"unknown envelope field {key!r}",
+                                f"$.{key}")
+        for key in REQUIRED_FIELDS:
+            if key not in data:
+                raise _fail("envelope.missing_field", f"envelope needs {key}", f"$.{key}")
+        env_id = data["id"]
+        if not isinstance(env_id, str) or not _UUID.fullmatch(env_id):
+            raise _fail("envelope.malformed", "id must be a UUID", "$.id")
+        kind = data["type"]
+        if not isinstance(kind, str) or not _TYPE.fullmatch(kind):
+            raise _fail("envelope.bad_type",
+                        f"type must be <prefix>:<name> with prefix one of {', '.join(PREFIXES)}",
+                        "$.type")
+        prefix = kind.split(":", 1)[0]
+        sender = AgentEndpoint.from_dict(data["sender"], "$.sender", allow_extra=newer)
+        raw_receiver = data.get("receiver")
+        receiver = (None if raw_receiver is None else
+                    AgentEndpoint.from_dict(raw_receiver, "$.receiver", allow_extra=newer))
+        payload = data["payload"]
+        if not isinstance(payload, dict):
+            raise _fail("envelope.malformed", "payload must be a JSON object", "$.payload")
+        timestamp = data["timestamp"]
+        parse_rfc3339(timestamp)
+        ttl = data.get("ttl")
+        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int)
+                                or not 0 <= ttl <= _MAX_TTL):
+            raise _fail("envelope.malformed", "ttl must be a non-negative integer of seconds",
+                        "$.ttl")
+        broadcast = _opt_bool(data.get("broadcast"), "$.broadcast")
+        encrypt = _opt_bool(data.get("encrypt"), "$.encrypt")
+        group_id = _opt_text(data.get("group_id"), "$.group_id")
+        if prefix in GROUP_PREFIXES:
+            if group_id is None:
+                raise _fail("envelope.missing_field", f"{prefix}: messages need group_id",
+                            "$.group_id")
+        else:
+            if receiver is None:
+                raise _fail("envelope.missing_field",
+                            f"{prefix}: messages need a receiver (only group messages may omit it)",
+                            "$.receiver")
+            if broadcast:
+                raise _fail("envelope.malformed",
+                            f"{prefix}: messages are point-to-point and cannot be broadcast",
+                            "$.broadcast")
+        signature = data.get("signature")
+        if signature is not None and not isinstance(signature, str):
+            raise _fail("envelope.bad_signature", "signature must be a string", "$.signature")
+        algorithm = data.get("signature_algorithm")
+        if algorithm is not None and not isinstance(algorithm, str):
+            raise _fail("envelope.unknown_algorithm", "signature_algorithm must be a string",
+                        "$.signature_algorithm")
+        env = cls(
+            id=env_id, version=data["version"], type=kind, sender=sender, receiver=receiver,
+            payload=payload, timestamp=timestamp,
+            correlation_id=_opt_text(data.get("correlation_id"), "$.correlation_id"),
+            reply_to=_opt_text(data.get("reply_to"), "$.reply_to"),
+            group_id=group_id,
+            conversation_id=_opt_text(data.get("conversation_id"), "$.conversation_id"),
+            ttl=ttl, broadcast=broadcast, encrypt=encrypt,
+            signature=signature, signature_algorithm=algorithm,
+        )
+        env.payload_json()  # refuse payloads that have no canonical form (lone surrogates…)
+        return env
+
+    def header_dict(self) -> dict[str, Any]:
+        """Every present field except payload, signature and signature_algorithm."""
+        out: dict[str, Any] = {"id": self.id, "version": self.version, "type": self.type,
+                               "sender": self.sender.to_dict(), "timestamp": self.timestamp}
+        if self.receiver is not None:
+            out["receiver"] = self.receiver.to_dict()
+        for key in ("correlation_id", "reply_to", "group_id", "conversation_id", "ttl",
+                    "broadcast", "encrypt"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.header_dict()
+        out["payload"] = self.payload
+        if self.signature_algorithm is not None:
+            out["signature_algorithm"] = self.signature_algorithm
+        if self.signature is not None:
+            out["signature"] = self.signature
+        return out
+
+    def to_bytes(self) -> bytes:
+        """Compact canonical JSON, ready to be framed."""
+        return canonical_bytes(self.to_dict())
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")

@@ -1,0 +1,161 @@
+"""What a receiver runs on every envelope, in order, each failure with its own code.
+
+parse → version → required fields (``Envelope.parse``) → signature with the
+sender's key → open ``encrypt: true`` payloads → type/payload binding →
+timestamp window and TTL → replay guard → reply_to / correlation / conversation
+/ sender / receiver / group expectations.
+
+The clock is injected; nothing here touches sockets or the system time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lingxi.wire.aead import open_envelope
+from lingxi.wire.envelope import AgentEndpoint, Envelope
+from lingxi.wire.errors import EnvelopeError
+from lingxi.wire.replay import ReplayGuard
+from lingxi.wire.signature import as_key, verify_signature
+
+DEFAULT_WINDOW_SECONDS = 120.0
+_UNSET: Any = object()
+
+
+def check_binding(env: Envelope, expect_prefix: str | None = "p2p") -> None:
+    """``type`` must be ``<prefix>:<payload.action>``; the prefix must be the expected one."""
+    if expect_prefix is not None and env.prefix != expect_prefix:
+        raise EnvelopeError("envelope.type_mismatch",
+                            f"expected a {expect_prefix}: message, got {env.type!r}", path="$.type")
+    action = env.payload.get("action")
+    if not isinstance(action, str):
+        raise EnvelopeError("envelope.type_mismatch", "payload.action must be a string naming "
+                            "the message type", path="$.payload.action")
+    if env.name != action:
+        raise EnvelopeError("envelope.type_mismatch",
+                            f"type {env.type!r} does not match payload.action {action[:60]!r}",
+                            path="$.type")
+
+
+def check_time(env: Envelope, now: float, window_seconds: float) -> float:
+    """Raise stale/expired; return the instant after which the envelope can no longer pass."""
+    instant = env.instant
+    if abs(now - instant) > window_seconds:
+        raise EnvelopeError("envelope.stale",
+                            f"timestamp is {now - instant:+.1f} s from the receiver's clock; "
+                            f"the window is ±{window_seconds:g} s", path="$.timestamp")
+    last = instant + window_seconds
+    if env.ttl is not None:
+        if now > instant + env.ttl:
+            raise EnvelopeError("envelope.expired",
+                                f"ttl of {env.ttl} s ran out {now - instant - env.ttl:.1f} s ago",
+                                path="$.ttl")
+        last = min(last, instant + env.ttl)
+    return last
+
+
+def _endpoint_matches(actual: AgentEndpoint | None, expected: AgentEndpoint | str) -> bool:
+    if actual is None:
+        return False
+    if isinstance(expected, str):
+        return actual.agent_id == expected
+    return actual == expected
+
+
+def check_expectations(env: Envelope, *, reply_to: str | None = None,
+                       correlation_id: str | None = None, conversation_id: str | None = None,
+                       sender: AgentEndpoint | str | None = None,
+                       receiver: AgentEndpoint | str | None = None,
+                       group_id: str | None = None) -> None:
+    """Bind the unsigned correlation fields to what the caller is waiting for."""
+    if reply_to is not None and env.reply_to != reply_to:
+        raise EnvelopeError("envelope.bad_reply_to",
+                            f"expected a reply to {reply_to}, got {env.reply_to}", path="$.reply_to")
+    if correlation_id is not None and env.correlation_id != correlation_id:
+        raise EnvelopeError("envelope.bad_correlation",
+                            f"expected correlation_id {correlation_id}, got {env.correlation_id}",
+                            path="$.correlation_id")
+    if conversation_id is not None and env.conversation_id != conversation_id:
+        raise EnvelopeError("envelope.bad_conversation",
+                            f"expected conversation_id {conversation_id}, got {env.conversation_id}",
+                            path="$.conversation_id")
+    if sender is not None and not _endpoint_matches(env.sender, sender):
+        raise EnvelopeError("envelope.bad_sender", "sender is not the expected peer",
+                            path="$.sender")
+    if receiver is not None and not _endpoint_matches(env.receiver, receiver):
+        raise EnvelopeError("envelope.bad_receiver", "receiver is not this agent",
+                            path="$.receiver")
+    if group_id is not None and env.group_id != group_id:
+        raise EnvelopeError("envelope.bad_group", f"expected group_id {group_id}",
+                            path="$.group_id")
+
+
+class ReceivePipeline:
+    """Checks incoming envelopes from one or more senders.
+
+    ``key_for`` is the HMAC key of every sender, or a function from
+    ``sender.agent_id`` to its key (raise ``KeyError`` or return ``None`` for an
+    unknown sender). ``aead_key`` opens ``encrypt: true`` payloads. The
+    ``expect_*`` arguments set standing expectations (a session channel knows
+    its peer, itself and its conversation id); ``accept`` can add more.
+    """
+
+    def __init__(self, key_for: Callable[[str], bytes | None] | bytes | str, *,
+                 clock: Callable[[], float], window_seconds: float = DEFAULT_WINDOW_SECONDS,
+                 replay_capacity: int = 100_000, replay_guard: ReplayGuard | None = None,
+                 aead_key: bytes | None = None, expect_conversation_id: str | None = None,
+                 expect_sender: AgentEndpoint | str | None = None,
+                 expect_receiver: AgentEndpoint | str | None = None) -> None:
+        if isinstance(key_for, bytes | bytearray | str):
+            fixed = as_key(key_for)
+            self._key_for: Callable[[str], bytes | None] = lambda _agent: fixed
+        else:
+            self._key_for = key_for
+        if window_seconds <= 0:
+            raise ValueError("window_seconds must be positive")
+        self.clock = clock
+        self.window_seconds = float(window_seconds)
+        self.guard = replay_guard if replay_guard is not None else ReplayGuard(replay_capacity)
+        self.aead_key = aead_key
+        self.expect_conversation_id = expect_conversation_id
+        self.expect_sender = expect_sender
+        self.expect_receiver = expect_receiver
+
+    def key_for(self, agent_id: str) -> bytes:
+        try:
+            key = self._key_for(agent_id)
+        except KeyError:
+            key = None
+        if key is None:
+            raise EnvelopeError("envelope.bad_sender", f"no key for sender {agent_id[:60]!r}",
+                                path="$.sender.agent_id")
+        return as_key(key)
+
+    def accept(self, data: bytes | bytearray | str | dict[str, Any] | Envelope, *,
+               expect_prefix: str | None = "p2p", expect_reply_to: str | None = None,
+               expect_correlation_id: str | None = None,
+               expect_conversation_id: str | None = _UNSET,
+               expect_group_id: str | None = None, check_clock: bool = True) -> Envelope:
+        """The checked (and opened) envelope, or an :class:`EnvelopeError` with its code."""
+        if isinstance(data, Envelope):
+            env = Envelope.from_dict(data.to_dict())
+        elif isinstance(data, dict):
+            env = Envelope.from_dict(data)
+        else:
+            env = Envelope.parse(data)
+        verify_signature(env, self.key_for(env.sender.agent_id))
+        signature = env.signature
+        if env.encrypt:
+            env = open_envelope(env, self.aead_key)
+        check_binding(env, expect_prefix)
+        if check_clock:
+            last = check_time(env, self.clock(), self.window_seconds)
+            self.guard.check_and_remember(signature, last, self.clock())
+        check_expectations(
+            env, reply_to=expect_reply_to, correlation_id=expect_correlation_id,
+            conversation_id=(self.expect_conversation_id if expect_conversation_id is _UNSET
+                             else expect_conversation_id),
+            sender=self.expect_sender, receiver=self.expect_receiver, group_id=expect_group_id)
+        return env
+

@@ -1,0 +1,74 @@
+"""Envelope signatures (DESIGN.md "Synapse envelope signature").
+
+``signature = hex(HMAC(key, sender.agent_id | receiver.agent_id | timestamp | payload_json))``
+with the receiver empty when absent, the timestamp exactly as sent and the
+payload in canonical JSON. The signature does not cover id, type, ttl or the
+correlation fields; ``pipeline`` binds those. Comparison is constant-time and
+only lowercase hex of the algorithm's length is accepted, so one HMAC has one
+spelling (the replay guard keys on it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import replace
+
+from lingxi.wire.envelope import Envelope
+from lingxi.wire.errors import EnvelopeError
+
+DEFAULT_ALGORITHM = "HMAC-SHA256"
+ALGORITHMS = {"HMAC-SHA256": hashlib.sha256, "HMAC-SHA512": hashlib.sha512}
+_HEX_LENGTH = {"HMAC-SHA256": 64, "HMAC-SHA512": 128}
+_HEX = frozenset("0123456789abcdef")
+
+
+def as_key(key: bytes | str) -> bytes:
+    """Keys are bytes; text keys are taken as UTF-8. An empty key is refused."""
+    data = key.encode("utf-8") if isinstance(key, str) else bytes(key)
+    if not data:
+        raise ValueError("an HMAC key must not be empty")
+    return data
+
+
+def signature_content(env: Envelope) -> bytes:
+    """The exact bytes that are signed."""
+    receiver = env.receiver.agent_id if env.receiver is not None else ""
+    head = f"{env.sender.agent_id}|{receiver}|{env.timestamp}|".encode()
+    return head + env.payload_json()
+
+
+def compute_signature(env: Envelope, key: bytes | str, algorithm: str = DEFAULT_ALGORITHM) -> str:
+    digest = ALGORITHMS.get(algorithm)
+    if digest is None:
+        raise EnvelopeError("envelope.unknown_algorithm",
+                            f"unknown signature algorithm {algorithm[:40]!r}; "
+                            f"use one of {', '.join(ALGORITHMS)}", path="$.signature_algorithm")
+    return hmac.new(as_key(key), signature_content(env), digest).hexdigest()
+
+
+def sign_envelope(env: Envelope, key: bytes | str, algorithm: str = DEFAULT_ALGORITHM) -> Envelope:
+    """A copy of ``env`` carrying its signature and ``signature_algorithm``."""
+    signature = compute_signature(env, key, algorithm)
+    return replace(env, signature=signature, signature_algorithm=algorithm)
+
+
+def verify_signature(env: Envelope, key: bytes | str) -> None:
+    """Raise ``envelope.bad_signature`` / ``envelope.unknown_algorithm`` unless ``env`` is signed by ``key``."""
+    algorithm = env.signature_algorithm or DEFAULT_ALGORITHM
+    if algorithm not in ALGORITHMS:
+        raise EnvelopeError("envelope.unknown_algorithm",
+                            f"unknown signature algorithm {algorithm[:40]!r}",
+                            path="$.signature_algorithm")
+    given = env.signature
+    if given is None:
+        raise EnvelopeError("envelope.bad_signature", "the envelope is not signed",
+                            path="$.signature")
+    if len(given) != _HEX_LENGTH[algorithm] or not _HEX.issuperset(given):
+        raise EnvelopeError("envelope.bad_signature",
+                            f"signature must be {_HEX_LENGTH[algorithm]} lowercase hex characters "
+                            f"for {algorithm}", path="$.signature")
+    expected = compute_signature(env, key, algorithm)
+    if not hmac.compare_digest(expected, given):
+        raise EnvelopeError("envelope.bad_signature", "signature does not match",
+                            path="$.signature")

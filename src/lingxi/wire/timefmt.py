@@ -1,0 +1,53 @@
+"""RFC 3339 timestamps: read ``Z`` and numeric offsets, write UTC with microseconds.
+
+The signature covers the timestamp exactly as sent, so parsing never rewrites
+the text; it only yields the instant (seconds since the epoch) for the window
+and TTL checks.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+
+from lingxi.wire.errors import EnvelopeError
+
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
+    r"(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+)
+
+
+def parse_rfc3339(text: object) -> float:
+    """The instant ``text`` names, as POSIX seconds; ``envelope.bad_timestamp`` otherwise."""
+    if not isinstance(text, str):
+        raise EnvelopeError("envelope.bad_timestamp", "timestamp must be a string",
+                            path="$.timestamp")
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        raise EnvelopeError("envelope.bad_timestamp",
+                            f"timestamp {text[:40]!r} is not RFC 3339", path="$.timestamp")
+    year, month, day, hour, minute, second, frac, zulu, sign, off_h, off_m = match.groups()
+    try:
+        if zulu:
+            tz = UTC
+        else:
+            oh, om = int(off_h), int(off_m)
+            if oh > 23 or om > 59:
+                raise ValueError("offset out of range")
+            delta = timedelta(hours=oh, minutes=om)
+            tz = timezone(-delta if sign == "-" else delta)
+        micro = int((frac or "0").ljust(6, "0")[:6])
+        moment = datetime(int(year), int(month), int(day), int(hour), int(minute),
+                          int(second), micro, tzinfo=tz)
+    except ValueError as error:
+        raise EnvelopeError("envelope.bad_timestamp",
+                            f"timestamp {text[:40]!r} is not a valid time: {error}",
+                            path="$.timestamp") from None
+    return moment.timestamp()
+
+
+def format_rfc3339(instant: float) -> str:
+    """``instant`` (POSIX seconds) as RFC 3339 UTC with microseconds, e.g. ``…T08:00:00.123456Z``."""
+    moment = datetime.fromtimestamp(instant, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

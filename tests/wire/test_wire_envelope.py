@@ -1,0 +1,217 @@
+"""Envelope shape: versions, required fields, prefixes, timestamps, and parser fuzzing."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from wirehelpers import KEY, FakeClock
+
+from lingxi.wire import (
+    Envelope,
+    EnvelopeError,
+    ReceivePipeline,
+    format_rfc3339,
+    parse_rfc3339,
+    sign_envelope,
+)
+
+
+@pytest.fixture
+def move(signature_cases):
+    return copy.deepcopy(signature_cases[0]["envelope"])
+
+
+def code_of(raw) -> str:
+    with pytest.raises(EnvelopeError) as info:
+        if isinstance(raw, bytes | str):
+            Envelope.parse(raw)
+        else:
+            Envelope.from_dict(raw)
+    return info.value.code
+
+
+# ---- versions ---------------------------------------------------------------
+
+def test_newer_minor_is_accepted_and_unknown_fields_ignored(move):
+    move["version"] = "1.4.2"
+    move["priority"] = "high"
+    move["sender"]["region"] = "eu"
+    env = Envelope.from_dict(move)
+    assert env.version == "1.4.2"
+    assert "priority" not in env.to_dict()
+    # the extra fields are outside the signature, so the vector still verifies
+    pipeline = ReceivePipeline(b"k3y-shared-secret", clock=lambda: env.instant)
+    assert pipeline.accept(move).payload["action"] == "move"
+
+
+def test_unknown_field_at_our_own_version_is_refused(move):
+    move["priority"] = "high"
+    assert code_of(move) == "envelope.unknown_field"
+
+
+@pytest.mark.parametrize("version", ["2.0.0", "0.9.0", "1.0", "v1.0.0", "1.0.0.0", "", 1])
+def test_other_major_or_malformed_version_is_rejected(move, version):
+    move["version"] = version
+    assert code_of(move) == "envelope.bad_version"
+
+
+def test_patch_and_prerelease_of_our_major_are_accepted(move):
+    for version in ("1.0.7", "1.0.0-rc.1", "1.0.0+build.5"):
+        move["version"] = version
+        assert Envelope.from_dict(move).version == version
+
+
+# ---- required fields and prefixes ---------------------------------------
+
+@pytest.mark.parametrize("field", ["id", "version", "type", "sender", "payload", "timestamp"])
+def test_missing_required_field(move, field):
+    del move[field]
+    assert code_of(move) == "envelope.missing_field"
+
+
+@pytest.mark.parametrize("field", ["agent_id", "system_id", "endpoint"])
+def test_missing_endpoint_field(move, field):
+    del move["sender"][field]
+    assert code_of(move) == "envelope.missing_field"
+
+
+@pytest.mark.parametrize("kind", ["move", "p2p:", "chat:move", "p2p:mo ve", ":move", "P2P:move"])
+def test_bad_type(move, kind):
+    move["type"] = kind
+    assert code_of(move) == "envelope.bad_type"
+
+
+@pytest.mark.parametrize("prefix", ["group", "inter_group"])
+def test_group_messages_need_group_id(move, prefix):
+    move["type"] = f"{prefix}:move"
+    assert code_of(move) == "envelope.missing_field"
+    move["group_id"] = "room-7"
+    del move["receiver"]
+    assert Envelope.from_dict(move).receiver is None
+
+
+@pytest.mark.parametrize("prefix", ["p2p", "caller"])
+def test_point_to_point_messages_need_a_receiver(move, prefix):
+    move["type"] = f"{prefix}:move"
+    del move["receiver"]
+    assert code_of(move) == "envelope.missing_field"
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("id", "not-a-uuid"), ("payload", [1, 2]), ("sender", "agent"), ("ttl", True),
+    ("ttl", 1.5), ("broadcast", "yes"), ("encrypt", 1), ("reply_to", 7),
+    ("conversation_id", ""), ("correlation_id", "x" * 300),
+])
+def test_field_of_the_wrong_type(move, field, value):
+    move[field] = value
+    assert code_of(move) == "envelope.malformed"
+
+
+def test_non_object_documents(move):
+    for text in (b"", b"[]", b"null", b"\xff\xfe", b"{", b'{"a": NaN}', b"1e999999"):
+        assert code_of(text) == "envelope.malformed"
+
+
+def test_lone_surrogate_in_payload_is_malformed(move):
+    text = json.dumps(move).replace('"move"}', '"\\ud800"}', 1)
+    text = text.replace('"col": 5', '"col": "\\ud800"')
+    assert code_of(text) == "envelope.malformed"
+
+
+def test_deep_nesting_is_malformed_not_a_crash():
+    assert code_of(b"[" * 100_000 + b"]" * 100_000) == "envelope.malformed"
+
+
+# ---- RFC 3339 -----------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("2026-06-27T15:30:00Z", "2026-06-27T15:30:00.000000Z"),
+    ("2026-06-27T15:30:00+08:00", "2026-06-27T07:30:00.000000Z"),
+    ("2026-06-27T15:30:00-02:30", "2026-06-27T18:00:00.000000Z"),
+    ("2026-06-27t15:30:00.5z", "2026-06-27T15:30:00.500000Z"),
+    ("2026-11-30T08:00:00.123456789Z", "2026-11-30T08:00:00.123456Z"),
+])
+def test_rfc3339_accepts_z_and_offsets_and_emits_utc_micro(text, expected):
+    assert format_rfc3339(parse_rfc3339(text)) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "2026-06-27 15:30:00Z", "2026-06-27T15:30:00", "2026-13-01T00:00:00Z",
+    "2026-02-30T00:00:00Z", "2026-06-27T25:00:00Z", "2026-06-27T15:30:00+24:00",
+    "2026-06-27T15:30:00.Z", "27/06/2026", "", "2026-06-27T15:30:60Z",
+])
+def test_rfc3339_rejects_other_forms(text):
+    with pytest.raises(EnvelopeError) as info:
+        parse_rfc3339(text)
+    assert info.value.code == "envelope.bad_timestamp"
+
+
+def test_offset_timestamp_is_signed_as_sent(signature_cases):
+    case = signature_cases[1]
+    env = Envelope.from_dict(case["envelope"])
+    assert env.timestamp == "2026-06-27T15:30:00+08:00"
+    assert format_rfc3339(env.instant) == "2026-06-27T07:30:00.000000Z"
+
+
+# ---- fuzzing: the parser raises typed errors only ------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                               max_size=4),
+    max_leaves=12,
+)
+field_values = st.one_of(json_values, st.sampled_from([
+    "1.0.0", "1.9.0", "p2p:move", "group:vote", "2026-06-27T15:30:00Z",
+    "6f1c2f0e-8d7a-4b53-9d43-1f2a3b4c5d6e", {"agent_id": "a", "system_id": "s", "endpoint": "e"},
+    {"action": "move"}, "HMAC-SHA256", "ab" * 32,
+]))
+envelope_like = st.dictionaries(
+    st.sampled_from(["id", "version", "type", "sender", "receiver", "payload", "timestamp",
+                     "ttl", "group_id", "broadcast", "encrypt", "signature",
+                     "signature_algorithm", "reply_to", "extra"]),
+    field_values, max_size=16)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=300))
+def test_fuzz_bytes_give_typed_errors_only(data):
+    try:
+        Envelope.parse(data)
+    except EnvelopeError:
+        pass
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(envelope_like)
+def test_fuzz_envelope_like_objects_through_the_whole_pipeline(raw):
+    pipeline = ReceivePipeline(KEY, clock=FakeClock(parse_rfc3339("2026-06-27T15:30:00Z")))
+    try:
+        pipeline.accept(json.dumps(raw).encode())
+    except EnvelopeError:
+        pass
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_fuzz_mutated_vector_text_gives_typed_errors_only(signature_cases, data):
+    text = bytearray(json.dumps(signature_cases[0]["envelope"]).encode())
+    for _ in range(data.draw(st.integers(1, 4))):
+        index = data.draw(st.integers(0, len(text) - 1))
+        text[index] = data.draw(st.integers(0, 255))
+    pipeline = ReceivePipeline(b"k3y-shared-secret",
+                               clock=lambda: parse_rfc3339("2026-06-27T15:30:00Z"))
+    try:
+        pipeline.accept(bytes(text))
+    except EnvelopeError:
+        pass
+
+
+def test_signed_then_parsed_matches(move):
+    env = Envelope.from_dict(move)
+    again = sign_envelope(env.replace(signature=None), b"k3y-shared-secret")
+    assert again.signature == move["signature"]
