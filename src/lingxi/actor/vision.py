@@ -1,0 +1,512 @@
+"""Pixel analysis for grid boards: find a regular lattice of cells in a frame.
+
+Used by the greedy Match-3 actor (which sees only the frame and the view) and by
+the harness for boards drawn on a <canvas>. Nothing here knows a particular
+game: a board is found as a regular, periodic arrangement of similar-sized
+blobs, then each cell's colours are clustered into anonymous kinds.
+
+How a lattice is found (see docs/actors.md):
+
+1. Two segmentations of the frame: connected regions of nearly uniform colour
+   (pixels away from colour edges), and connected regions that differ from each
+   of the dominant background colours. Tiles with gaps, tiles touching, rounded
+   tiles, glyphs or emoji inside tiles all produce, in one of the two, a blob
+   per cell (or per group of same-coloured neighbours).
+2. Blobs of a plausible cell size are grouped by size; for each size group the
+   pitch and phase are fitted from neighbour distances, and blobs sitting on
+   the fitted grid vote for their cell. Blobs of merged neighbours vote for
+   every cell they span when their edges sit on grid lines.
+3. The largest contiguous block of voted cells is the lattice; the size group
+   whose lattice has the most support wins. ``rows``/``columns`` hints pick a
+   window of exactly that size.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+from scipy import ndimage
+
+__all__ = [
+    "Lattice",
+    "load_image",
+    "find_lattice",
+    "cell_features",
+    "classify_cells",
+]
+
+EDGE_THRESHOLD = 28        # max channel step that counts as a colour edge
+BACKGROUND_DISTANCE = 36   # colour distance that separates a blob from a background
+MIN_CELL = 10              # px: smaller blobs are text, icons, noise
+MIN_DIM, MAX_DIM = 3, 12   # lattice rows/columns the ActorView contract allows
+KIND_THRESHOLD = 20.0      # RMS colour distance under which two cells are the same kind
+
+
+@dataclass(frozen=True)
+class Lattice:
+    """A board of ``rows`` × ``columns`` equal cells inside an axis-aligned box (px)."""
+
+    x: int
+    y: int
+    width: int
+    height: int
+    rows: int
+    columns: int
+
+    @property
+    def pitch_x(self) -> float:
+        return self.width / self.columns
+
+    @property
+    def pitch_y(self) -> float:
+        return self.height / self.rows
+
+    def cell_box(self, row: int, column: int) -> tuple[float, float, float, float]:
+        """(left, top, right, bottom) of a 1-based cell."""
+        self._check(row, column)
+        left = self.x + (column - 1) * self.pitch_x
+        top = self.y + (row - 1) * self.pitch_y
+        return left, top, left + self.pitch_x, top + self.pitch_y
+
+    def cell_center(self, row: int, column: int) -> tuple[int, int]:
+        """Integer pixel centre of a 1-based cell."""
+        left, top, right, bottom = self.cell_box(row, column)
+        return int(round((left + right) / 2)), int(round((top + bottom) / 2))
+
+    def cell_colors(self, image: Any) -> np.ndarray:
+        """rows × columns × 3 mean RGB of each cell's central area."""
+        feats = cell_features(image, self, grid=1)
+        return feats.reshape(self.rows, self.columns, 3)
+
+    def to_dict(self) -> dict[str, int]:
+        return {"x": self.x, "y": self.y, "width": self.width, "height": self.height,
+                "rows": self.rows, "columns": self.columns}
+
+    def _check(self, row: int, column: int) -> None:
+        if not (1 <= row <= self.rows and 1 <= column <= self.columns):
+            raise IndexError(f"cell ({row}, {column}) is outside a {self.rows}x{self.columns} lattice")
+
+
+def load_image(source: Any) -> np.ndarray:
+    """PNG bytes, a path, a PIL image or an array -> H × W × 3 uint8 RGB array."""
+    if isinstance(source, np.ndarray):
+        arr = source
+        if arr.ndim == 2:
+            arr = np.stack([arr] * 3, axis=-1)
+        return np.ascontiguousarray(arr[..., :3]).astype(np.uint8, copy=False)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        img = Image.open(io.BytesIO(bytes(source)))
+    elif isinstance(source, (str, Path)):
+        img = Image.open(source)
+    elif isinstance(source, Image.Image):
+        img = source
+    else:
+        raise TypeError(f"cannot read an image from {type(source).__name__}")
+    if img.mode != "RGB":
+        # Composite transparency on white so transparent pixels do not read as black.
+        rgba = img.convert("RGBA")
+        base = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        img = Image.alpha_composite(base, rgba).convert("RGB")
+    return np.asarray(img, dtype=np.uint8)
+
+
+# --------------------------------------------------------------------------- blobs
+
+@dataclass(frozen=True)
+class _Blob:
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+    @property
+    def w(self) -> float:
+        return self.x1 - self.x0
+
+    @property
+    def h(self) -> float:
+        return self.y1 - self.y0
+
+    @property
+    def cx(self) -> float:
+        return (self.x0 + self.x1) / 2
+
+    @property
+    def cy(self) -> float:
+        return (self.y0 + self.y1) / 2
+
+
+def _components(mask: np.ndarray, max_side: float) -> list[_Blob]:
+    labels, count = ndimage.label(mask)
+    if count == 0:
+        return []
+    sizes = np.bincount(labels.ravel(), minlength=count + 1)
+    blobs = []
+    for index, sl in enumerate(ndimage.find_objects(labels), start=1):
+        if sl is None:
+            continue
+        h = sl[0].stop - sl[0].start
+        w = sl[1].stop - sl[1].start
+        if w < MIN_CELL or h < MIN_CELL or w > max_side or h > max_side:
+            continue
+        if sizes[index] < 0.2 * w * h:   # thin outlines and scattered text are not cells
+            continue
+        blobs.append(_Blob(sl[1].start, sl[0].start, sl[1].stop, sl[0].stop))
+    return blobs
+
+
+def _segment(img: np.ndarray, max_side: float) -> list[_Blob]:
+    pix = img.astype(np.int16)
+    gx = np.abs(np.diff(pix, axis=1)).max(axis=2) > EDGE_THRESHOLD
+    gy = np.abs(np.diff(pix, axis=0)).max(axis=2) > EDGE_THRESHOLD
+    edge = np.zeros(img.shape[:2], dtype=bool)
+    edge[:, 1:] |= gx
+    edge[:, :-1] |= gx
+    edge[1:, :] |= gy
+    edge[:-1, :] |= gy
+    flat = ~edge
+    blobs = _components(flat, max_side)
+
+    # The dominant uniform regions are backgrounds (page, board panel, cell wells).
+    labels, count = ndimage.label(flat)
+    if count:
+        sizes = np.bincount(labels.ravel(), minlength=count + 1)
+        sizes[0] = 0
+        area = img.shape[0] * img.shape[1]
+        seen: list[np.ndarray] = []
+        for index in np.argsort(sizes)[::-1][:4]:
+            if sizes[index] < 0.02 * area:
+                break
+            colour = pix[labels == index].mean(axis=0)
+            if any(np.abs(colour - other).max() < 12 for other in seen):
+                continue
+            seen.append(colour)
+            distance = np.abs(pix - colour).max(axis=2)
+            blobs += _components(distance > BACKGROUND_DISTANCE, max_side)
+    return blobs
+
+
+# --------------------------------------------------------------------------- grid fitting
+
+@dataclass
+class _Fit:
+    ox: float
+    px: float
+    oy: float
+    py: float
+    cols: tuple[int, int]
+    rows: tuple[int, int]
+    support: dict[tuple[int, int], float]
+
+    @property
+    def n_rows(self) -> int:
+        return self.rows[1] - self.rows[0] + 1
+
+    @property
+    def n_cols(self) -> int:
+        return self.cols[1] - self.cols[0] + 1
+
+    def score(self) -> float:
+        return sum(v for (r, c), v in self.support.items()
+                   if self.rows[0] <= r <= self.rows[1] and self.cols[0] <= c <= self.cols[1])
+
+
+def _dedupe(blobs: Sequence[_Blob], tol: float = 3.0) -> list[_Blob]:
+    out: list[_Blob] = []
+    for b in sorted(blobs, key=lambda b: (-(b.w * b.h), b.cy, b.cx)):
+        if any(abs(b.cx - o.cx) <= tol and abs(b.cy - o.cy) <= tol for o in out):
+            continue
+        out.append(b)
+    return out
+
+
+def _pitch(along: np.ndarray, across: np.ndarray, size: float, across_size: float) -> float | None:
+    """Neighbour spacing along one axis among blobs that share a line on the other."""
+    gaps = []
+    for i in range(len(along)):
+        same_line = np.abs(across - across[i]) < across_size / 2
+        d = along[same_line] - along[i]
+        d = d[d > 0.8 * size]
+        if d.size:
+            gaps.append(d.min())
+    if len(gaps) < 2:
+        return None
+    first = float(np.percentile(gaps, 30))
+    refined = [g / round(g / first) for g in gaps if 0.5 < g / first < 4.5 and round(g / first) >= 1]
+    return float(np.median(refined)) if refined else first
+
+
+def _phase(values: np.ndarray, pitch: float) -> float:
+    angles = 2 * np.pi * values / pitch
+    mean = np.arctan2(np.sin(angles).mean(), np.cos(angles).mean())
+    return float(mean * pitch / (2 * np.pi))
+
+
+def _best_run(indices: dict[int, float], max_gap: int = 2) -> tuple[int, int] | None:
+    """Contiguous (allowing short gaps) run of indices with the most weight."""
+    if not indices:
+        return None
+    keys = sorted(indices)
+    best, best_w = None, -1.0
+    start = keys[0]
+    weight = indices[start]
+    prev = start
+    for k in keys[1:] + [None]:
+        if k is not None and k - prev <= max_gap + 1:
+            weight += indices[k]
+            prev = k
+            continue
+        if weight > best_w:
+            best, best_w = (start, prev), weight
+        if k is not None:
+            start, prev, weight = k, k, indices[k]
+    return best
+
+
+def _fit(group: Sequence[_Blob], others: Sequence[_Blob]) -> _Fit | None:
+    if len(group) < 6:
+        return None
+    w = float(np.median([b.w for b in group]))
+    h = float(np.median([b.h for b in group]))
+    cx = np.array([b.cx for b in group])
+    cy = np.array([b.cy for b in group])
+    px = _pitch(cx, cy, w, h)
+    py = _pitch(cy, cx, h, w)
+    if px is None or py is None or px < w * 0.9 or py < h * 0.9 or px > 2.2 * w or py > 2.2 * h:
+        return None
+    for _ in range(2):   # phase, inliers, then least-squares refinement of pitch and phase
+        ox, oy = _phase(cx, px), _phase(cy, py)
+        ci = np.round((cx - ox) / px)
+        ri = np.round((cy - oy) / py)
+        ok = (np.abs(cx - ox - ci * px) < 0.2 * px) & (np.abs(cy - oy - ri * py) < 0.2 * py)
+        if ok.sum() < 6:
+            return None
+        if len(set(ci[ok])) >= 2:
+            px, ox = np.polyfit(ci[ok], cx[ok], 1)
+        if len(set(ri[ok])) >= 2:
+            py, oy = np.polyfit(ri[ok], cy[ok], 1)
+        px, py, ox, oy = float(px), float(py), float(ox), float(oy)
+        if px <= 0 or py <= 0:
+            return None
+
+    support: dict[tuple[int, int], float] = {}
+    for b in group:
+        c = round((b.cx - ox) / px)
+        r = round((b.cy - oy) / py)
+        if abs(b.cx - ox - c * px) < 0.2 * px and abs(b.cy - oy - r * py) < 0.2 * py:
+            support[(r, c)] = 1.0
+    # Blobs of merged same-coloured neighbours: edges on grid lines, spanning k cells.
+    for b in others:
+        if b.w > 5 * px or b.h > 5 * py or (b.w < 1.5 * px and b.h < 1.5 * py):
+            continue
+        c0 = (b.x0 + w / 2 - ox) / px
+        c1 = (b.x1 - w / 2 - ox) / px
+        r0 = (b.y0 + h / 2 - oy) / py
+        r1 = (b.y1 - h / 2 - oy) / py
+        if max(abs(v - round(v)) for v in (c0, c1, r0, r1)) > 0.15:
+            continue
+        for r in range(round(r0), round(r1) + 1):
+            for c in range(round(c0), round(c1) + 1):
+                support.setdefault((r, c), 0.5)
+
+    cols = rows = None
+    for _ in range(2):
+        col_w: dict[int, float] = {}
+        row_w: dict[int, float] = {}
+        for (r, c), v in support.items():
+            if rows is None or rows[0] <= r <= rows[1]:
+                col_w[c] = col_w.get(c, 0.0) + v
+            if cols is None or cols[0] <= c <= cols[1]:
+                row_w[r] = row_w.get(r, 0.0) + v
+        cols = _best_run(col_w)
+        rows = _best_run(row_w)
+        if cols is None or rows is None:
+            return None
+    return _Fit(ox, px, oy, py, cols, rows, support)
+
+
+def _size_groups(blobs: Sequence[_Blob], limit: int = 4) -> list[list[_Blob]]:
+    groups: list[list[_Blob]] = []
+    used: set[int] = set()
+    order = sorted(range(len(blobs)), key=lambda i: (blobs[i].cy, blobs[i].cx))
+    support = []
+    for i in order:
+        b = blobs[i]
+        members = [j for j in order
+                   if abs(blobs[j].w - b.w) <= 0.15 * b.w + 1 and abs(blobs[j].h - b.h) <= 0.15 * b.h + 1
+                   and 0.5 <= blobs[j].w / blobs[j].h <= 2.0]
+        support.append((len(members), i, members))
+    for count, i, members in sorted(support, key=lambda s: -s[0]):
+        if count < 6 or len(groups) >= limit:
+            break
+        if i in used:
+            continue
+        fresh = [j for j in members if j not in used]
+        if len(fresh) < 6:
+            continue
+        used.update(fresh)
+        groups.append([blobs[j] for j in fresh])
+    return groups
+
+
+def _fit_window(span: tuple[int, int], want: int | None, weights: dict[int, float]) -> tuple[int, int]:
+    """The ``want``-long window near ``span`` with the most support (the span itself if no hint)."""
+    lo, hi = span
+    if want is None or hi - lo + 1 == want:
+        return span
+    starts = range(min(lo, hi - want + 1), max(lo, hi - want + 1) + 1)
+
+    def rank(start: int) -> tuple[float, int, int]:
+        total = sum(weights.get(k, 0.0) for k in range(start, start + want))
+        overlap = min(hi, start + want - 1) - max(lo, start)
+        return total, overlap, -start
+
+    best = max(starts, key=rank)
+    return best, best + want - 1
+
+
+def find_lattice(png_or_image: Any, *, rows: int | None = None, columns: int | None = None,
+                 region: tuple[int, int, int, int] | None = None) -> Lattice | None:
+    """Find the dominant regular board of cells in a frame, or ``None``.
+
+    ``region`` = (x, y, width, height) limits the search (e.g. a canvas element's
+    box); ``rows``/``columns`` force the lattice's size when already known (the
+    view's lattice dimensions). Coordinates are frame pixels.
+    """
+    img = load_image(png_or_image)
+    off_x = off_y = 0
+    if region is not None:
+        rx, ry, rw, rh = (int(round(v)) for v in region)
+        rx, ry = max(rx, 0), max(ry, 0)
+        img = img[ry:ry + max(rh, 0), rx:rx + max(rw, 0)]
+        off_x, off_y = rx, ry
+    if img.shape[0] < 3 * MIN_CELL or img.shape[1] < 3 * MIN_CELL:
+        return None
+    max_side = min(img.shape[0], img.shape[1]) / 2.5
+    blobs = _dedupe(_segment(img, max_side))
+    big_side = min(img.shape[0], img.shape[1])
+    others = _dedupe(_components_all(img, big_side))
+
+    best: _Fit | None = None
+    for group in _size_groups(blobs):
+        fit = _fit(group, others)
+        if fit is None:
+            continue
+        if not (MIN_DIM <= fit.n_rows <= MAX_DIM and MIN_DIM <= fit.n_cols <= MAX_DIM):
+            if rows is None and columns is None:
+                continue
+        if best is None or fit.score() > best.score():
+            best = fit
+    if best is None:
+        return None
+
+    row_w: dict[int, float] = {}
+    col_w: dict[int, float] = {}
+    for (r, c), v in best.support.items():
+        if best.cols[0] <= c <= best.cols[1]:
+            row_w[r] = row_w.get(r, 0.0) + v
+        if best.rows[0] <= r <= best.rows[1]:
+            col_w[c] = col_w.get(c, 0.0) + v
+    r0, r1 = _fit_window(best.rows, rows, row_w)
+    c0, c1 = _fit_window(best.cols, columns, col_w)
+    n_rows, n_cols = r1 - r0 + 1, c1 - c0 + 1
+    if not (MIN_DIM <= n_rows <= MAX_DIM and MIN_DIM <= n_cols <= MAX_DIM):
+        return None
+    left = best.ox + (c0 - 0.5) * best.px
+    top = best.oy + (r0 - 0.5) * best.py
+    return Lattice(
+        x=int(round(left)) + off_x,
+        y=int(round(top)) + off_y,
+        width=int(round(n_cols * best.px)),
+        height=int(round(n_rows * best.py)),
+        rows=n_rows,
+        columns=n_cols,
+    )
+
+
+def _components_all(img: np.ndarray, max_side: float) -> list[_Blob]:
+    """Uniform-colour regions of any size up to ``max_side`` (merged neighbours)."""
+    pix = img.astype(np.int16)
+    gx = np.abs(np.diff(pix, axis=1)).max(axis=2) > EDGE_THRESHOLD
+    gy = np.abs(np.diff(pix, axis=0)).max(axis=2) > EDGE_THRESHOLD
+    edge = np.zeros(img.shape[:2], dtype=bool)
+    edge[:, 1:] |= gx
+    edge[:, :-1] |= gx
+    edge[1:, :] |= gy
+    edge[:-1, :] |= gy
+    return _components(~edge, max_side)
+
+
+# --------------------------------------------------------------------------- cell kinds
+
+def cell_features(image: Any, lattice: Lattice, *, grid: int = 3, inner: float = 0.5) -> np.ndarray:
+    """Per cell: mean colours of a ``grid`` × ``grid`` split of its central area.
+
+    Returns an array of shape (rows * columns, grid * grid * 3), row-major cells.
+    The central area (``inner`` of the pitch) avoids gaps, borders and highlights.
+    """
+    img = load_image(image).astype(np.float32)
+    feats = []
+    for r in range(1, lattice.rows + 1):
+        for c in range(1, lattice.columns + 1):
+            cx, cy = lattice.cell_center(r, c)
+            half_w = max(1, int(lattice.pitch_x * inner / 2))
+            half_h = max(1, int(lattice.pitch_y * inner / 2))
+            x0, x1 = max(cx - half_w, 0), min(cx + half_w, img.shape[1])
+            y0, y1 = max(cy - half_h, 0), min(cy + half_h, img.shape[0])
+            patch = img[y0:y1, x0:x1]
+            if patch.size == 0:
+                feats.append(np.zeros(grid * grid * 3, dtype=np.float32))
+                continue
+            parts = []
+            for band in np.array_split(patch, grid, axis=0):
+                for block in np.array_split(band, grid, axis=1):
+                    parts.append(block.reshape(-1, 3).mean(axis=0) if block.size else np.zeros(3))
+            feats.append(np.concatenate(parts))
+    return np.asarray(feats, dtype=np.float32)
+
+
+def classify_cells(image: Any, lattice: Lattice, *, threshold: float = KIND_THRESHOLD) -> list[list[int]]:
+    """rows × columns anonymous kind ids (0, 1, …) by clustering the cells' colours.
+
+    Average-linkage clustering stops when the closest two clusters differ by more
+    than ``threshold`` (RMS over colour channels); ids follow first appearance in
+    row-major order so the result is deterministic.
+    """
+    feats = cell_features(image, lattice).astype(np.float64)
+    n = len(feats)
+    dist = np.sqrt(((feats[:, None, :] - feats[None, :, :]) ** 2).mean(axis=2))
+    np.fill_diagonal(dist, np.inf)
+    members: list[list[int]] = [[i] for i in range(n)]
+    alive = np.ones(n, dtype=bool)
+    while alive.sum() > 1:
+        masked = np.where(alive[:, None] & alive[None, :], dist, np.inf)
+        a, b = np.unravel_index(int(np.argmin(masked)), masked.shape)
+        if masked[a, b] > threshold:
+            break
+        na, nb = len(members[a]), len(members[b])
+        merged = (na * dist[a] + nb * dist[b]) / (na + nb)   # average linkage
+        dist[a, :] = merged
+        dist[:, a] = merged
+        dist[a, a] = np.inf
+        members[a] += members[b]
+        alive[b] = False
+    clusters = [members[i] for i in range(n) if alive[i]]
+    label = np.empty(n, dtype=int)
+    for i, members in enumerate(clusters):
+        label[members] = i
+    remap: dict[int, int] = {}
+    out = []
+    for r in range(lattice.rows):
+        row = []
+        for c in range(lattice.columns):
+            raw = int(label[r * lattice.columns + c])
+            row.append(remap.setdefault(raw, len(remap)))
+        out.append(row)
+    return out

@@ -1,0 +1,151 @@
+"""find_lattice / classify_cells on synthetic boards of many styles and sizes."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw
+
+from lingxi.actor.vision import Lattice, classify_cells, find_lattice, load_image
+
+from .synth import EMOJI_FONT, Style, random_kinds, render
+
+STYLES = {
+    "tiles-gap": Style(),
+    "tiles-touching": Style(gap=0, radius=0),
+    "touching-dark-page": Style(gap=0, radius=0, panel=None, page=(20, 20, 30)),
+    "circles-light-panel": Style(shape="circle", panel=(240, 230, 200), page=(60, 120, 80), palette="candy"),
+    "gems-in-wells": Style(shape="gem", cell_bg=(52, 42, 92), panel=(27, 20, 51), page=(18, 13, 36)),
+    "emoji-in-wells": Style(shape="emoji", cell_bg=(250, 245, 235), panel=(200, 180, 150), gap=4),
+    "emoji-bare": Style(shape="emoji", panel=(40, 40, 60), gap=2, score_bar=False),
+    "letters-on-tiles": Style(shape="glyph", palette="muted", gap=3, radius=4),
+    "round-white-page": Style(radius=14, gap=8, palette="candy", page=(255, 255, 255), panel=None),
+}
+
+CASES = [
+    ("tiles-gap", 8, 8, 6), ("tiles-gap", 5, 5, 4), ("tiles-touching", 8, 8, 6),
+    ("tiles-touching", 10, 10, 5), ("touching-dark-page", 7, 6, 6), ("circles-light-panel", 9, 9, 6),
+    ("circles-light-panel", 6, 7, 5), ("gems-in-wells", 8, 8, 6), ("gems-in-wells", 10, 10, 6),
+    ("emoji-in-wells", 8, 8, 6), ("emoji-bare", 6, 7, 6), ("letters-on-tiles", 8, 8, 6),
+    ("round-white-page", 5, 5, 5), ("round-white-page", 7, 9, 6),
+]
+
+
+def _board(style: str, rows: int, columns: int, kinds: int):
+    if STYLES[style].shape == "emoji" and not EMOJI_FONT.exists():
+        pytest.skip("fonts-noto-color-emoji is not installed (make browser installs it)")
+    pitch = min(360 // columns, 420 // rows)
+    truth_kinds = random_kinds(rows, columns, kinds, seed=rows * 100 + columns * 10 + kinds)
+    png, truth = render(truth_kinds, pitch=pitch, origin=((390 - columns * pitch) // 2, 130),
+                        style=STYLES[style])
+    return png, truth, truth_kinds
+
+
+def _same_partition(got: list[list[int]], want: list[list[int]]) -> bool:
+    forward: dict[int, int] = {}
+    backward: dict[int, int] = {}
+    for g_row, w_row in zip(got, want, strict=True):
+        for g, w in zip(g_row, w_row, strict=True):
+            if forward.setdefault(g, w) != w or backward.setdefault(w, g) != g:
+                return False
+    return True
+
+
+@pytest.mark.parametrize(("style", "rows", "columns", "kinds"), CASES)
+def test_finds_board_and_kinds_without_hints(style, rows, columns, kinds):
+    png, truth, truth_kinds = _board(style, rows, columns, kinds)
+    lattice = find_lattice(png)
+    assert lattice is not None
+    assert (lattice.rows, lattice.columns) == (rows, columns)
+    assert abs(lattice.x - truth.x) <= 3 and abs(lattice.y - truth.y) <= 3
+    assert abs(lattice.pitch_x - truth.pitch) <= 0.5 and abs(lattice.pitch_y - truth.pitch) <= 0.5
+    assert _same_partition(classify_cells(png, lattice), truth_kinds)
+
+
+def test_hints_force_the_size_and_keep_the_position():
+    png, truth, _ = _board("tiles-touching", 8, 8, 6)
+    lattice = find_lattice(png, rows=8, columns=8)
+    assert lattice is not None and (lattice.rows, lattice.columns) == (8, 8)
+    assert abs(lattice.x - truth.x) <= 3
+
+
+def test_hint_picks_a_window_when_two_boards_stack():
+    # A 3-row "shelf" of pieces right under the board, aligned with its columns:
+    # without hints it is part of the grid; the hint keeps only the 8 board rows.
+    kinds = random_kinds(11, 8, 6, seed=5)
+    png, truth = render(kinds, pitch=44, origin=(19, 100), style=Style())
+    lattice = find_lattice(png, rows=8, columns=8)
+    assert lattice is not None and (lattice.rows, lattice.columns) == (8, 8)
+
+
+def test_region_limits_the_search_and_offsets_coordinates():
+    png, truth, _ = _board("gems-in-wells", 8, 8, 6)
+    region = (0, int(truth.y) - 20, 390, 8 * int(truth.pitch) + 40)
+    lattice = find_lattice(png, region=region)
+    assert lattice is not None and (lattice.rows, lattice.columns) == (8, 8)
+    assert abs(lattice.y - truth.y) <= 3
+    # A region that contains only the score bar has no board.
+    assert find_lattice(png, region=(0, 0, 390, 90)) is None
+
+
+def _png(draw_fn) -> bytes:
+    img = Image.new("RGB", (390, 844), (250, 250, 250))
+    draw_fn(ImageDraw.Draw(img))
+    out = io.BytesIO()
+    img.save(out, format="PNG")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("name", ["blank", "text", "buttons", "noise"])
+def test_no_board_means_none(name):
+    def paint(d: ImageDraw.ImageDraw) -> None:
+        if name == "text":
+            for i in range(30):
+                d.text((20, 20 + 25 * i), "Lorem ipsum dolor sit amet, consectetur", fill=(0, 0, 0))
+        elif name == "buttons":
+            for i in range(4):
+                d.rounded_rectangle((20 + 90 * i, 700, 90 + 90 * i, 740), radius=8, fill=(40, 120, 220))
+            d.rectangle((20, 100, 370, 300), fill=(200, 60, 60))
+    png = _png(paint)
+    if name == "noise":
+        rng = np.random.default_rng(3)
+        img = rng.integers(0, 255, size=(844, 390, 3), dtype=np.uint8)
+        assert find_lattice(img) is None
+    else:
+        assert find_lattice(png) is None
+
+
+def test_lattice_geometry_is_one_based():
+    lattice = Lattice(x=10, y=100, width=80, height=40, rows=2, columns=4)
+    assert lattice.cell_center(1, 1) == (20, 110)
+    assert lattice.cell_center(2, 4) == (80, 130)
+    with pytest.raises(IndexError):
+        lattice.cell_center(0, 1)
+    with pytest.raises(IndexError):
+        lattice.cell_center(1, 5)
+
+
+def test_cell_colors_reads_tile_colours():
+    kinds = [[0, 1, 2], [3, 4, 5], [0, 1, 2]]
+    png, truth = render(kinds, pitch=60, origin=(100, 200), style=Style(score_bar=False, footer_text=False))
+    lattice = Lattice(x=100, y=200, width=180, height=180, rows=3, columns=3)
+    colours = lattice.cell_colors(png)
+    assert colours.shape == (3, 3, 3)
+    assert np.allclose(colours[0, 0], (231, 76, 60), atol=2)
+    assert np.allclose(colours[1, 1], (155, 89, 182), atol=2)
+
+
+def test_load_image_accepts_bytes_path_pil_and_rgba(tmp_path):
+    img = Image.new("RGBA", (4, 3), (0, 0, 0, 0))
+    out = io.BytesIO()
+    img.save(out, format="PNG")
+    arr = load_image(out.getvalue())
+    assert arr.shape == (3, 4, 3) and (arr == 255).all()   # transparency reads as white
+    path = tmp_path / "x.png"
+    path.write_bytes(out.getvalue())
+    assert load_image(path).shape == (3, 4, 3)
+    assert load_image(img).shape == (3, 4, 3)
+    with pytest.raises(TypeError):
+        load_image(42)
