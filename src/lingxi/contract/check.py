@@ -20,6 +20,7 @@ from lingxi.contract.model import (
     BOTH,
     DEFAULT_MODE,
     DEFAULT_SPEC_VERSION,
+    DIRECTIONS,
     KNOWN_SPEC_VERSIONS,
     REPEAT_UNTIL_GAME_OVER,
     SCHEMA_DIRECTIONS,
@@ -47,9 +48,9 @@ def check_spec_document(doc: Any, *, allow_unknown_version: bool = False,
                    "readers could disagree on its value")
     _check_version(doc, report, allow_unknown_version)
     _check_header(doc, report)
-    messages = _check_messages(doc, report)
+    messages, declared = _check_messages(doc, report)
     params = _check_parameters(doc, report)
-    _check_flow(doc, messages, params, report)
+    _check_flow(doc, declared, params, report)
     _check_choices(doc, report)
     _check_commit_reveal(doc, report)
     _check_rules(doc, report)
@@ -93,17 +94,22 @@ def _check_header(doc: dict, report: Report) -> None:
                         f"{', '.join(SPEC_TYPES)}", "type")
 
 
-def _check_messages(doc: dict, report: Report) -> dict[str, dict]:
-    """Check messages; return ``name -> message`` for the well-formed ones."""
+def _check_messages(doc: dict, report: Report) -> tuple[dict[str, dict], dict[str, dict]]:
+    """Check messages; return ``(well-formed, declared)`` as ``name -> message``.
+
+    *declared* also holds messages with a good name but other problems, so the
+    flow checks do not repeat those problems as "undeclared message".
+    """
     found: dict[str, dict] = {}
+    declared: dict[str, dict] = {}
     if "messages" not in doc:
         report.add("spec.missing_field", "messages is required", "messages")
-        return found
+        return found, declared
     messages = doc["messages"]
     if not isinstance(messages, list):
         report.add("spec.bad_type", f"messages must be an array, got {json_kind(messages)}",
                    "messages")
-        return found
+        return found, declared
     if not messages:
         report.warn("spec.no_messages", "messages is empty: no message can be exchanged",
                     "messages")
@@ -120,10 +126,12 @@ def _check_messages(doc: dict, report: Report) -> dict[str, dict]:
             report.add("spec.missing_field" if name is None else "spec.bad_type",
                        "message name must be a non-empty string", f"{path}.name")
             ok = False
-        elif name in found:
+        elif name in declared:
             report.add("spec.duplicate_message", f"message name {name!r} is declared twice",
                        f"{path}.name")
             ok = False
+        else:
+            declared.setdefault(name, message)
         direction = message.get("direction")
         if direction not in SCHEMA_DIRECTIONS:
             report.add("spec.bad_direction", f"direction must be one of "
@@ -152,7 +160,7 @@ def _check_messages(doc: dict, report: Report) -> dict[str, dict]:
                                f"by both {other!r} and {name!r}", f"{path}.fields.action")
                 else:
                     seen_actions[(action, side)] = name
-    return found
+    return found, declared
 
 
 def message_actions(message: dict) -> list[str]:
@@ -202,7 +210,8 @@ def _resolve_ref(ref: str, messages: dict[str, dict]) -> tuple[str, str] | None:
     if len(parts) != 3 or parts[1] != "fields":
         return None
     message = messages.get(parts[0])
-    if message is None or parts[2] not in message["fields"]:
+    fields = message.get("fields") if message else None
+    if not isinstance(fields, dict) or parts[2] not in fields:
         return None
     return parts[0], parts[2]
 
@@ -317,7 +326,7 @@ def _check_step(step: Any, messages: dict[str, dict], path: str, report: Report)
     if direction not in SCHEMA_DIRECTIONS:
         report.add("spec.bad_direction", f"direction must be one of "
                    f"{', '.join(SCHEMA_DIRECTIONS)}, got {direction!r}", f"{path}.direction")
-    elif message["direction"] != BOTH and direction != message["direction"]:
+    elif message.get("direction") in DIRECTIONS and direction != message["direction"]:
         report.add("spec.direction_mismatch", f"message {name!r} is {message['direction']}, "
                    f"but this exchange sends it {direction}", f"{path}.direction")
 

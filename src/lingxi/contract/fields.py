@@ -333,6 +333,16 @@ def json_size(value: Any) -> int:
                           allow_nan=False).encode("utf-8"))
 
 
+def _item_size(item: Any) -> int:
+    """Bytes one checked scalar item counts towards an array's max_total_bytes.
+
+    A string counts its UTF-8 bytes; any other scalar its JSON text.
+    """
+    if type(item) is str:
+        return len(item) if item.isascii() else len(item.encode("utf-8", "surrogatepass"))
+    return len(json.dumps(item))
+
+
 def _array(defn: dict, prefix: str) -> Checker:
     item_check = compile_field(defn["items"], prefix)
     lo, hi = defn.get("min_items"), defn.get("max_items")
@@ -358,10 +368,7 @@ def _array(defn: dict, prefix: str) -> Checker:
             if len(out) - before >= 20:  # enough to act on; keep reports short
                 return
         if len(out) == before:
-            try:
-                size = json_size(value)
-            except (ValueError, TypeError):  # pragma: no cover - items were checked
-                return
+            size = sum(_item_size(item) for item in value)
             if size > limit:
                 out.append(Finding(too_large, f"items total {size} bytes, above "
                                    f"max_total_bytes {limit}", path))
