@@ -1,0 +1,153 @@
+"""Events into a session machine and actions out of it (the sans-IO boundary).
+
+A driver turns the world (envelopes, timers, decisions, local input) into
+events, feeds them to ``machine.handle(event)`` and performs the returned
+actions. Machines never touch sockets, clocks or global randomness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# ---------------------------------------------------------------- events in
+
+
+@dataclass(frozen=True)
+class Start:
+    """Begin the session (the host sends its offer; the guest waits for it)."""
+
+
+@dataclass(frozen=True)
+class PayloadReceived:
+    """A peer envelope passed the wire pipeline; its payload is not yet validated."""
+
+    payload: Any
+    correlation_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ControlReceived:
+    """A session control envelope from the peer: offer, accept, close."""
+
+    kind: str
+    body: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PeerAborted:
+    code: str
+    message: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EnvelopeRejected:
+    """The wire refused an envelope (bad signature, replay, stale, malformed…)."""
+
+    code: str
+    message: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TimerFired:
+    name: str
+
+
+@dataclass(frozen=True)
+class DecisionMade:
+    point_id: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class LocalInput:
+    """One line of local input for free mode; ``None`` means end of input."""
+
+    line: str | None
+
+
+# -------------------------------------------------------------- actions out
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send a validated protocol payload (the driver wraps and signs it)."""
+
+    payload: dict[str, Any]
+    message: str
+    correlation_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SendControl:
+    """Send a session control envelope: offer, accept, abort, close."""
+
+    kind: str
+    body: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SetTimer:
+    """(Re)arm timer ``name`` to fire ``seconds`` from now."""
+
+    name: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class CancelTimer:
+    name: str
+
+
+@dataclass(frozen=True)
+class Emit:
+    """A local event for events.jsonl, the UI and the console."""
+
+    event: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RequestDecision:
+    """Ask the external decider. It sees only this projection, never a peer payload."""
+
+    point_id: str
+    legal: list[Any]
+    view: dict[str, Any]
+    timeout_seconds: float
+    bounds: tuple[Any, Any] | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a session ended."""
+
+    status: str  # "completed" | "aborted"
+    role: str
+    code: str | None = None
+    reason: str = ""
+    by: str | None = None  # "local" | "peer" for aborts
+    summary: dict[str, Any] = field(default_factory=dict)
+    rounds: int = 0
+    messages: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "completed"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "role": self.role, "code": self.code,
+                "reason": self.reason, "by": self.by, "summary": self.summary,
+                "rounds": self.rounds, "messages": self.messages}
+
+
+@dataclass(frozen=True)
+class Finish:
+    outcome: Outcome
+
+
+Event = (Start | PayloadReceived | ControlReceived | PeerAborted | EnvelopeRejected
+         | TimerFired | DecisionMade | LocalInput)
+Action = Send | SendControl | SetTimer | CancelTimer | Emit | RequestDecision | Finish

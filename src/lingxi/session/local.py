@@ -1,0 +1,278 @@
+"""The in-memory driver: two machines, real envelopes, a virtual clock.
+
+Both sides run in one process, deterministically: every message is signed
+with the wire's EnvelopeBuilder and checked by its ReceivePipeline (replay
+guard, binding, time window) exactly as over TCP; timers fire on a virtual
+clock when nothing else can happen, so a silent peer times out instantly in
+wall time but exactly at its configured timeout in session time. Used by
+``protocol test``, the adversarial library, ``run_local`` and the benchmark.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lingxi.session.events import (
+    CancelTimer,
+    DecisionMade,
+    Emit,
+    EnvelopeRejected,
+    Finish,
+    LocalInput,
+    Outcome,
+    RequestDecision,
+    Send,
+    SendControl,
+    SetTimer,
+    Start,
+    TimerFired,
+)
+from lingxi.session.link import control_to_payload, payload_to_event
+from lingxi.session.machine import ROLE_DIRECTION, SessionMachine
+from lingxi.session.recorder import Recorder
+from lingxi.session.transcript import check_receipt, receipt_body, receipt_hash, sign_receipt
+from lingxi.wire import AgentEndpoint, EnvelopeBuilder, EnvelopeError, ReceivePipeline
+from lingxi.wire.identity import Identity
+
+EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00Z: virtual time zero
+NO_ANSWER = object()
+
+
+class Adversary:
+    """A cheating side: rewrites what an honest machine sends. Identity by default."""
+
+    def outgoing(self, side: Side, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
+        return [(payload, correlation_id)]
+
+    def wire(self, side: Side, envelope: dict[str, Any]) -> list[dict[str, Any]]:
+        return [envelope]
+
+
+@dataclass
+class Side:
+    role: str
+    machine: SessionMachine
+    recorder: Recorder
+    builder: EnvelopeBuilder
+    pipeline: ReceivePipeline
+    identity: Identity
+    timers: dict[str, float] = field(default_factory=dict)
+    outcome: Outcome | None = None
+    inputs: deque = field(default_factory=deque)
+    sent: int = 0
+
+    @property
+    def direction(self) -> str:
+        return ROLE_DIRECTION[self.role]
+
+
+@dataclass
+class PairResult:
+    host: Outcome
+    guest: Outcome
+    heads: dict[str, str]
+    receipts: dict[str, dict[str, Any]]
+    receipt_problems: dict[str, list[str]]
+    elapsed: float
+    events: dict[str, list[dict[str, Any]]]
+    session_id: str
+
+    @property
+    def outcome(self) -> Outcome:
+        return self.host
+
+    @property
+    def receipts_verified(self) -> bool:
+        return not any(self.receipt_problems.values())
+
+    @property
+    def receipt_hash(self) -> str:
+        from lingxi.canonical import canonical_bytes, sha256_hex
+        return sha256_hex(canonical_bytes([self.receipts.get("host"), self.receipts.get("guest")]))
+
+
+class StuckError(RuntimeError):
+    """Both machines wait and no timer is armed: a machine bug, never a peer's doing."""
+
+
+class LocalPair:
+    def __init__(self, host: SessionMachine, guest: SessionMachine, *, seed: int = 0,
+                 state_dir: str | Path | None = None,
+                 deciders: dict[str, Callable[[RequestDecision], Any]] | None = None,
+                 inputs: dict[str, list[str | None]] | None = None,
+                 adversary: tuple[str, Adversary] | None = None,
+                 keep_events: bool = True, max_steps: int = 5_000_000) -> None:
+        rng = random.Random(f"lingxi-local-{seed}")
+        self.now = 0.0
+        self.session_id = f"{rng.getrandbits(128):032x}"
+        keys = {d: rng.randbytes(32) for d in ROLE_DIRECTION.values()}
+        self.deciders = deciders or {}
+        self.adversary = adversary
+        self.max_steps = max_steps
+        self.queue: deque = deque()
+        self.sides: dict[str, Side] = {}
+        idents = {r: Identity.from_seed(rng.randbytes(32)) for r in ("host", "guest")}
+        ends = {r: AgentEndpoint(idents[r].agent_id, "lingxi", f"memory://{r}")
+                for r in ("host", "guest")}
+        for role, machine in (("host", host), ("guest", guest)):
+            peer = "guest" if role == "host" else "host"
+            ids = random.Random(f"ids-{seed}-{role}")
+            folder = Path(state_dir) / role if state_dir is not None else None
+            builder = EnvelopeBuilder(ends[role], ends[peer], keys[ROLE_DIRECTION[role]],
+                                      clock=self.clock, conversation_id=self.session_id,
+                                      id_factory=lambda r=ids: str(uuid.UUID(int=r.getrandbits(128), version=4)))
+            pipeline = ReceivePipeline(keys[ROLE_DIRECTION[peer]], clock=self.clock,
+                                       expect_conversation_id=self.session_id,
+                                       expect_sender=ends[peer], expect_receiver=ends[role])
+            side = Side(role, machine, Recorder(folder, role, clock=self.clock,
+                                                keep_events=keep_events),
+                        builder, pipeline, idents[role])
+            side.inputs.extend((inputs or {}).get(role, []))
+            self.sides[role] = side
+
+    def clock(self) -> float:
+        return EPOCH + self.now
+
+    # ---------------------------------------------------------------- running
+    def run(self) -> PairResult:
+        for role in ("host", "guest"):
+            self._snapshot(role)
+            self._process(role, self.sides[role].machine.handle(Start()))
+        steps = 0
+        turn = 0
+        while not all(s.machine.finished for s in self.sides.values()):
+            steps += 1
+            if steps > self.max_steps:
+                raise StuckError(f"no end after {self.max_steps} steps")
+            if self.queue:
+                target, item = self.queue.popleft()
+                self._deliver(target, item)
+                continue
+            feeders = [s for s in self.sides.values() if s.inputs and not s.machine.finished]
+            if feeders:
+                side = feeders[turn % len(feeders)]
+                turn += 1
+                self._process(side.role, side.machine.handle(LocalInput(side.inputs.popleft())))
+                continue
+            due = [(at, role, name) for role, s in self.sides.items() if not s.machine.finished
+                   for name, at in s.timers.items()]
+            if not due:
+                raise StuckError("both sides wait and no timer is armed")
+            at, role, name = min(due)
+            self.now = max(self.now, at)
+            del self.sides[role].timers[name]
+            self._process(role, self.sides[role].machine.handle(TimerFired(name)))
+        return self._finish()
+
+    def _deliver(self, target: str, item: Any) -> None:
+        side = self.sides[target]
+        if side.machine.finished:
+            return
+        if isinstance(item, DecisionMade):
+            self._process(target, side.machine.handle(item))
+            return
+        try:
+            env = side.pipeline.accept(item)
+        except EnvelopeError as error:
+            event: Any = EnvelopeRejected(error.code, error.message,
+                                          {"envelope_id": item.get("id") if isinstance(item, dict)
+                                           else None, "path": error.path})
+        else:
+            side.recorder.envelope(ROLE_DIRECTION["guest" if target == "host" else "host"],
+                                   item, "received")
+            event = payload_to_event(env.payload, env.correlation_id)
+            if event is None:
+                return
+        self._process(target, side.machine.handle(event))
+
+    def _transmit(self, side: Side, payload: dict[str, Any], correlation_id: str | None) -> None:
+        peer = "guest" if side.role == "host" else "host"
+        items = [(payload, correlation_id)]
+        cheat = self.adversary[1] if self.adversary and self.adversary[0] == side.role else None
+        if cheat is not None:
+            items = cheat.outgoing(side, payload, correlation_id)
+        for body, cid in items:
+            envelope = side.builder.build(body, correlation_id=cid).to_dict()
+            for sent in (cheat.wire(side, envelope) if cheat is not None else [envelope]):
+                side.sent += 1
+                side.recorder.envelope(side.direction, sent, "sent")
+                self.queue.append((peer, sent))
+
+    def _process(self, role: str, actions: list[Any]) -> None:
+        side = self.sides[role]
+        for action in actions:
+            if isinstance(action, Send):
+                self._transmit(side, action.payload, action.correlation_id)
+            elif isinstance(action, Emit):
+                side.recorder.event(action.event)
+            elif isinstance(action, SetTimer):
+                side.timers[action.name] = self.now + action.seconds
+            elif isinstance(action, CancelTimer):
+                side.timers.pop(action.name, None)
+            elif isinstance(action, SendControl):
+                self._transmit(side, control_to_payload(action), None)
+            elif isinstance(action, RequestDecision):
+                self._snapshot(role, pending=action)
+                decider = self.deciders.get(role)
+                value = decider(action) if decider is not None else NO_ANSWER
+                if value is not NO_ANSWER:
+                    self.queue.append((role, DecisionMade(action.point_id, value)))
+            elif isinstance(action, Finish):
+                side.outcome = action.outcome
+                side.timers.clear()
+                self._snapshot(role)
+
+    def _snapshot(self, role: str, pending: RequestDecision | None = None) -> None:
+        side = self.sides[role]
+        side.recorder.snapshot(snapshot_of(side.machine, self.session_id, side.identity,
+                                           self.sides["guest" if role == "host" else "host"]
+                                           .identity.public_hex, pending))
+
+    def _finish(self) -> PairResult:
+        receipts, problems = {}, {}
+        for role, side in self.sides.items():
+            body = receipt_body(side.recorder.transcript, session_id=self.session_id,
+                                protocol_id=side.machine.spec.protocol_id, role=role,
+                                public_key=side.identity.public_hex,
+                                status=side.outcome.status if side.outcome else "unknown")
+            receipts[role] = sign_receipt(body, side.identity)
+        for role, side in self.sides.items():
+            peer = "guest" if role == "host" else "host"
+            problems[role] = check_receipt(receipts[peer], side.recorder.transcript,
+                                           public_key=self.sides[peer].identity.public_hex,
+                                           session_id=self.session_id)
+            side.recorder.receipts({"local": receipts[role], "peer": receipts[peer],
+                                    "peer_problems": problems[role],
+                                    "local_hash": receipt_hash(receipts[role]),
+                                    "peer_hash": receipt_hash(receipts[peer])})
+            side.recorder.close()
+        return PairResult(self.sides["host"].outcome, self.sides["guest"].outcome,
+                          {r: s.recorder.transcript.head() for r, s in self.sides.items()},
+                          receipts, problems, self.now,
+                          {r: s.recorder.events for r, s in self.sides.items()}, self.session_id)
+
+
+def snapshot_of(machine: SessionMachine, session_id: str, identity: Identity, peer_key: str,
+                pending: RequestDecision | None = None) -> dict[str, Any]:
+    """What snapshot.json says about a machine right now."""
+    outcome = machine.outcome.to_dict() if machine.outcome else None
+    return {
+        "session_id": session_id, "role": machine.role, "mode": machine.mode,
+        "protocol_id": machine.spec.protocol_id, "protocol": machine.spec.name,
+        "state": "finished" if machine.finished else machine.state,
+        "options": machine.options, "position": machine.position() if not machine.finished else {},
+        "sent": machine.sent_count, "received": machine.received_count,
+        "public_key": identity.public_hex, "peer_public_key": peer_key,
+        "outcome": outcome,
+        "pending_decision": None if pending is None else {
+            "point_id": pending.point_id, "legal": pending.legal, "view": pending.view,
+            "bounds": list(pending.bounds) if pending.bounds else None,
+            "timeout_seconds": pending.timeout_seconds, "message": pending.message},
+    }

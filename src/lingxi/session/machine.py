@@ -1,0 +1,432 @@
+"""The common core of every flow-mode machine.
+
+Responsibilities shared by all modes: the offer/accept opening (the host's
+options travel to the guest and are re-checked there), validation of every
+payload in both directions, calling hooks safely, decisions, timers, and
+turning every violation into an abort (control envelope + event + finish).
+Mode subclasses implement :meth:`begin`, :meth:`on_message`,
+:meth:`allow_send`, :meth:`after_send`, :meth:`advance` and
+:meth:`waiting_for_peer`.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from lingxi.canonical import canonical_json
+from lingxi.errors import LingxiError
+from lingxi.hooks import DecisionPoint, HookResult, Hooks
+from lingxi.session import errors as codes
+from lingxi.session.decisions import DecisionPolicy, legal_value
+from lingxi.session.events import (
+    CancelTimer,
+    ControlReceived,
+    DecisionMade,
+    Emit,
+    EnvelopeRejected,
+    Finish,
+    LocalInput,
+    Outcome,
+    PayloadReceived,
+    PeerAborted,
+    RequestDecision,
+    Send,
+    SendControl,
+    SetTimer,
+    Start,
+    TimerFired,
+)
+
+ROLE_DIRECTION = {"host": "host_to_guest", "guest": "guest_to_host"}
+EVIDENCE_LIMIT = 4096
+
+
+@dataclass
+class SessionConfig:
+    """Local run-time settings; none of them touches the spec or its hash."""
+
+    peer_timeout: float = 30.0  # seconds a peer may stay silent when it is its turn
+    idle_timeout: float = 300.0  # free mode: seconds without any message
+    control_mode: str | None = None  # autonomous | hybrid | human (None: the spec's decision)
+    max_rounds: int = 100_000
+    max_messages: int = 1_000_000
+
+
+class _Stop(Exception):
+    """Unwinds a handler once the session has finished."""
+
+
+def bounded(value: Any) -> Any:
+    """Evidence small enough for an abort envelope (large values become a digest)."""
+    try:
+        text = canonical_json(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+        value = text
+    if len(text.encode("utf-8")) <= EVIDENCE_LIMIT:
+        return value
+    from lingxi.canonical import sha256_hex
+    return {"truncated": text[:512], "sha256": sha256_hex(text.encode("utf-8")),
+            "bytes": len(text.encode("utf-8"))}
+
+
+class SessionMachine:
+    """Events in, actions out. Subclass per flow mode."""
+
+    mode: ClassVar[str] = "session_loop"
+
+    def __init__(self, *, role: str, spec: Any, hooks: Hooks,
+                 options: dict[str, Any] | None = None, config: SessionConfig | None = None,
+                 rng: random.Random | None = None) -> None:
+        if role not in ROLE_DIRECTION:
+            raise ValueError(f"role must be host or guest, not {role!r}")
+        self.role = role
+        self.peer = "guest" if role == "host" else "host"
+        self.my_dir = ROLE_DIRECTION[role]
+        self.peer_dir = ROLE_DIRECTION[self.peer]
+        self.spec = spec
+        self.raw: dict[str, Any] = spec.raw
+        self.hooks = hooks
+        self.config = config or SessionConfig()
+        self.rng = rng or random.Random(0)
+        self.policy = DecisionPolicy.resolve(spec.decision, self.config.control_mode)
+        self.declared = {m["name"]: m for m in self.raw.get("messages") or []}
+        # The host's options are checked now (a usage error raises here); the
+        # guest receives them in the offer and checks them there.
+        self.options: dict[str, Any] | None = (
+            spec.check_options(options or {}).values if role == "host" else None)
+        self.state = "new"
+        self.finished = False
+        self.outcome: Outcome | None = None
+        self.sent_count = 0
+        self.received_count = 0
+        self._out: list[Any] = []
+        self._awaiting: tuple[str, DecisionPoint, Callable[[Any], None],
+                              Callable[[], Any]] | None = None
+        self._point_seq = 0
+        self._peer_timer = False
+        self._progress = False
+
+    # ------------------------------------------------------------ public API
+    def handle(self, event: Any) -> list[Any]:
+        """Feed one event; return the actions to perform, in order."""
+        if self.finished:
+            return []
+        self._out = []
+        try:
+            self._dispatch(event)
+            if not self.finished:
+                self._arm_timers()
+        except _Stop:
+            pass
+        return self._out
+
+    # ------------------------------------------------------------- dispatch
+    def _dispatch(self, event: Any) -> None:
+        if isinstance(event, PayloadReceived):
+            self._progress = True
+            self._on_payload(event)
+        elif isinstance(event, Start):
+            self._start()
+        elif isinstance(event, ControlReceived):
+            self._progress = True
+            self._on_control(event)
+        elif isinstance(event, PeerAborted):
+            self.emit("peer.aborted", code=event.code, reason=event.message,
+                      evidence=event.evidence)
+            self.finish("aborted", code=event.code, reason=event.message or "peer aborted",
+                        by="peer")
+        elif isinstance(event, EnvelopeRejected):
+            self.violation(event.code, event.message or "envelope rejected", event.evidence)
+        elif isinstance(event, TimerFired):
+            self._on_timer(event.name)
+        elif isinstance(event, DecisionMade):
+            self._on_decision(event)
+        elif isinstance(event, LocalInput):
+            if self.state == "running":
+                self.on_input(event.line)
+                self.advance()
+            else:
+                self.queue_input(event.line)
+        else:
+            raise TypeError(f"unknown event {event!r}")
+
+    def _start(self) -> None:
+        if self.state != "new":
+            return
+        if self.role == "host":
+            self.state = "offered"
+            self._out.append(SendControl("offer", {
+                "protocol_id": self.spec.protocol_id, "options": self.options,
+                "mode": self.mode, "spec_version": self.spec.spec_version}))
+            self.emit("session.offered", protocol_id=self.spec.protocol_id, options=self.options)
+        else:
+            self.state = "waiting_offer"
+            self.emit("session.waiting_offer", protocol_id=self.spec.protocol_id)
+
+    def _on_control(self, event: ControlReceived) -> None:
+        kind, body = event.kind, event.body or {}
+        if kind == "offer" and self.role == "guest" and self.state == "waiting_offer":
+            theirs = body.get("protocol_id")
+            if theirs != self.spec.protocol_id:
+                self.violation(codes.PROTOCOL_MISMATCH,
+                               "the host offers a different protocol than the local spec",
+                               {"offered": theirs, "local": self.spec.protocol_id})
+            try:
+                self.options = self.spec.check_options(body.get("options") or {}).values
+            except LingxiError as error:
+                self.violation(codes.BAD_OPTIONS, f"the host's options break the contract: {error}",
+                               {"options": body.get("options"),
+                                "findings": [f.to_dict() for f in error.findings]})
+            self._out.append(SendControl("accept", {"protocol_id": self.spec.protocol_id}))
+            self._begin()
+        elif kind == "accept" and self.role == "host" and self.state == "offered":
+            if body.get("protocol_id") not in (None, self.spec.protocol_id):
+                self.violation(codes.PROTOCOL_MISMATCH, "the guest accepted a different protocol",
+                               {"accepted": body.get("protocol_id")})
+            self._begin()
+        elif kind == "close":
+            if self.flow_done():
+                self.finish("completed", reason="peer closed after the flow completed")
+            else:
+                self.emit("peer.closed", reason=body.get("reason", ""))
+                self.finish("aborted", code=codes.PEER_CLOSED,
+                            reason=str(body.get("reason") or "peer closed the session"), by="peer")
+        else:
+            self.violation(codes.BAD_CONTROL, f"control {kind!r} is not expected now",
+                           {"kind": kind, "state": self.state})
+
+    def _begin(self) -> None:
+        self.state = "running"
+        self.hooks.ctx.options = copy.deepcopy(self.options or {})
+        self.emit("session.started", role=self.role, options=self.options, mode=self.mode)
+        self.call("proto_start")
+        self.begin()
+        self.advance()
+
+    def _on_payload(self, event: PayloadReceived) -> None:
+        payload = event.payload
+        if self.state != "running":
+            self.violation(codes.OUT_OF_PHASE, "protocol message before the session started",
+                           {"payload": payload, "state": self.state})
+        try:
+            schema = self.spec.check_message(payload, self.peer_dir)
+        except LingxiError as error:
+            self.violation(error.code, f"peer message rejected: {error.message}",
+                           {"payload": payload,
+                            "findings": [f.to_dict() for f in error.findings]})
+        self.received_count += 1
+        if self.received_count > self.config.max_messages:
+            self.violation(codes.TOO_LONG, "the peer sent more messages than allowed",
+                           {"max_messages": self.config.max_messages})
+        self.on_message(schema.name, payload, event.correlation_id)
+        self.advance()
+
+    def _on_timer(self, name: str) -> None:
+        if name == "peer":
+            self._peer_timer = False
+            if self.waiting_for_peer():
+                self.violation(codes.TIMEOUT,
+                               f"the peer stayed silent for {self.config.peer_timeout:g}s",
+                               {"waiting_for": self.waiting_description(),
+                                "seconds": self.config.peer_timeout})
+        elif name == "decision" and self._awaiting is not None:
+            point_id, point, resume, fallback = self._awaiting
+            self._awaiting = None
+            if self.policy.on_timeout == "abort":
+                self.violation(codes.DECISION_TIMEOUT, "no decision before the timeout",
+                               {"point_id": point_id, "seconds": self.policy.timeout_seconds})
+            value = fallback()
+            self.emit("decision.timeout_fallback", point_id=point_id, value=value)
+            resume(value)
+            self.advance()
+        elif name == "idle":
+            self.on_idle()
+
+    # ------------------------------------------------------------- decisions
+    def decide(self, point: DecisionPoint, resume: Callable[[Any], None],
+               fallback: Callable[[], Any]) -> None:
+        """Get a value for ``point`` from the hooks or the decider, then ``resume(value)``."""
+        if not self.policy.manual:
+            resume(fallback())
+            return
+        self._point_seq += 1
+        point_id = f"d{self._point_seq}"
+        view = dict(point.view or {})
+        if self.policy.suggest:
+            view["suggested"] = fallback()
+            suggestion = view["suggested"]
+            fallback = lambda: suggestion  # noqa: E731 - reuse the computed suggestion
+        self._awaiting = (point_id, point, resume, fallback)
+        self._out.append(RequestDecision(point_id, list(point.legal or []), view,
+                                         self.policy.timeout_seconds, point.bounds, point.message))
+        self._out.append(SetTimer("decision", self.policy.timeout_seconds))
+        self.emit("decision.requested", point_id=point_id, legal=list(point.legal or []),
+                  view=view, timeout_seconds=self.policy.timeout_seconds)
+
+    def _on_decision(self, event: DecisionMade) -> None:
+        if self._awaiting is None or event.point_id != self._awaiting[0]:
+            self.emit("decision.ignored", point_id=event.point_id, reason="no such open decision")
+            return
+        point_id, point, resume, _ = self._awaiting
+        if not legal_value(event.value, list(point.legal or []), point.bounds):
+            self.emit("decision.rejected", point_id=point_id, value=bounded(event.value),
+                      legal=list(point.legal or []))
+            return
+        self._awaiting = None
+        self._out.append(CancelTimer("decision"))
+        self.emit("decision.made", point_id=point_id, value=event.value, source="decider")
+        resume(event.value)
+        self.advance()
+
+    @property
+    def awaiting_decision(self) -> bool:
+        return self._awaiting is not None
+
+    # --------------------------------------------------------------- helpers
+    def emit(self, name: str, **data: Any) -> None:
+        self._out.append(Emit({"event": name, "role": self.role, **data}))
+
+    def call(self, name: str, *args: Any) -> Any:
+        """Run a hook; any exception becomes an abort with a hooks.* code."""
+        try:
+            return getattr(self.hooks, name)(*args)
+        except _Stop:
+            raise
+        except NotImplementedError:
+            self.violation(codes.HOOKS_NOT_IMPLEMENTED, f"hook {name} is not implemented",
+                           {"hook": name})
+        except Exception as error:  # author code: never let it crash the engine
+            self.violation(codes.HOOKS_ERROR, f"hook {name} raised {type(error).__name__}: {error}",
+                           {"hook": name, "exception": type(error).__name__})
+
+    def apply(self, result: Any, correlation_id: str | None = None) -> None:
+        """Act on a HookResult: send its responses, abort, or complete."""
+        if result is None:
+            return
+        if not isinstance(result, HookResult):
+            self.violation(codes.HOOKS_BAD_RESULT,
+                           f"hooks returned {type(result).__name__}, not HookResult", {})
+        if result.abort:
+            reason = result.abort if isinstance(result.abort, str) else "hooks aborted"
+            self.violation(codes.HOOKS_ABORT, reason, {})
+        for payload in result.responses():
+            self.send(payload, correlation_id)
+        if result.completed:
+            self.hooks_completed()
+
+    def send(self, payload: Any, correlation_id: str | None = None) -> None:
+        """Validate our own payload and the flow, then emit a Send action."""
+        try:
+            schema = self.spec.check_message(payload, self.my_dir)
+        except LingxiError as error:
+            self.violation(codes.HOOKS_INVALID_MESSAGE,
+                           f"local hooks built an invalid message: {error.message}",
+                           {"payload": payload, "findings": [f.to_dict() for f in error.findings]})
+        if not self.allow_send(schema.name, payload):
+            self.violation(codes.HOOKS_OUT_OF_PHASE,
+                           f"local hooks tried to send {schema.name!r} out of phase",
+                           {"message": schema.name, "expected": self.waiting_description()})
+        self.sent_count += 1
+        self._out.append(Send(payload, schema.name, correlation_id))
+        self.emit("message.sent", message=schema.name, payload=payload, **self.position())
+        self.after_send(schema.name, payload)
+
+    def violation(self, code: str, message: str, evidence: dict[str, Any] | None = None) -> None:
+        """End the session: abort envelope to the peer, a local event, Finish. Never returns."""
+        evidence = {k: bounded(v) for k, v in (evidence or {}).items()}
+        self.emit("violation", code=code, reason=message, evidence=evidence)
+        self._out.append(SendControl("abort", {"code": code, "message": message,
+                                               "evidence": evidence}))
+        self.finish("aborted", code=code, reason=message, by="local")
+
+    def finish(self, status: str, *, code: str | None = None, reason: str = "",
+               by: str | None = None) -> None:
+        if self.finished:
+            raise _Stop
+        self.finished = True
+        base = Outcome(status, self.role, code, reason, by, {}, self.rounds_played(),
+                       self.sent_count + self.received_count)
+        summary = {}
+        try:
+            summary = self.hooks.proto_finish(base.to_dict()) or {}
+            if not isinstance(summary, dict):
+                summary = {"summary": str(summary)}
+        except Exception as error:  # a broken summary hook must not hide the outcome
+            summary = {"proto_finish_error": f"{type(error).__name__}: {error}"}
+        self.outcome = Outcome(status, self.role, code, reason, by, summary,
+                               base.rounds, base.messages)
+        for timer in ("peer", "decision", "idle"):
+            self._out.append(CancelTimer(timer))
+        self.emit("session.finished", **self.outcome.to_dict())
+        self._out.append(Finish(self.outcome))
+        raise _Stop
+
+    def _arm_timers(self) -> None:
+        waiting = self.waiting_for_peer()
+        if waiting and (not self._peer_timer or self._progress):
+            self._out.append(SetTimer("peer", self.config.peer_timeout))
+            self._peer_timer = True
+        elif not waiting and self._peer_timer:
+            self._out.append(CancelTimer("peer"))
+            self._peer_timer = False
+        self._progress = False
+
+    def base_waiting(self) -> bool | None:
+        """Waiting states common to every mode (None: ask the mode)."""
+        if self.state in ("offered", "waiting_offer"):
+            return True
+        if self.state != "running" or self.finished or self._awaiting is not None:
+            return False
+        return None
+
+    # ---------------------------------------------------------- mode hooks
+    def begin(self) -> None:
+        """The session is running; set up mode state."""
+
+    def advance(self) -> None:
+        """Do whatever this side can do now (send, ask for a decision, finish)."""
+
+    def on_message(self, name: str, payload: dict[str, Any], correlation_id: str | None) -> None:
+        raise NotImplementedError
+
+    def allow_send(self, name: str, payload: dict[str, Any]) -> bool:
+        return True
+
+    def after_send(self, name: str, payload: dict[str, Any]) -> None:
+        """Record that ``name`` was sent."""
+
+    def waiting_for_peer(self) -> bool:
+        return bool(self.base_waiting())
+
+    def waiting_description(self) -> Any:
+        return self.state
+
+    def flow_done(self) -> bool:
+        return False
+
+    def hooks_completed(self) -> None:
+        """The hooks say the session is over for them."""
+        if self.flow_done():
+            self.finish("completed")
+        self._out.append(SendControl("close", {"reason": "completed by the hooks"}))
+        self.finish("completed", reason="the hooks ended the session before the flow completed")
+
+    def on_input(self, line: str | None) -> None:
+        self.emit("input.ignored", reason=f"{self.mode} takes no local input")
+
+    def queue_input(self, line: str | None) -> None:
+        self.emit("input.ignored", reason="the session has not started")
+
+    def on_idle(self) -> None:
+        """Free mode ends an idle session; other modes ignore the idle timer."""
+
+    def rounds_played(self) -> int:
+        return 0
+
+    def position(self) -> dict[str, Any]:
+        return {}

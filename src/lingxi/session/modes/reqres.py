@@ -1,0 +1,163 @@
+"""request_response: request -> optional progress -> delivery -> acknowledgement.
+
+Roles are found by message name (documented in docs/session.md):
+request ``request``; progress ``progress``; delivery ``delivery`` /
+``response`` / ``result``; acknowledgement ``ack`` / ``acknowledgement``.
+The guest's request carries a correlation id drawn from the injected rng;
+every progress, delivery and acknowledgement must carry the same id. Other
+declared messages (``error``) may come at any time from their direction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lingxi.session import errors as codes
+from lingxi.session.flow import BOTH
+from lingxi.session.machine import SessionMachine
+
+ROLES = {
+    "request": ("request",),
+    "progress": ("progress",),
+    "delivery": ("delivery", "response", "result"),
+    "ack": ("ack", "acknowledgement", "acknowledge"),
+}
+MAX_PROGRESS = 10_000
+
+
+class RequestResponseMachine(SessionMachine):
+    mode = "request_response"
+
+    def begin(self) -> None:
+        self.names: dict[str, str | None] = {}
+        for role, aliases in ROLES.items():
+            self.names[role] = next((a for a in aliases if a in self.declared), None)
+        for role in ("request", "delivery"):
+            if self.names[role] is None:
+                self.violation(codes.BAD_CONTROL, f"the spec declares no {role} message "
+                               f"(one of {', '.join(ROLES[role])})", {})
+        self.stage = "request"  # request -> working -> ack -> done
+        self.correlation: str | None = None
+        self.progress_count = 0
+
+    # stage -> (message roles allowed next, who sends them)
+    def _expected(self) -> tuple[list[str], str | None]:
+        if self.stage == "request":
+            return [self.names["request"]], "guest"
+        if self.stage == "working":
+            allowed = [self.names["delivery"]]
+            if self.names["progress"]:
+                allowed.insert(0, self.names["progress"])
+            return allowed, "host"
+        if self.stage == "ack" and self.names["ack"]:
+            return [self.names["ack"]], "guest"
+        return [], None
+
+    def flow_done(self) -> bool:
+        return self.state == "running" and self.stage == "done"
+
+    def _role_of(self, name: str) -> str | None:
+        return next((role for role, n in self.names.items() if n == name), None)
+
+    def _oob_ok(self, name: str, direction: str) -> bool:
+        if self._role_of(name) is not None:
+            return False
+        declared = (self.declared.get(name) or {}).get("direction")
+        return declared in (direction, BOTH)
+
+    def waiting_for_peer(self) -> bool:
+        base = self.base_waiting()
+        if base is not None:
+            return base
+        allowed, who = self._expected()
+        return bool(allowed) and who == self.peer
+
+    def waiting_description(self) -> Any:
+        allowed, who = self._expected()
+        return {"stage": self.stage, "expected": allowed, "from": who}
+
+    def position(self) -> dict[str, Any]:
+        return {"phase": getattr(self, "stage", None), "iteration": None}
+
+    def rounds_played(self) -> int:
+        return 1 if getattr(self, "stage", None) == "done" else 0
+
+    def _advance_stage(self, name: str) -> None:
+        role = self._role_of(name)
+        if role == "request":
+            self.stage = "working"
+        elif role == "progress":
+            self.progress_count += 1
+            if self.progress_count > MAX_PROGRESS:
+                self.violation(codes.TOO_LONG, "too many progress messages",
+                               {"max": MAX_PROGRESS})
+        elif role == "delivery":
+            self.stage = "ack" if self.names["ack"] else "done"
+        elif role == "ack":
+            self.stage = "done"
+
+    def on_message(self, name: str, payload: dict[str, Any], correlation_id: str | None) -> None:
+        allowed, who = self._expected()
+        if name in allowed and who == self.peer:
+            if self._role_of(name) == "request":
+                if not correlation_id:
+                    self.violation(codes.BAD_CORRELATION, "the request carries no correlation id",
+                                   {"payload": payload})
+                self.correlation = correlation_id
+            elif correlation_id != self.correlation:
+                self.violation(codes.BAD_CORRELATION,
+                               f"{name} is linked to {correlation_id!r}, not to the request "
+                               f"{self.correlation!r}", {"payload": payload,
+                                                         "correlation_id": correlation_id})
+            self.emit("message.received", message=name, payload=payload, **self.position())
+            self._advance_stage(name)
+        elif self._oob_ok(name, self.peer_dir):
+            self.emit("message.received", message=name, payload=payload, **self.position())
+        else:
+            self.violation(codes.OUT_OF_PHASE, f"{name!r} from the {self.peer} is not expected now",
+                           {"payload": payload, "expected": self.waiting_description()})
+        self.apply(self.call("proto_on_message", payload), self.correlation)
+        if self.stage == "done":
+            self.finish("completed")
+
+    def allow_send(self, name: str, payload: dict[str, Any]) -> bool:
+        allowed, who = self._expected()
+        return (name in allowed and who == self.role) or self._oob_ok(name, self.my_dir)
+
+    def send(self, payload: Any, correlation_id: str | None = None) -> None:
+        if self.stage == "request" and self.role == "guest" and self.correlation is None:
+            self.correlation = "rr-" + "".join(self.rng.choice("0123456789abcdef")
+                                               for _ in range(16))
+        super().send(payload, self.correlation)
+
+    def after_send(self, name: str, payload: dict[str, Any]) -> None:
+        self._advance_stage(name)
+
+    def advance(self) -> None:
+        while self.state == "running" and not self.finished and self._awaiting is None:
+            if self.stage == "done":
+                self.finish("completed")
+            allowed, who = self._expected()
+            if who != self.role:
+                return
+            before = self.sent_count
+            self._compose(allowed)
+            if self._awaiting is not None or self.finished:
+                return
+            if self.sent_count == before:
+                self.violation(codes.HOOKS_NO_RESPONSE,
+                               f"the hooks sent nothing, but the {self.role} must send one of "
+                               f"{allowed}", {"expected": allowed})
+
+    def _compose(self, allowed: list[str]) -> None:
+        if self.policy.manual:
+            point = self.call("proto_decision_point", allowed)
+            if point is not None:
+                point.message = point.message or allowed[0]
+                self.decide(point, lambda value: self._compose_with(allowed, value),
+                            lambda: point.default)
+                return
+        self._compose_with(allowed, None)
+
+    def _compose_with(self, allowed: list[str], decision: Any) -> None:
+        self.apply(self.call("proto_next_message", list(allowed), decision), self.correlation)
