@@ -186,7 +186,7 @@ def test_fuzz_bytes_give_typed_errors_only(data):
         pass
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(envelope_like)
 def test_fuzz_envelope_like_objects_through_the_whole_pipeline(raw):
     pipeline = ReceivePipeline(KEY, clock=FakeClock(parse_rfc3339("2026-06-27T15:30:00Z")))

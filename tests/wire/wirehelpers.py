@@ -34,3 +34,26 @@ def counting_nonces():
     counter = itertools.count(1)
     return lambda size: next(counter).to_bytes(size, "big")
 
+
+
+def seeded_identity(n: int):
+    from lingxi.wire.identity import Identity
+    return Identity.from_seed(bytes([n]) * 32)
+
+
+async def handshake_pair(transport_a, transport_b, clock, *, host_identity=None,
+                         guest_identity=None, expected_host_key=None, expected_guest_key=None):
+    """Run both handshake sides concurrently; returns (guest keys, host keys)."""
+    import asyncio
+
+    from lingxi.wire.handshake import client_handshake, server_handshake
+    host_identity = host_identity or seeded_identity(1)
+    guest_identity = guest_identity or seeded_identity(2)
+    guest_task = asyncio.create_task(client_handshake(
+        transport_a, guest_identity, GUEST, expected_peer_key=expected_host_key, clock=clock,
+        timeout=2.0))
+    host_task = asyncio.create_task(server_handshake(
+        transport_b, host_identity, HOST, expected_peer_key=expected_guest_key, clock=clock,
+        timeout=2.0))
+    results = await asyncio.gather(guest_task, host_task, return_exceptions=True)
+    return results[0], results[1]

@@ -1,0 +1,279 @@
+"""A session's authenticated channel: signed envelopes over a frame transport.
+
+``SecureChannel`` signs what it sends with the session's send key and runs
+every incoming frame through a :class:`ReceivePipeline` bound to the session
+(recv key, conversation id = session id, sender = the handshake's peer,
+receiver = us). A background reader answers pings, records pongs, and queues
+everything else for ``recv``; a heartbeat sends ``control.ping`` every
+``heartbeat_interval`` seconds and the reader ends the channel with
+``transport.peer_silent`` when nothing arrives for ``peer_timeout`` seconds.
+
+An envelope the pipeline rejects is raised from ``recv`` once (the channel
+stays open so the caller can send ``abort`` with evidence); a transport failure
+or the peer's ``control.close`` ends the channel and every later ``recv``
+raises it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lingxi.wire.builder import EnvelopeBuilder, random_id
+from lingxi.wire.control import abort_payload, control_kind, control_payload
+from lingxi.wire.envelope import AgentEndpoint, Envelope
+from lingxi.wire.errors import EnvelopeError, TransportError
+from lingxi.wire.handshake import SessionKeys, client_handshake, server_handshake
+from lingxi.wire.identity import Identity
+from lingxi.wire.pipeline import DEFAULT_WINDOW_SECONDS, ReceivePipeline, check_expectations
+from lingxi.wire.replay import ReplayGuard
+from lingxi.wire.transport import (
+    DEFAULT_MAX_FRAME,
+    DEFAULT_READ_TIMEOUT,
+    FrameTransport,
+    StreamTransport,
+    connect_tcp,
+    parse_endpoint,
+    serve_tcp,
+)
+
+
+class SecureChannel:
+    def __init__(self, transport: FrameTransport, keys: SessionKeys, *,
+                 clock: Callable[[], float], id_factory: Callable[[], str] = random_id,
+                 nonce_factory: Callable[[int], bytes] = os.urandom, prefix: str = "p2p",
+                 window_seconds: float = DEFAULT_WINDOW_SECONDS,
+                 heartbeat_interval: float | None = 5.0, peer_timeout: float | None = 20.0
+                 ) -> None:
+        if heartbeat_interval is not None and peer_timeout is not None \
+                and heartbeat_interval >= peer_timeout:
+            raise ValueError("heartbeat_interval must be shorter than peer_timeout")
+        self.transport = transport
+        self.keys = keys
+        self.prefix = prefix
+        self.heartbeat_interval = heartbeat_interval
+        self.peer_timeout = peer_timeout
+        self._builder = EnvelopeBuilder(keys.local, keys.peer, keys.send_key, clock=clock,
+                                        id_factory=id_factory, conversation_id=keys.session_id,
+                                        prefix=prefix, aead_key=keys.aead_key,
+                                        nonce_factory=nonce_factory)
+        self.pipeline = ReceivePipeline(keys.recv_key, clock=clock, window_seconds=window_seconds,
+                                        aead_key=keys.aead_key,
+                                        expect_conversation_id=keys.session_id,
+                                        expect_sender=keys.peer, expect_receiver=keys.local)
+        self._inbox: asyncio.Queue[Envelope | EnvelopeError] = asyncio.Queue()
+        self._terminal: TransportError | None = None
+        self._ended = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.pongs = 0
+
+    # ---- properties ----------------------------------------------------------
+    @property
+    def session_id(self) -> str:
+        return self.keys.session_id
+
+    @property
+    def peer(self) -> AgentEndpoint:
+        return self.keys.peer
+
+    @property
+    def closed(self) -> bool:
+        return self._terminal is not None
+
+    # ---- lifecycle -------------------------------------------------------------
+    async def start(self) -> SecureChannel:
+        if not self._tasks:
+            self._tasks.append(asyncio.create_task(self._read_loop()))
+            if self.heartbeat_interval is not None:
+                self._tasks.append(asyncio.create_task(self._heartbeat()))
+        return self
+
+    async def __aenter__(self) -> SecureChannel:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self, reason: str | None = None) -> None:
+        """Tell the peer (``control.close``), then close the transport."""
+        if self._terminal is None:
+            with contextlib.suppress(TransportError):
+                await self._send_payload(control_payload("close", reason=reason))
+        self._end(TransportError("transport.closed", "channel closed locally"))
+        await self._shutdown()
+
+    async def _shutdown(self) -> None:
+        await self.transport.close()
+        current = asyncio.current_task()
+        for task in self._tasks:
+            if task is not current:
+                task.cancel()
+        for task in self._tasks:
+            if task is not current:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    def _end(self, error: TransportError) -> None:
+        if self._terminal is None:
+            self._terminal = error
+            self._ended.set()
+
+    # ---- sending ---------------------------------------------------------------
+    async def _send_payload(self, payload: dict[str, Any], **options: Any) -> Envelope:
+        env = self._builder.build(payload, **options)
+        await self.transport.send(env.to_bytes())
+        return env
+
+    async def send(self, payload: dict[str, Any], *, type: str | None = None,
+                   reply_to: str | None = None, correlation_id: str | None = None,
+                   ttl: int | None = None, encrypt: bool = False) -> Envelope:
+        """Sign (and seal, if ``encrypt``) ``payload``, send it, return the envelope sent."""
+        if self._terminal is not None:
+            raise self._terminal
+        try:
+            return await self._send_payload(payload, type=type, reply_to=reply_to,
+                                            correlation_id=correlation_id, ttl=ttl,
+                                            encrypt=encrypt)
+        except TransportError as error:
+            self._end(error)
+            raise
+
+    async def send_control(self, kind: str, *, reply_to: str | None = None,
+                           **fields: Any) -> Envelope:
+        return await self.send(control_payload(kind, **fields), reply_to=reply_to)
+
+    async def abort(self, reason: str, message: str = "",
+                    evidence: dict[str, Any] | None = None) -> Envelope:
+        """Send ``control.abort`` with a reason code and evidence (the channel stays open)."""
+        return await self.send(abort_payload(reason, message, evidence))
+
+    # ---- receiving -------------------------------------------------------------
+    async def recv(self, *, timeout: float | None = None, expect_reply_to: str | None = None,
+                   expect_correlation_id: str | None = None) -> Envelope:
+        """The next accepted envelope (session message or abort/receipt control).
+
+        Raises the pipeline's :class:`EnvelopeError` for a rejected envelope,
+        ``transport.timeout`` after ``timeout`` seconds, and the channel's
+        terminal :class:`TransportError` once it has ended.
+        """
+        if not self._inbox.empty():
+            return self._checked(self._inbox.get_nowait(), expect_reply_to, expect_correlation_id)
+        if self._terminal is not None:
+            raise self._terminal
+        getter = asyncio.ensure_future(self._inbox.get())
+        ended = asyncio.ensure_future(self._ended.wait())
+        try:
+            done, _ = await asyncio.wait({getter, ended}, timeout=timeout,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ended.cancel()
+            if not getter.done():
+                getter.cancel()
+        if getter in done or (getter.done() and not getter.cancelled()):
+            item = getter.result()
+        elif self._terminal is not None:
+            raise self._terminal
+        else:
+            raise TransportError("transport.timeout", f"no envelope within {timeout:g} s")
+        return self._checked(item, expect_reply_to, expect_correlation_id)
+
+    @staticmethod
+    def _checked(item: Envelope | EnvelopeError, reply_to: str | None,
+                 correlation_id: str | None) -> Envelope:
+        if isinstance(item, EnvelopeError):
+            raise item
+        check_expectations(item, reply_to=reply_to, correlation_id=correlation_id)
+        return item
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                frame = await self.transport.recv(idle_timeout=self.peer_timeout)
+                try:
+                    env = self.pipeline.accept(frame, expect_prefix=self.prefix)
+                except EnvelopeError as error:
+                    self._inbox.put_nowait(error)
+                    continue
+                kind = control_kind(env)
+                if kind == "ping":
+                    await self._send_payload(control_payload("pong", nonce=env.payload.get("nonce")),
+                                             reply_to=env.id)
+                elif kind == "pong":
+                    self.pongs += 1
+                elif kind == "close":
+                    reason = env.payload.get("reason")
+                    self._end(TransportError("transport.closed",
+                                             f"peer closed the session ({reason or 'no reason'})",
+                                             details={"reason": reason}))
+                    await self.transport.close()
+                    return
+                else:
+                    self._inbox.put_nowait(env)
+        except TransportError as error:
+            self._end(error)
+            await self.transport.close()
+        except Exception as error:  # never leave recv() waiting on a dead reader
+            self._end(TransportError("transport.closed", f"channel reader failed: {error!r}"))
+            await self.transport.close()
+
+    async def _heartbeat(self) -> None:
+        assert self.heartbeat_interval is not None
+        counter = 0
+        try:
+            while self._terminal is None:
+                await asyncio.sleep(self.heartbeat_interval)
+                counter += 1
+                await self._send_payload(control_payload("ping", nonce=f"{counter:032x}"))
+        except TransportError as error:
+            self._end(error)
+
+
+async def connect_channel(endpoint: str, identity: Identity, local: AgentEndpoint, *,
+                          clock: Callable[[], float], expected_peer_key: str | None = None,
+                          max_frame: int = DEFAULT_MAX_FRAME,
+                          read_timeout: float = DEFAULT_READ_TIMEOUT,
+                          handshake_timeout: float = 10.0, **channel_options: Any
+                          ) -> SecureChannel:
+    """Connect to ``tcp://HOST:PORT``, run the guest handshake, start the channel."""
+    host, port = parse_endpoint(endpoint)
+    transport = await connect_tcp(host, port, max_frame=max_frame, read_timeout=read_timeout)
+    try:
+        keys = await client_handshake(transport, identity, local, clock=clock,
+                                      expected_peer_key=expected_peer_key,
+                                      timeout=handshake_timeout)
+    except BaseException:
+        await transport.close()
+        raise
+    return await SecureChannel(transport, keys, clock=clock, **channel_options).start()
+
+
+async def serve_channels(handler: Callable[[SecureChannel], Awaitable[None]], identity: Identity,
+                         local: AgentEndpoint, *, clock: Callable[[], float],
+                         host: str = "127.0.0.1", port: int = 0,
+                         expected_peer_key: str | None = None,
+                         max_frame: int = DEFAULT_MAX_FRAME,
+                         read_timeout: float = DEFAULT_READ_TIMEOUT,
+                         handshake_timeout: float = 10.0, **channel_options: Any
+                         ) -> asyncio.Server:
+    """Listen on ``host:port``; run the host handshake per guest and hand ``handler`` a channel.
+
+    A guest that fails the handshake is dropped before anything else is read.
+    The channel is closed when ``handler`` returns.
+    """
+    hello_guard = ReplayGuard(10_000)
+
+    async def on_transport(transport: StreamTransport) -> None:
+        keys = await server_handshake(transport, identity, local, clock=clock,
+                                      expected_peer_key=expected_peer_key,
+                                      hello_guard=hello_guard, timeout=handshake_timeout)
+        channel = await SecureChannel(transport, keys, clock=clock, **channel_options).start()
+        try:
+            await handler(channel)
+        finally:
+            await channel.close()
+
+    return await serve_tcp(on_transport, host, port, max_frame=max_frame,
+                           read_timeout=read_timeout)

@@ -1,0 +1,198 @@
+"""SecureChannel: signed traffic, encryption, rejected frames, heartbeats, close, abort."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from wirehelpers import GUEST, HOST, FakeClock, handshake_pair, seeded_identity
+
+from lingxi.wire import EnvelopeError, HandshakeError, TransportError, is_control
+from lingxi.wire.channel import SecureChannel, connect_channel, serve_channels
+from lingxi.wire.transport import memory_pair
+
+MOVE = {"action": "move", "row": 1, "col": 2}
+
+
+async def channel_pair(clock=None, **options):
+    clock = clock or FakeClock()
+    a, b = memory_pair()
+    guest_keys, host_keys = await handshake_pair(a, b, clock)
+    options.setdefault("heartbeat_interval", None)
+    options.setdefault("peer_timeout", None)
+    guest = await SecureChannel(a, guest_keys, clock=clock, **options).start()
+    host = await SecureChannel(b, host_keys, clock=clock, **options).start()
+    return guest, host, a, b
+
+
+async def test_messages_flow_both_ways_with_session_bindings():
+    guest, host, *_ = await channel_pair()
+    sent = await guest.send(MOVE, correlation_id="c-1")
+    received = await host.recv(timeout=1)
+    assert received.payload == MOVE and received.type == "p2p:move"
+    assert received.conversation_id == host.session_id == guest.session_id
+    reply = await host.send({"action": "ack"}, reply_to=sent.id, correlation_id="c-1")
+    got = await guest.recv(timeout=1, expect_reply_to=sent.id, expect_correlation_id="c-1")
+    assert got.id == reply.id
+    await guest.close()
+    await host.close()
+
+
+async def test_encrypted_payloads_travel_sealed_and_arrive_open():
+    guest, host, a, b = await channel_pair()
+    frames = []
+    original = a.send
+
+    async def spy(frame):
+        frames.append(frame)
+        await original(frame)
+
+    a.send = spy
+    await guest.send({"action": "secret", "card": "ace"}, encrypt=True)
+    got = await host.recv(timeout=1)
+    assert got.payload == {"action": "secret", "card": "ace"} and got.encrypt
+    assert b"ace" not in frames[0]
+
+
+async def test_unexpected_reply_is_rejected_by_recv():
+    guest, host, *_ = await channel_pair()
+    await host.send({"action": "ack"}, reply_to="someone-else")
+    with pytest.raises(EnvelopeError) as info:
+        await guest.recv(timeout=1, expect_reply_to="mine")
+    assert info.value.code == "envelope.bad_reply_to"
+
+
+async def test_a_reflected_envelope_fails_the_direction_key_and_channel_stays_open():
+    guest, host, a, b = await channel_pair()
+    sent = await guest.send(MOVE)
+    await host.recv(timeout=1)
+    await b.send(sent.to_bytes())  # bounce the guest's own envelope back to it
+    with pytest.raises(EnvelopeError) as info:
+        await guest.recv(timeout=1)
+    assert info.value.code == "envelope.bad_signature"
+    await host.send({"action": "still_here"})
+    assert (await guest.recv(timeout=1)).action == "still_here"
+
+
+async def test_a_replayed_frame_is_rejected():
+    guest, host, a, _ = await channel_pair()
+    sent = await guest.send(MOVE)
+    await host.recv(timeout=1)
+    await a.send(sent.to_bytes())
+    with pytest.raises(EnvelopeError) as info:
+        await host.recv(timeout=1)
+    assert info.value.code == "envelope.replay"
+
+
+async def test_garbage_frames_surface_as_malformed():
+    guest, host, a, _ = await channel_pair()
+    await a.send(b"\x93\x00not json")
+    with pytest.raises(EnvelopeError) as info:
+        await host.recv(timeout=1)
+    assert info.value.code == "envelope.malformed"
+
+
+async def test_an_envelope_from_another_session_is_rejected():
+    clock = FakeClock()
+    guest, host, *_ = await channel_pair(clock)
+    other_guest, _, _, _ = await channel_pair(clock)
+    stray = other_guest._builder.build(MOVE)
+    await guest.transport.send(stray.to_bytes())
+    with pytest.raises(EnvelopeError) as info:
+        await host.recv(timeout=1)
+    assert info.value.code == "envelope.bad_signature"
+
+
+async def test_abort_reaches_the_peer_with_reason_and_evidence():
+    guest, host, *_ = await channel_pair()
+    await host.abort("session.commit_mismatch", "reveal does not match",
+                     evidence={"envelope_id": "x", "signature": "ab"})
+    got = await guest.recv(timeout=1)
+    assert is_control(got) and got.type == "p2p:control.abort"
+    assert got.payload["reason"] == "session.commit_mismatch"
+    assert got.payload["evidence"] == {"envelope_id": "x", "signature": "ab"}
+
+
+async def test_close_ends_the_peer_with_its_reason():
+    guest, host, *_ = await channel_pair()
+    await guest.close("finished")
+    with pytest.raises(TransportError) as info:
+        await host.recv(timeout=1)
+    assert info.value.code == "transport.closed" and info.value.details["reason"] == "finished"
+    with pytest.raises(TransportError):
+        await host.recv(timeout=1)
+    with pytest.raises(TransportError):
+        await guest.send(MOVE)
+
+
+async def test_recv_timeout_is_typed():
+    guest, host, *_ = await channel_pair()
+    with pytest.raises(TransportError) as info:
+        await host.recv(timeout=0.05)
+    assert info.value.code == "transport.timeout"
+    assert not host.closed
+
+
+async def test_heartbeats_keep_a_quiet_session_alive():
+    guest, host, *_ = await channel_pair(heartbeat_interval=0.02, peer_timeout=0.15)
+    await asyncio.sleep(0.5)  # several peer timeouts with no application traffic
+    assert not guest.closed and not host.closed
+    assert guest.pongs > 0 and host.pongs > 0
+    await guest.send(MOVE)
+    assert (await host.recv(timeout=1)).payload == MOVE
+
+
+async def test_a_silent_peer_ends_the_session():
+    clock = FakeClock()
+    a, b = memory_pair()
+    guest_keys, _ = await handshake_pair(a, b, clock)
+    # the host side finished the handshake and then went silent (never reads, never pings)
+    guest = await SecureChannel(a, guest_keys, clock=clock, heartbeat_interval=0.02,
+                                peer_timeout=0.1).start()
+    with pytest.raises(TransportError) as info:
+        await guest.recv(timeout=2)
+    assert info.value.code == "transport.peer_silent"
+    assert guest.closed
+
+
+async def test_channels_over_loopback_tcp():
+    clock = FakeClock()
+    host_identity = seeded_identity(1)
+    seen = []
+
+    async def handler(channel):
+        while True:
+            try:
+                env = await channel.recv(timeout=2)
+            except TransportError:
+                return
+            seen.append(env.payload)
+            await channel.send({"action": "echo", "n": env.payload["n"]}, reply_to=env.id)
+
+    server = await serve_channels(handler, host_identity, HOST, clock=clock)
+    port = server.sockets[0].getsockname()[1]
+    channel = await connect_channel(f"tcp://127.0.0.1:{port}", seeded_identity(2), GUEST,
+                                    clock=clock, expected_peer_key=host_identity.public_hex)
+    for n in range(5):
+        sent = await channel.send({"action": "ping_app", "n": n})
+        reply = await channel.recv(timeout=2, expect_reply_to=sent.id)
+        assert reply.payload == {"action": "echo", "n": n}
+    assert channel.keys.peer_identity == host_identity.public_hex
+    await channel.close()
+    server.close()
+    await server.wait_closed()
+    assert [p["n"] for p in seen] == list(range(5))
+
+
+async def test_connect_channel_refuses_the_wrong_host_key():
+    clock = FakeClock()
+    server = await serve_channels(lambda ch: asyncio.sleep(0), seeded_identity(1), HOST,
+                                  clock=clock)
+    port = server.sockets[0].getsockname()[1]
+    with pytest.raises(HandshakeError) as info:
+        await connect_channel(f"tcp://127.0.0.1:{port}", seeded_identity(2), GUEST, clock=clock,
+                              expected_peer_key=seeded_identity(3).public_hex,
+                              handshake_timeout=2)
+    assert info.value.code == "handshake.identity_mismatch"
+    server.close()
+    await server.wait_closed()

@@ -1,0 +1,235 @@
+"""Handshake: matching keys on both sides, identity pinning, forged or replayed hellos."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from wirehelpers import GUEST, HOST, FakeClock, handshake_pair, seeded_identity
+
+from lingxi.wire import Envelope, HandshakeError, TransportError, handshake, sign_envelope
+from lingxi.wire.handshake import HANDSHAKE_KEY, client_handshake, server_handshake
+from lingxi.wire.replay import ReplayGuard
+from lingxi.wire.transport import connect_tcp, memory_pair, serve_tcp
+
+
+class CountingTransport:
+    """Wraps a transport and counts frames handed to the reader."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.frames_read = inner, 0
+        self.peer, self.max_frame = inner.peer, inner.max_frame
+
+    @property
+    def closed(self):
+        return self.inner.closed
+
+    async def send(self, frame):
+        await self.inner.send(frame)
+
+    async def recv(self, idle_timeout=None):
+        frame = await self.inner.recv(idle_timeout)
+        self.frames_read += 1
+        return frame
+
+    async def close(self):
+        await self.inner.close()
+
+
+async def test_both_sides_derive_the_same_session():
+    a, b = memory_pair()
+    clock = FakeClock()
+    guest, host = await handshake_pair(a, b, clock, expected_host_key=seeded_identity(1).public_hex)
+    assert guest.session_id == host.session_id and len(guest.session_id) == 32
+    assert guest.send_key == host.recv_key and guest.recv_key == host.send_key
+    assert guest.send_key != guest.recv_key
+    assert guest.aead_key == host.aead_key and len(guest.aead_key) == 32
+    assert guest.transcript_hash == host.transcript_hash
+    assert guest.peer_identity == seeded_identity(1).public_hex
+    assert host.peer_identity == seeded_identity(2).public_hex
+    assert guest.peer == HOST and host.peer == GUEST
+
+
+async def test_every_handshake_gives_fresh_keys():
+    clock = FakeClock()
+    first, _ = await handshake_pair(*memory_pair(), clock)
+    second, _ = await handshake_pair(*memory_pair(), clock)
+    assert first.session_id != second.session_id and first.send_key != second.send_key
+
+
+async def test_handshake_over_tcp():
+    clock = FakeClock()
+    done: asyncio.Future = asyncio.get_running_loop().create_future()
+
+    async def handler(transport):
+        done.set_result(await server_handshake(transport, seeded_identity(1), HOST, clock=clock))
+
+    server = await serve_tcp(handler, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    transport = await connect_tcp("127.0.0.1", port)
+    guest = await client_handshake(transport, seeded_identity(2), GUEST, clock=clock,
+                                   expected_peer_key=seeded_identity(1).public_hex)
+    host = await asyncio.wait_for(done, 2)
+    assert guest.session_id == host.session_id
+    await transport.close()
+    server.close()
+    await server.wait_closed()
+
+
+async def test_guest_refuses_a_host_with_another_identity_before_reading_any_payload(monkeypatch):
+    # a dishonest host ignores the key the guest asked for and presents its own
+    monkeypatch.setattr(handshake, "_check_guest_expectation", lambda body, identity: None)
+    a, b = memory_pair()
+    counting = CountingTransport(a)
+    clock = FakeClock()
+    impostor = seeded_identity(9)
+
+    async def host_then_payload():
+        keys = await server_handshake(b, impostor, HOST, clock=clock)
+        await b.send(b'{"payload": "must never be read"}')
+        return keys
+
+    host_task = asyncio.create_task(host_then_payload())
+    with pytest.raises(HandshakeError) as info:
+        await client_handshake(counting, seeded_identity(2), GUEST, clock=clock,
+                               expected_peer_key=seeded_identity(1).public_hex, timeout=2)
+    await host_task
+    assert info.value.code == "handshake.identity_mismatch"
+    assert counting.frames_read == 1  # only the welcome; the payload after it stays unread
+    assert counting.closed
+
+
+async def test_host_refuses_an_unexpected_guest_with_a_reason_and_no_welcome():
+    a, b = memory_pair()
+    guest, host = await handshake_pair(a, b, FakeClock(),
+                                       expected_guest_key=seeded_identity(7).public_hex)
+    assert isinstance(host, HandshakeError) and host.code == "handshake.identity_mismatch"
+    assert isinstance(guest, HandshakeError) and guest.code == "handshake.identity_mismatch"
+
+
+async def test_host_refuses_a_guest_that_expects_another_host():
+    a, b = memory_pair()
+    guest, host = await handshake_pair(a, b, FakeClock(),
+                                       expected_host_key=seeded_identity(5).public_hex)
+    assert isinstance(host, HandshakeError) and host.code == "handshake.identity_mismatch"
+    assert isinstance(guest, HandshakeError) and guest.code == "handshake.identity_mismatch"
+
+
+async def test_a_host_claiming_the_expected_key_without_holding_it_is_refused():
+    expected = seeded_identity(1)
+    liar = seeded_identity(6)
+    liar.public_hex = expected.public_hex  # presents the right key, signs with its own
+    a, b = memory_pair()
+    guest, host = await handshake_pair(a, b, FakeClock(), host_identity=liar,
+                                       expected_host_key=expected.public_hex)
+    assert isinstance(guest, HandshakeError) and guest.code == "handshake.bad_signature"
+
+
+class Tamper:
+    """A man in the middle that rewrites the first frame going one way."""
+
+    def __init__(self, inner, rewrite) -> None:
+        self.inner, self.rewrite, self.done = inner, rewrite, False
+        self.peer, self.max_frame = inner.peer, inner.max_frame
+
+    @property
+    def closed(self):
+        return self.inner.closed
+
+    async def send(self, frame):
+        await self.inner.send(frame)
+
+    async def recv(self, idle_timeout=None):
+        frame = await self.inner.recv(idle_timeout)
+        if not self.done:
+            self.done = True
+            raw = json.loads(frame)
+            self.rewrite(raw)
+            env = Envelope.from_dict(raw)
+            if env.action == "handshake.hello":  # its HMAC key is public: re-sign it
+                env = sign_envelope(env, HANDSHAKE_KEY)
+            frame = env.to_bytes()
+        return frame
+
+    async def close(self):
+        await self.inner.close()
+
+
+def swap_ephemeral(raw):
+    raw["payload"]["ephemeral_key"] = "11" * 32
+
+
+def swap_identity(raw):
+    raw["payload"]["identity_key"] = seeded_identity(8).public_hex
+
+
+@pytest.mark.parametrize(("side", "rewrite", "code"), [
+    ("host", swap_ephemeral, "handshake.bad_signature"),
+    ("host", swap_identity, "handshake.bad_signature"),
+    ("guest", swap_ephemeral, "handshake.bad_signature"),
+    ("guest", swap_identity, "handshake.bad_signature"),
+])
+async def test_a_man_in_the_middle_cannot_swap_keys(side, rewrite, code):
+    a, b = memory_pair()
+    clock = FakeClock()
+    if side == "host":  # tamper with the hello the host reads
+        b = Tamper(b, rewrite)
+    else:  # tamper with the welcome the guest reads
+        a = Tamper(a, rewrite)
+    guest, host = await handshake_pair(a, b, clock)
+    refused = host if side == "host" else guest
+    assert isinstance(refused, HandshakeError) and refused.code == code
+
+
+async def test_a_replayed_hello_is_refused():
+    clock = FakeClock()
+    guard = ReplayGuard()
+    a, b = memory_pair()
+    recorder = CountingTransport(b)
+    frames = []
+    original_recv = recorder.recv
+
+    async def recording_recv(idle_timeout=None):
+        frame = await original_recv(idle_timeout)
+        frames.append(frame)
+        return frame
+
+    recorder.recv = recording_recv
+    guest_task = asyncio.create_task(client_handshake(a, seeded_identity(2), GUEST, clock=clock))
+    await server_handshake(recorder, seeded_identity(1), HOST, clock=clock, hello_guard=guard)
+    await guest_task
+    c, d = memory_pair()
+    await c.send(frames[0])
+    with pytest.raises(HandshakeError) as info:
+        await server_handshake(d, seeded_identity(1), HOST, clock=clock, hello_guard=guard)
+    assert info.value.code == "handshake.replay"
+
+
+async def test_a_stale_hello_is_refused():
+    a, b = memory_pair()
+    guest_clock, host_clock = FakeClock(), FakeClock()
+    host_clock.now += 600
+    guest_task = asyncio.create_task(client_handshake(a, seeded_identity(2), GUEST,
+                                                      clock=guest_clock, timeout=1))
+    with pytest.raises(HandshakeError) as info:
+        await server_handshake(b, seeded_identity(1), HOST, clock=host_clock)
+    assert info.value.details["envelope_code"] == "envelope.stale"
+    with pytest.raises(TransportError):
+        await guest_task
+
+
+async def test_garbage_instead_of_a_hello_is_refused():
+    a, b = memory_pair()
+    await a.send(b"\x00garbage\xff")
+    with pytest.raises(HandshakeError) as info:
+        await server_handshake(b, seeded_identity(1), HOST, clock=FakeClock())
+    assert info.value.code == "handshake.failed"
+    assert b.closed
+
+
+async def test_a_silent_host_times_out_the_guest():
+    a, _ = memory_pair()
+    with pytest.raises(TransportError) as info:
+        await client_handshake(a, seeded_identity(2), GUEST, clock=FakeClock(), timeout=0.05)
+    assert info.value.code == "transport.peer_silent"
