@@ -1,0 +1,106 @@
+"""greedy-match3 reads the frame's pixels and picks the best immediate swap."""
+
+import io
+
+import pytest
+from PIL import Image
+
+from lingxi.actor.actors import create_actor
+from lingxi.actor.actors.base import legality_problem
+from lingxi.actor.actors.match3 import adjacent_pairs, swap_gain
+from lingxi.actor.contracts import validate_selection
+
+from .synth import Style, random_kinds, render
+from .test_vision import STYLES
+from .views import make_view
+
+
+def _pair_of(view, candidate_id):
+    cand = next(c for c in view["interactionCandidates"]["match3Swaps"]["candidates"]
+                if c["candidateId"] == candidate_id)
+    a, b = cand["pair"]
+    return (a["cell"]["row"], a["cell"]["column"]), (b["cell"]["row"], b["cell"]["column"])
+
+
+@pytest.mark.parametrize(("style", "rows", "columns", "seed"), [
+    ("tiles-gap", 8, 8, 1), ("tiles-touching", 8, 8, 2), ("gems-in-wells", 8, 8, 3),
+    ("circles-light-panel", 6, 7, 4), ("letters-on-tiles", 10, 10, 5), ("emoji-in-wells", 8, 8, 6),
+])
+def test_picks_a_swap_with_the_largest_immediate_match(style, rows, columns, seed):
+    if STYLES[style].shape == "emoji":
+        from .synth import EMOJI_FONT
+        if not EMOJI_FONT.exists():
+            pytest.skip("fonts-noto-color-emoji is not installed (make browser installs it)")
+    kinds = random_kinds(rows, columns, 5, seed=seed)
+    pitch = min(360 // columns, 420 // rows)
+    png, _ = render(kinds, pitch=pitch, origin=((390 - columns * pitch) // 2, 140), style=STYLES[style])
+    view = make_view(png, rows=rows, columns=columns, seed=seed)
+    actor = create_actor("greedy-match3", seed=seed, options={})
+    sel = actor.select(view, png)
+    validate_selection(sel)
+    assert sel["type"] == "swap_pair" and legality_problem(view, sel) is None
+    a, b = _pair_of(view, sel["candidateId"])
+    best = max(swap_gain(kinds, p, q) for p, q in adjacent_pairs(rows, columns))
+    assert best >= 3 and swap_gain(kinds, a, b) == best
+
+
+def test_prefers_a_five_over_a_three():
+    kinds = [[(c + 2 * r) % 6 for c in range(8)] for r in range(8)]
+    # Plant a line of five (row 8 = 0 0 x 0 0, a 0 above the gap) next to a line of three.
+    kinds[7][:5] = [0, 0, 3, 0, 0]
+    kinds[6][2] = 0
+    kinds[0][5:8] = [1, 1, 4]
+    kinds[1][7] = 1
+    gains = {(p, q): swap_gain(kinds, p, q) for p, q in adjacent_pairs(8, 8)}
+    assert max(gains.values()) == 5 and 3 in gains.values()   # precondition: fives and threes
+    png, _ = render(kinds, pitch=45, origin=(15, 140), style=Style())
+    view = make_view(png)
+    sel = create_actor("greedy-match3", seed=1, options={}).select(view, png)
+    a, b = _pair_of(view, sel["candidateId"])
+    assert gains.get((a, b), gains.get((b, a))) == 5
+
+
+def test_does_not_retry_a_swap_that_left_the_frame_unchanged():
+    kinds = random_kinds(8, 8, 6, seed=12)
+    png, _ = render(kinds, pitch=45, origin=(15, 140), style=Style())
+    view = make_view(png)
+    actor = create_actor("greedy-match3", seed=1, options={})
+    picks = [actor.select(view, png)["candidateId"] for _ in range(6)]
+    assert len(set(picks)) == 6
+
+
+def _blank_png() -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (390, 844), (240, 240, 240)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_no_board_in_the_frame_explores_an_untried_candidate():
+    png = _blank_png()
+    view = make_view(png)
+    actor = create_actor("greedy-match3", seed=1, options={})
+    picks = [actor.select(view, png) for _ in range(5)]
+    assert all(p["type"] == "swap_pair" and legality_problem(view, p) is None for p in picks)
+    assert len({p["candidateId"] for p in picks}) == 5
+
+
+def test_no_lattice_target_falls_back_to_legal_random_play():
+    png = _blank_png()
+    view = make_view(png, rows=None, columns=None)
+    actor = create_actor("greedy-match3", seed=1, options={})
+    for _ in range(20):
+        sel = actor.select(view, png)
+        validate_selection(sel)
+        assert legality_problem(view, sel) is None
+
+
+def test_without_swap_pair_it_drags_on_the_lattice():
+    kinds = random_kinds(8, 8, 5, seed=13)
+    png, _ = render(kinds, pitch=45, origin=(15, 140), style=Style())
+    view = make_view(png, types=["tap", "drag", "wait"], with_candidates=False)
+    sel = create_actor("greedy-match3", seed=1, options={}).select(view, png)
+    validate_selection(sel)
+    assert sel["type"] == "drag" and sel["from"]["targetId"] == "l00"
+    a = (sel["from"]["cell"]["row"], sel["from"]["cell"]["column"])
+    b = (sel["to"]["cell"]["row"], sel["to"]["cell"]["column"])
+    assert swap_gain(kinds, a, b) == max(swap_gain(kinds, p, q) for p, q in adjacent_pairs(8, 8))
