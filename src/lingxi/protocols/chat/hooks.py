@@ -1,0 +1,43 @@
+"""Chat hooks: lines from the local person go out; peer lines are kept, never interpreted."""
+
+from lingxi.hooks import HookResult, Hooks
+
+
+class ChatHooks(Hooks):
+    def proto_start(self):
+        self.state.update(seq=0, peer_seq=0, transcript=[])
+
+    def proto_next_message(self, allowed, decision=None):
+        if "join" in allowed:
+            return HookResult(response={"action": "join",
+                                        "nickname": self.ctx.options["guest_nickname"]})
+        return HookResult()
+
+    def proto_on_message(self, message):
+        action = message["action"]
+        if action == "join":
+            return HookResult(response={"action": "ready",
+                                        "nickname": self.ctx.options["host_nickname"]})
+        if action == "chat":
+            if message["seq"] != self.state["peer_seq"] + 1:
+                return HookResult(abort=f"chat line {message['seq']} is out of sequence")
+            self.state["peer_seq"] = message["seq"]
+            self.state["transcript"].append((self.ctx.peer, message["text"]))
+        return None
+
+    def proto_on_input(self, line):
+        if line.strip() in ("/quit", "/end"):
+            return HookResult(completed=True)
+        if not line.strip():
+            return None
+        self.state["seq"] += 1
+        self.state["transcript"].append((self.ctx.role, line))
+        return HookResult(response={"action": "chat", "seq": self.state["seq"], "text": line})
+
+    def proto_describe(self, message):
+        if message["action"] == "chat":
+            return f"#{message['seq']}: {message['text']}"
+        return None
+
+    def proto_finish(self, outcome):
+        return {"lines": len(self.state.get("transcript", []))}

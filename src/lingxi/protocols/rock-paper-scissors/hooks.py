@@ -1,0 +1,82 @@
+"""Rock-paper-scissors hooks. The engine commits and reveals; we choose and judge."""
+
+from lingxi.hooks import DecisionPoint, HookResult, Hooks
+
+BEATS = {"rock": "scissors", "scissors": "paper", "paper": "rock"}
+
+
+def winner_of(host, guest):
+    if host == guest:
+        return "draw"
+    return "host" if BEATS[host] == guest else "guest"
+
+
+class RockPaperScissorsHooks(Hooks):
+    def proto_start(self):
+        best_of = self.ctx.options["best_of"]
+        self.state.update(best_of=best_of, rounds_to_win=best_of // 2 + 1,
+                          termination=self.ctx.options["termination"], wins={"host": 0, "guest": 0},
+                          winner=None)
+
+    def proto_next_message(self, allowed, decision=None):
+        if "join" in allowed:
+            return HookResult(response={"action": "join"})
+        if "ready" in allowed:
+            return HookResult(response={"action": "ready", "best_of": self.state["best_of"],
+                                        "rounds_to_win": self.state["rounds_to_win"],
+                                        "termination": self.state["termination"]})
+        return HookResult()
+
+    def proto_on_message(self, message):
+        action = message["action"]
+        if action == "join":
+            return self.proto_next_message(["ready"])
+        if action == "ready":
+            self.state.update(best_of=message["best_of"], rounds_to_win=message["rounds_to_win"],
+                              termination=message["termination"])
+        elif action == "round_result":
+            self.state["wins"] = {"host": message["host_wins"], "guest": message["guest_wins"]}
+            if message["game_over"]:
+                self.state["winner"] = message["game_winner"]
+        elif action == "error":
+            return HookResult(abort=f"peer reported {message['reason']}")
+        return None
+
+    def proto_round_point(self, round_no):
+        wins = self.state["wins"]
+        return DecisionPoint(legal=["rock", "paper", "scissors"],
+                             view={"round": round_no, "my_wins": wins[self.ctx.role],
+                                   "peer_wins": wins[self.ctx.peer],
+                                   "rounds_to_win": self.state["rounds_to_win"]})
+
+    def proto_round_choose(self, round_no, point):
+        return self.ctx.rng.choice(point.legal)
+
+    def proto_round_judge(self, round_no, host_value, guest_value):
+        wins = self.state["wins"]
+        winner = winner_of(host_value, guest_value)
+        if winner != "draw":
+            wins[winner] += 1
+        if self.state["termination"] == "first_to_win":
+            over = max(wins.values()) >= self.state["rounds_to_win"] or round_no >= self.state["best_of"]
+        else:
+            over = round_no >= self.state["best_of"]
+        game_winner = "none"
+        if over:
+            game_winner = ("draw" if wins["host"] == wins["guest"]
+                           else "host" if wins["host"] > wins["guest"] else "guest")
+            self.state["winner"] = game_winner
+        return {"action": "round_result", "round": round_no, "host_choice": host_value,
+                "guest_choice": guest_value, "round_winner": winner,
+                "host_wins": wins["host"], "guest_wins": wins["guest"],
+                "game_over": over, "game_winner": game_winner}
+
+    def proto_describe(self, message):
+        if message["action"] == "round_result":
+            return (f"round {message['round']}: host {message['host_choice']} vs guest "
+                    f"{message['guest_choice']} -> {message['round_winner']} "
+                    f"({message['host_wins']}-{message['guest_wins']})")
+        return None
+
+    def proto_finish(self, outcome):
+        return {"winner": self.state.get("winner"), "score": dict(self.state.get("wins", {}))}

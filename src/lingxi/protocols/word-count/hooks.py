@@ -1,0 +1,52 @@
+"""Word-count service hooks: the host counts, the guest checks the delivery."""
+
+from lingxi.hooks import DecisionPoint, HookResult, Hooks
+
+
+def count(text):
+    return {"lines": len(text.splitlines()), "words": len(text.split()),
+            "characters": len(text)}
+
+
+class WordCountHooks(Hooks):
+    def proto_decision_point(self, allowed):
+        if "request" in allowed:
+            return DecisionPoint(view={"ask": "text to count"},
+                                 default=self.ctx.options["sample_text"])
+        return None
+
+    def proto_next_message(self, allowed, decision=None):
+        if "request" in allowed:
+            text = decision if isinstance(decision, str) else self.ctx.options["sample_text"]
+            self.state["text"] = text
+            return HookResult(response={"action": "request", "text": text})
+        return HookResult()
+
+    def proto_on_message(self, message):
+        action = message["action"]
+        if action == "request":
+            counts = count(message["text"])
+            self.state["counts"] = counts
+            return HookResult(response=[{"action": "progress", "percent": 50},
+                                        {"action": "delivery", **counts}])
+        if action == "delivery":
+            delivered = {k: message[k] for k in ("lines", "words", "characters")}
+            self.state["counts"] = delivered
+            ok = delivered == count(self.state["text"])
+            self.state["accepted"] = ok
+            return HookResult(response={"action": "ack", "accepted": ok})
+        if action == "ack":
+            self.state["accepted"] = message["accepted"]
+        elif action == "error":
+            return HookResult(abort=f"peer reported {message['reason']}")
+        return None
+
+    def proto_describe(self, message):
+        if message["action"] == "delivery":
+            return f"delivery: {message['lines']} lines, {message['words']} words, {message['characters']} characters"
+        if message["action"] == "ack":
+            return f"ack: accepted={message['accepted']}"
+        return None
+
+    def proto_finish(self, outcome):
+        return {"counts": self.state.get("counts"), "accepted": self.state.get("accepted")}
