@@ -87,6 +87,13 @@ def test_dict_with_non_json_values_is_rejected(base_spec):
     assert caught.value.code == "spec.not_json"
     with pytest.raises(SpecError):
         load_spec(["not", "a", "spec"])
+    deep: list = []
+    for _ in range(5000):
+        deep = [deep]
+    base_spec["rules"] = {"x": deep}
+    with pytest.raises(SpecError) as caught:
+        load_spec(base_spec)
+    assert caught.value.code == "spec.not_json"
 
 
 def test_duplicate_json_keys_are_errors(tmp_path):

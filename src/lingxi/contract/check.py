@@ -421,8 +421,10 @@ def _check_decision(doc: dict, report: Report) -> None:
 
 
 def _best_practices(doc: dict, messages: dict[str, dict], report: Report) -> None:
-    for index, message in enumerate(doc.get("messages") or []):
-        if not isinstance(message, dict) or message.get("name") not in messages:
+    listed = doc.get("messages")
+    for index, message in enumerate(listed if isinstance(listed, list) else []):
+        if not isinstance(message, dict) or not isinstance(message.get("name"), str) or (
+                messages.get(message["name"]) is not message):
             continue
         name = message["name"]
         action = message["fields"].get("action")

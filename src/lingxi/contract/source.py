@@ -62,19 +62,25 @@ def parse_json_text(text: str, origin: str) -> tuple[Any, list[str]]:
     return value, dupes.keys
 
 
+MAX_DEPTH = 200  # far deeper than any real spec; keeps copying and hashing off the recursion limit
+
+
 def _is_json(value: Any) -> bool:
-    """True when ``value`` is plain, finite JSON data (str keys, no NaN)."""
-    stack = [value]
+    """True when ``value`` is plain, finite JSON data (str keys, no NaN, not too deep)."""
+    stack = [(value, 0)]
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
         kind = type(item)
-        if kind is dict:
-            for key, child in item.items():
-                if type(key) is not str:
-                    return False
-                stack.append(child)
-        elif kind is list:
-            stack.extend(item)
+        if kind is dict or kind is list:
+            if depth >= MAX_DEPTH:
+                return False
+            if kind is dict:
+                for key, child in item.items():
+                    if type(key) is not str:
+                        return False
+                    stack.append((child, depth + 1))
+            else:
+                stack.extend((child, depth + 1) for child in item)
         elif kind is float:
             if not math.isfinite(item):
                 return False
@@ -88,7 +94,7 @@ def read_spec_document(source: str | Path | dict) -> tuple[dict[str, Any], str, 
     if isinstance(source, dict):
         if not _is_json(source):
             raise SpecError("spec.not_json", "spec is not plain JSON data (non-string keys, "
-                            "NaN, or non-JSON values)")
+                            f"NaN, non-JSON values, or nested deeper than {MAX_DEPTH})")
         return copy.deepcopy(source), "<dict>", []
     if not isinstance(source, (str, Path)):
         raise SpecError("spec.not_object", f"a spec must be a JSON object, a path or a "
