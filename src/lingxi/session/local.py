@@ -199,7 +199,9 @@ class LocalPair:
         if cheat is not None:
             items = cheat.outgoing(side, payload, correlation_id)
         for body, cid in items:
-            envelope = side.builder.build(body, correlation_id=cid).to_dict()
+            self.now += 1e-6  # distinct timestamps: identical payloads are not replays
+            kind = None if isinstance(body.get("action"), str) else "p2p:unnamed"
+            envelope = side.builder.build(body, type=kind, correlation_id=cid).to_dict()
             for sent in (cheat.wire(side, envelope) if cheat is not None else [envelope]):
                 side.sent += 1
                 side.recorder.envelope(side.direction, sent, "sent")
