@@ -60,13 +60,16 @@ def test_prefers_a_five_over_a_three():
     assert gains.get((a, b), gains.get((b, a))) == 5
 
 
-def test_does_not_retry_a_swap_that_left_the_frame_unchanged():
+def test_does_not_retry_a_swap_on_the_same_board():
     kinds = random_kinds(8, 8, 6, seed=12)
     png, _ = render(kinds, pitch=45, origin=(15, 140), style=Style())
     view = make_view(png)
     actor = create_actor("greedy-match3", seed=1, options={})
     picks = [actor.select(view, png)["candidateId"] for _ in range(6)]
     assert len(set(picks)) == 6
+    # A repaint with different bytes but the same board still counts as the same board.
+    again = make_view(png + b"\0")
+    assert actor.select(again, png)["candidateId"] not in picks
 
 
 def _blank_png() -> bytes:

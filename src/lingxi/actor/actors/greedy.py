@@ -5,8 +5,9 @@ the board in the frame itself (:func:`lingxi.actor.vision.find_lattice`),
 clusters cell colours into kinds, and answers ``swap_pair`` with the candidate
 whose swap makes the largest immediate line of ≥3. Falls back to another
 untried candidate when it sees no match, and to the random baseline when there
-is no board at all. A swap that left the frame unchanged is not tried again on
-that frame, so a misread board cannot loop forever.
+is no board at all. A swap is not tried twice on the same board (the same grid
+of kinds, or the same frame hash when no board is read), so a misread board
+cannot loop forever even if a revert repaints a few pixels differently.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class GreedyMatch3Actor(Actor):
     def __init__(self, *, seed: int, options: dict[str, str] | None = None) -> None:
         check_options(self.name, dict(options or {}), set())
         self._rng = random.Random(seed)
-        self._tried: dict[str, set[tuple[tuple[int, int], tuple[int, int]]]] = {}
+        self._tried: dict[Any, set[tuple[tuple[int, int], tuple[int, int]]]] = {}
         self.last_board: list[list[int]] | None = None   # for inspection in tests and reports
 
     def select(self, view: dict[str, Any], frame_png: bytes) -> dict[str, Any]:
@@ -45,11 +46,13 @@ class GreedyMatch3Actor(Actor):
         rows, columns = int(dims["rows"]), int(dims["columns"])
         lattice = find_lattice(frame_png, rows=rows, columns=columns)
         if lattice is None:
-            return self._fallback(view, lattice_target, rows, columns, "no board found in the frame")
+            return self._fallback(view, lattice_target, rows, columns, "no board found in the frame",
+                                  view.get("currentFrameHash", ""))
         board = classify_cells(frame_png, lattice)
         self.last_board = board
+        board_key = tuple(tuple(row) for row in board)
 
-        tried = self._tried.setdefault(view.get("currentFrameHash", ""), set())
+        tried = self._tried.setdefault(board_key, set())
         scored = []
         for candidate_id, a, b in self._pairs(view, lattice_target, rows, columns):
             if (a, b) in tried:
@@ -58,7 +61,7 @@ class GreedyMatch3Actor(Actor):
             if gain >= 3:
                 scored.append((gain, max(a[0], b[0]), candidate_id, a, b))
         if not scored:
-            return self._fallback(view, lattice_target, rows, columns, "no matching swap seen")
+            return self._fallback(view, lattice_target, rows, columns, "no matching swap seen", board_key)
         # Largest immediate match first; then lower on the board (more cascades); then id.
         gain, _, candidate_id, a, b = min(scored, key=lambda s: (-s[0], -s[1], s[2] or "", s[3], s[4]))
         tried.add((a, b))
@@ -98,8 +101,8 @@ class GreedyMatch3Actor(Actor):
         return random_selection(view, self._rng)
 
     def _fallback(self, view: dict[str, Any], target: dict[str, Any], rows: int, columns: int,
-                  why: str) -> dict[str, Any]:
-        tried = self._tried.setdefault(view.get("currentFrameHash", ""), set())
+                  why: str, key: Any) -> dict[str, Any]:
+        tried = self._tried.setdefault(key, set())
         fresh = [p for p in self._pairs(view, target, rows, columns) if (p[1], p[2]) not in tried]
         if not fresh:
             return random_selection(view, self._rng)
