@@ -77,7 +77,8 @@ class Lattice:
     def cell_center(self, row: int, column: int) -> tuple[int, int]:
         """Integer pixel centre of a 1-based cell."""
         left, top, right, bottom = self.cell_box(row, column)
-        return int(round((left + right) / 2)), int(round((top + bottom) / 2))
+        # floor(v + 0.5), not round(): banker's rounding would shift every other cell by 1 px.
+        return int(np.floor((left + right) / 2 + 0.5)), int(np.floor((top + bottom) / 2 + 0.5))
 
     def cell_colors(self, image: Any) -> np.ndarray:
         """rows × columns × 3 mean RGB of each cell's central area."""
@@ -451,7 +452,8 @@ def cell_features(image: Any, lattice: Lattice, *, grid: int = 3, inner: float =
     Returns an array of shape (rows * columns, grid * grid * 3), row-major cells.
     The central area (``inner`` of the pitch) avoids gaps, borders and highlights.
     """
-    img = load_image(image).astype(np.float32)
+    # A light blur makes the features robust to the 1 px sampling shifts of fractional pitches.
+    img = ndimage.uniform_filter(load_image(image).astype(np.float32), size=(3, 3, 1))
     feats = []
     for r in range(1, lattice.rows + 1):
         for c in range(1, lattice.columns + 1):
