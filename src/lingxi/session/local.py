@@ -83,6 +83,7 @@ class PairResult:
     elapsed: float
     events: dict[str, list[dict[str, Any]]]
     session_id: str
+    machines: dict[str, SessionMachine] = field(default_factory=dict)
 
     @property
     def outcome(self) -> Outcome:
@@ -258,7 +259,8 @@ class LocalPair:
         return PairResult(self.sides["host"].outcome, self.sides["guest"].outcome,
                           {r: s.recorder.transcript.head() for r, s in self.sides.items()},
                           receipts, problems, self.now,
-                          {r: s.recorder.events for r, s in self.sides.items()}, self.session_id)
+                          {r: s.recorder.events for r, s in self.sides.items()}, self.session_id,
+                          {r: s.machine for r, s in self.sides.items()})
 
 
 def snapshot_of(machine: SessionMachine, session_id: str, identity: Identity, peer_key: str,

@@ -1,0 +1,186 @@
+"""``lingxi protocol test|list|path``: run protocol folders and find the built-ins."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lingxi.cli.common import handle_errors, json_option, print_json
+from lingxi.errors import EXIT_FAILED, InputError
+
+
+def parse_json_arg(text: str | None, what: str) -> Any:
+    """A JSON argument given inline, as @file, or None."""
+    if text is None:
+        return None
+    if text.startswith("@"):
+        text = Path(text[1:]).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise InputError("input.bad_json", f"{what} is not valid JSON: {error}") from None
+
+
+def parse_options(text: str | None) -> dict[str, Any]:
+    value = parse_json_arg(text, "--options")
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError("input.bad_options", "--options must be a JSON object")
+    return value
+
+
+allow_skeleton_option = click.option(
+    "--allow-skeleton-hooks", is_flag=True,
+    help="Load hooks that are still a generated skeleton (tests only; "
+         "also LINGXI_ALLOW_SKELETON_HOOKS=1).")
+
+
+@click.command("test")
+@click.argument("protocol")
+@click.option("--options", "options_text", metavar="JSON",
+              help="Session options as JSON (or @file), checked against spec.parameters.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed for hooks, engine nonces and keys: same seed, same outcome.")
+@click.option("--adversarial", is_flag=True,
+              help="Also play every cheating peer against the host and the guest.")
+@click.option("--timeout", "peer_timeout", type=float, default=30.0, show_default=True,
+              help="Seconds (session time) a silent peer is given before the session aborts.")
+@click.option("--control-mode", type=click.Choice(["autonomous", "hybrid", "human"]),
+              default="autonomous", show_default=True,
+              help="Where decisions come from; nobody answers in a test, so human/hybrid "
+                   "exercise the timeout path.")
+@click.option("--inputs", "inputs_file", type=click.Path(dir_okay=False),
+              help='Free mode: JSON file {"host": [lines], "guest": [lines]} '
+                   "(default: the folder's test-inputs.json).")
+@click.option("--state-dir", type=click.Path(file_okay=False),
+              help="Where to write both sides' state folders "
+                   "(default: $LINGXI_HOME/sessions/protocol-test/<name>).")
+@allow_skeleton_option
+@json_option
+@handle_errors
+def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bool,
+             peer_timeout: float, control_mode: str, inputs_file: str | None,
+             state_dir: str | None, allow_skeleton_hooks: bool, as_json: bool) -> None:
+    """Play PROTOCOL (a folder or a built-in name) against itself through the real machines.
+
+    Prints a per-round summary, the outcome and the receipt hash. Exit 0 when
+    the session completes with both receipts verified (and, with
+    --adversarial, every cheat is detected), 1 otherwise, 2 for bad input.
+    """
+    from lingxi.home import sessions_dir
+    from lingxi.session.machine import SessionConfig
+    from lingxi.session.runner import load_protocol, run_pair
+    from lingxi.session.summary import round_lines
+
+    options = parse_options(options_text)
+    loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
+    loaded.spec.check_options(options)
+    inputs = None
+    if inputs_file:
+        data = parse_json_arg("@" + inputs_file, "--inputs")
+        if not isinstance(data, dict):
+            raise InputError("input.bad_inputs", "--inputs must hold a JSON object")
+        inputs = {r: [str(x) for x in data.get(r, [])] for r in ("host", "guest")}
+    if peer_timeout <= 0:
+        raise InputError("input.bad_timeout", "--timeout must be positive")
+    config = SessionConfig(peer_timeout=peer_timeout, control_mode=control_mode)
+    folder = Path(state_dir) if state_dir else sessions_dir() / "protocol-test" / loaded.folder.name
+    result = run_pair(loaded, options=options, seed=seed, state_dir=folder, config=config,
+                      inputs=inputs)
+    lines = round_lines(result.events["host"], result.machines["host"].hooks,
+                        loaded.spec.flow.mode)
+    ok = result.host.ok and result.guest.ok and result.receipts_verified
+    report = None
+    if adversarial:
+        from lingxi.session.adversarial import run_adversarial
+        report = run_adversarial(loaded, options=options, seed=seed,
+                                 config=SessionConfig(peer_timeout=peer_timeout,
+                                                      control_mode=control_mode))
+        ok = ok and report.ok
+    data = {"ok": ok, "protocol": loaded.spec.name, "protocol_id": loaded.spec.protocol_id,
+            "folder": str(loaded.folder), "mode": loaded.spec.flow.mode, "seed": seed,
+            "options": result.machines["host"].options, "rounds": lines,
+            "host": result.host.to_dict(), "guest": result.guest.to_dict(),
+            "transcript_head": result.heads["host"], "receipt_hash": result.receipt_hash,
+            "receipts_verified": result.receipts_verified,
+            "receipt_problems": result.receipt_problems, "state_dir": str(folder)}
+    if report is not None:
+        data["adversarial"] = report.to_dict()
+    if as_json:
+        print_json(data)
+    else:
+        _print_test(data)
+    if not ok:
+        raise SystemExit(EXIT_FAILED)
+
+
+def _print_test(data: dict[str, Any]) -> None:
+    echo = click.echo
+    echo(f"protocol {data['protocol']} ({data['mode']}) id {data['protocol_id'][:16]}… "
+         f"seed {data['seed']}")
+    for line in data["rounds"]:
+        echo(f"  {line}")
+    host, guest = data["host"], data["guest"]
+    summary = ", ".join(f"{k}={v}" for k, v in host["summary"].items()) or "-"
+    echo(f"outcome: host {host['status']}, guest {guest['status']}; {summary}")
+    for side in (host, guest):
+        if side["status"] != "completed":
+            echo(f"  {side['role']}: {side['code']} ({side['by']}): {side['reason']}")
+    verified = "both receipts verified" if data["receipts_verified"] else \
+        f"receipts NOT verified: {data['receipt_problems']}"
+    echo(f"transcript head {data['transcript_head']}")
+    echo(f"receipt {data['receipt_hash']} ({verified})")
+    echo(f"state: {data['state_dir']}/host, {data['state_dir']}/guest")
+    report = data.get("adversarial")
+    if report:
+        echo(f"adversarial: {report['detected']}/{report['applicable']} cheats detected "
+             f"({report['cases']} cases)")
+        for case in report["results"]:
+            if not case["applicable"]:
+                mark, what = "-", case["detail"]
+            else:
+                mark = "ok" if case["ok"] else "MISSED"
+                what = f"-> {case['detected'] or 'nothing'}"
+                if case["case"].startswith("silent"):
+                    what += f" ({case['detail']})"
+            echo(f"  [{mark}] {case['case']} (cheater: {case['cheater']}) {what}")
+    echo("PASS" if data["ok"] else "FAIL")
+
+
+@click.command("list")
+@json_option
+@handle_errors
+def list_cmd(as_json: bool) -> None:
+    """List the built-in protocols with their flow mode and protocol_id."""
+    from lingxi.contract import load_spec
+    from lingxi.protocols import builtin_dir, builtin_names
+
+    rows = []
+    for name in builtin_names():
+        folder = builtin_dir(name)
+        spec = load_spec(folder)
+        rows.append({"name": name, "title": spec.name, "mode": spec.flow.mode,
+                     "protocol_id": spec.protocol_id, "path": str(folder)})
+    if as_json:
+        print_json(rows)
+        return
+    for row in rows:
+        click.echo(f"{row['name']:<22} {row['mode']:<19} {row['protocol_id'][:16]}…  {row['title']}")
+
+
+@click.command("path")
+@click.argument("name")
+@handle_errors
+def path_cmd(name: str) -> None:
+    """Print the folder of built-in protocol NAME (to copy it or run it)."""
+    from lingxi.protocols import builtin_dir, builtin_names
+
+    folder = builtin_dir(name)
+    if folder is None:
+        raise InputError("protocol.not_found",
+                         f"no built-in protocol {name!r}; built-ins: {', '.join(builtin_names())}")
+    click.echo(str(folder))

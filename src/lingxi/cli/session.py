@@ -1,0 +1,226 @@
+"""``lingxi host``, ``lingxi guest`` and ``lingxi session decide|verify|show``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lingxi.cli.common import handle_errors, json_option, print_json
+from lingxi.cli.protocol_runtime import allow_skeleton_option, parse_json_arg, parse_options
+from lingxi.errors import EXIT_FAILED, InputError
+
+timeout_option = click.option("--timeout", "peer_timeout", type=float, default=60.0,
+                              show_default=True,
+                              help="Seconds the peer may stay silent when it is its turn.")
+control_option = click.option("--control-mode", type=click.Choice(["autonomous", "hybrid", "human"]),
+                              help="Where this side's decisions come from (local only; never "
+                                   "changes the spec or its hash). Default: the spec's decision.mode.")
+input_option = click.option("--input", "input_source", metavar="FILE|-",
+                            help="Free mode: send the lines of FILE (or stdin with -); "
+                                 "end of input ends the session.")
+state_option = click.option("--state-dir", type=click.Path(file_okay=False),
+                            help="Session folder (default: $LINGXI_HOME/sessions/<id>-<role>).")
+
+
+def _config(peer_timeout: float, control_mode: str | None):
+    from lingxi.session.machine import SessionConfig
+
+    if peer_timeout <= 0:
+        raise InputError("input.bad_timeout", "--timeout must be positive")
+    return SessionConfig(peer_timeout=peer_timeout, control_mode=control_mode)
+
+
+def _announce(request) -> None:
+    click.echo(f"decision {request.point_id} needed (timeout {request.timeout_seconds:g}s): "
+               f"legal={json.dumps(request.legal)} bounds={request.bounds} "
+               f"view={json.dumps(request.view, ensure_ascii=False)}", err=True)
+    click.echo("  answer with: lingxi session decide --state-dir <state> --decision <JSON>",
+               err=True)
+
+
+def _report(result, as_json: bool) -> None:
+    data = result.to_dict()
+    if as_json:
+        print_json({"ok": result.outcome.ok and result.receipts_verified, **data})
+    else:
+        outcome = result.outcome
+        line = f"session {outcome.status}"
+        if outcome.code:
+            line += f": {outcome.code} ({outcome.by}) {outcome.reason}"
+        click.echo(line)
+        if outcome.summary:
+            click.echo("summary: " + json.dumps(outcome.summary, ensure_ascii=False))
+        click.echo(f"transcript head {data['transcript_head']}")
+        verdict = "verified" if result.receipts_verified else f"NOT verified {result.peer_problems}"
+        click.echo(f"receipt {data['receipt_hash']} (peer receipt {verdict})")
+        click.echo(f"state: {data['state_dir']}  (check: lingxi session verify {data['state_dir']})")
+    if not (result.outcome.ok and result.receipts_verified):
+        raise SystemExit(EXIT_FAILED)
+
+
+def _inputs(source: str | None):
+    from lingxi.session.driver import lines_from
+
+    if source is None:
+        return None
+    if source != "-" and not Path(source).is_file():
+        raise InputError("input.unreadable", f"cannot read {source}")
+    return lines_from(source)
+
+
+@click.command("host")
+@click.option("--protocol-dir", "protocol", required=True, metavar="DIR|NAME",
+              help="Local protocol folder (spec.json + hooks.py) or a built-in name.")
+@click.option("--endpoint", default="tcp://127.0.0.1:7400", show_default=True,
+              help="Where to listen, tcp://HOST:PORT (port 0 picks a free one).")
+@click.option("--options", "options_text", metavar="JSON", help="Session options (or @file).")
+@click.option("--accept-timeout", type=float, default=None,
+              help="Give up when no guest joined within this many seconds.")
+@click.option("--seed", type=int, default=None, help="Seed hooks and nonces (tests only).")
+@timeout_option
+@control_option
+@input_option
+@state_option
+@allow_skeleton_option
+@json_option
+@handle_errors
+def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout: float | None,
+         seed: int | None, peer_timeout: float, control_mode: str | None,
+         input_source: str | None, state_dir: str | None, allow_skeleton_hooks: bool,
+         as_json: bool) -> None:
+    """Host a protocol session on ENDPOINT and play it with one guest."""
+    from lingxi.session.net import host_session
+    from lingxi.session.runner import load_protocol
+
+    loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
+    options = parse_options(options_text)
+
+    def listening(where: str) -> None:
+        click.echo(f"hosting {loaded.spec.name} ({loaded.spec.protocol_id[:16]}…) on {where}",
+                   err=True)
+        sys.stderr.flush()
+
+    result = asyncio.run(host_session(
+        loaded, endpoint, options=options, config=_config(peer_timeout, control_mode),
+        state_dir=state_dir, seed=seed, on_listening=listening, accept_timeout=accept_timeout,
+        decider=_announce, inputs=_inputs(input_source)))
+    _report(result, as_json)
+
+
+@click.command("guest")
+@click.option("--endpoint", required=True, help="The host's tcp://HOST:PORT.")
+@click.option("--protocol-dir", "protocol", metavar="DIR|NAME",
+              help="Local protocol folder or built-in name (default: find the offered "
+                   "protocol among the built-ins and the protocol cache).")
+@click.option("--seed", type=int, default=None, help="Seed hooks and nonces (tests only).")
+@timeout_option
+@control_option
+@input_option
+@state_option
+@allow_skeleton_option
+@json_option
+@handle_errors
+def guest(endpoint: str, protocol: str | None, seed: int | None, peer_timeout: float,
+          control_mode: str | None, input_source: str | None, state_dir: str | None,
+          allow_skeleton_hooks: bool, as_json: bool) -> None:
+    """Join the session hosted at ENDPOINT as the guest."""
+    from lingxi.session.net import guest_session
+    from lingxi.session.runner import load_protocol
+
+    loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks) if protocol else None
+    result = asyncio.run(guest_session(
+        loaded, endpoint, config=_config(peer_timeout, control_mode), state_dir=state_dir,
+        seed=seed, allow_skeleton=allow_skeleton_hooks, decider=_announce,
+        inputs=_inputs(input_source)))
+    _report(result, as_json)
+
+
+@click.group("session")
+def session() -> None:
+    """Inspect, decide in, and verify session state folders."""
+
+
+@session.command("decide")
+@click.option("--state-dir", required=True, type=click.Path(file_okay=False),
+              help="The running session's state folder.")
+@click.option("--decision", "decision_text", required=True, metavar="JSON",
+              help='The value to decide, as JSON (e.g. \'"rock"\' or 42), or @file.')
+@click.option("--point", "point_id", help="The decision point id (default: the pending one).")
+@json_option
+@handle_errors
+def decide(state_dir: str, decision_text: str, point_id: str | None, as_json: bool) -> None:
+    """Answer a pending decision of a running session (through its inbox)."""
+    from lingxi.session.decisions import legal_value
+    from lingxi.session.recorder import INBOX, SNAPSHOT, write_json_atomic
+
+    folder = Path(state_dir)
+    value = parse_json_arg(decision_text, "--decision")
+    snapshot_path = folder / SNAPSHOT
+    if not snapshot_path.is_file():
+        raise InputError("session.not_found", f"{folder} is not a session state folder")
+    snapshot = json.loads(snapshot_path.read_text(encoding="utf-8"))
+    pending = snapshot.get("pending_decision")
+    if pending is None and point_id is None:
+        raise InputError("session.no_pending_decision", "the session is not waiting for a decision")
+    if pending is not None:
+        bounds = tuple(pending["bounds"]) if pending.get("bounds") else None
+        if (point_id in (None, pending["point_id"])
+                and not legal_value(value, pending.get("legal") or [], bounds)):
+            raise InputError("decision.illegal",
+                             f"{value!r} is not allowed; legal: {pending.get('legal')} "
+                             f"bounds: {bounds}", exit_code=EXIT_FAILED)
+    target = point_id or pending["point_id"]
+    (folder / INBOX).mkdir(exist_ok=True)
+    path = folder / INBOX / f"{time.time_ns()}.json"
+    write_json_atomic(path, {"point_id": target, "value": value})
+    if as_json:
+        print_json({"ok": True, "point_id": target, "value": value, "file": str(path)})
+    else:
+        click.echo(f"decision for {target} queued: {json.dumps(value, ensure_ascii=False)}")
+
+
+@session.command("verify")
+@click.argument("state_dir", type=click.Path(file_okay=False))
+@json_option
+@handle_errors
+def verify(state_dir: str, as_json: bool) -> None:
+    """Check a session folder offline: the transcript hash chain and both receipts."""
+    from lingxi.session.verify import verify_state_dir
+
+    result = verify_state_dir(state_dir)
+    if as_json:
+        print_json(result.to_dict())
+    else:
+        click.echo(f"transcript: {result.entries} envelopes, head {result.head}")
+        for which, info in result.receipts.items():
+            state = "ok" if info["ok"] else "BAD: " + "; ".join(info["problems"])
+            click.echo(f"{which} receipt ({info.get('role', '?')}): {state}")
+        click.echo("verified" if result.ok else "NOT verified")
+    if not result.ok:
+        raise SystemExit(EXIT_FAILED)
+
+
+@session.command("show")
+@click.argument("state_dir", type=click.Path(file_okay=False))
+@json_option
+@handle_errors
+def show(state_dir: str, as_json: bool) -> None:
+    """Print a session folder's snapshot (state, outcome, pending decision)."""
+    from lingxi.session.recorder import SNAPSHOT
+
+    path = Path(state_dir) / SNAPSHOT
+    if not path.is_file():
+        raise InputError("session.not_found", f"{state_dir} is not a session state folder")
+    data: Any = json.loads(path.read_text(encoding="utf-8"))
+    if as_json:
+        print_json(data)
+        return
+    for key in ("session_id", "protocol", "role", "mode", "state", "position", "outcome",
+                "pending_decision"):
+        click.echo(f"{key}: {json.dumps(data.get(key), ensure_ascii=False)}")

@@ -1,0 +1,289 @@
+"""The network driver: one machine over a wire SecureChannel (TCP or in-memory pair).
+
+Runs the same sans-IO machine as the in-memory driver, with real time:
+envelopes from the channel become events, timers are loop deadlines,
+decisions come from a callback or the state folder's inbox (written by
+``lingxi session decide``), free-mode input from an async line source. When
+the machine finishes, both sides exchange signed receipts over their
+transcript heads and verify each other's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lingxi.session.events import (
+    CancelTimer,
+    ControlReceived,
+    DecisionMade,
+    Emit,
+    EnvelopeRejected,
+    Finish,
+    LocalInput,
+    Outcome,
+    RequestDecision,
+    Send,
+    SendControl,
+    SetTimer,
+    Start,
+    TimerFired,
+)
+from lingxi.session.link import control_to_payload, is_receipt, payload_to_event
+from lingxi.session.local import snapshot_of
+from lingxi.session.machine import ROLE_DIRECTION, SessionMachine
+from lingxi.session.recorder import INBOX, Recorder
+from lingxi.session.transcript import check_receipt, receipt_body, receipt_hash, sign_receipt
+from lingxi.wire import EnvelopeError, TransportError
+from lingxi.wire.channel import SecureChannel
+
+INBOX_POLL = 0.1
+
+
+@dataclass
+class DriveResult:
+    outcome: Outcome
+    state_dir: Path | None
+    head: str
+    receipts: dict[str, Any] = field(default_factory=dict)
+    peer_problems: list[str] = field(default_factory=list)
+
+    @property
+    def receipts_verified(self) -> bool:
+        return bool(self.receipts.get("peer")) and not self.peer_problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"outcome": self.outcome.to_dict(), "state_dir": str(self.state_dir or ""),
+                "transcript_head": self.head, "receipts_verified": self.receipts_verified,
+                "peer_problems": self.peer_problems,
+                "receipt_hash": receipt_hash(self.receipts["local"])
+                if self.receipts.get("local") else None}
+
+
+class Driver:
+    def __init__(self, machine: SessionMachine, channel: SecureChannel, *, recorder: Recorder,
+                 identity: Any, decider: Callable[[RequestDecision], Any] | None = None,
+                 inputs: AsyncIterator[str | None] | None = None,
+                 receipt_timeout: float = 5.0) -> None:
+        self.machine = machine
+        self.channel = channel
+        self.recorder = recorder
+        self.identity = identity
+        self.decider = decider
+        self.inputs = inputs
+        self.receipt_timeout = receipt_timeout
+        self.loop = asyncio.get_running_loop()
+        self.timers: dict[str, float] = {}
+        self.pending: RequestDecision | None = None
+        self.peer_receipt: dict[str, Any] | None = None
+        self.my_dir = ROLE_DIRECTION[machine.role]
+        self.peer_dir = ROLE_DIRECTION[machine.peer]
+        self.queue: list[Any] = []  # events produced locally (decisions)
+
+    # ------------------------------------------------------------ actions
+    async def _send(self, payload: dict[str, Any], correlation_id: str | None = None) -> None:
+        kind = None if isinstance(payload.get("action"), str) else "p2p:unnamed"
+        try:
+            env = await self.channel.send(payload, type=kind, correlation_id=correlation_id)
+        except TransportError as error:
+            self.recorder.event({"event": "transport.send_failed", "code": error.code,
+                                 "reason": error.message})
+            if not self.machine.finished:
+                self.queue.append(ControlReceived("close", {"reason": error.message}))
+            return
+        if not is_receipt(payload):
+            self.recorder.envelope(self.my_dir, env.to_dict(), "sent")
+
+    async def process(self, actions: list[Any]) -> None:
+        for action in actions:
+            if isinstance(action, Send):
+                await self._send(action.payload, action.correlation_id)
+            elif isinstance(action, SendControl):
+                await self._send(control_to_payload(action))
+            elif isinstance(action, Emit):
+                self.recorder.event(action.event)
+            elif isinstance(action, SetTimer):
+                self.timers[action.name] = self.loop.time() + action.seconds
+            elif isinstance(action, CancelTimer):
+                self.timers.pop(action.name, None)
+            elif isinstance(action, RequestDecision):
+                await self._ask(action)
+            elif isinstance(action, Finish):
+                self.timers.clear()
+                self.pending = None
+        self.snapshot()
+
+    async def _ask(self, request: RequestDecision) -> None:
+        self.pending = request
+        if self.decider is None:
+            return  # the inbox (lingxi session decide) or the timeout answers
+        value = self.decider(request)
+        if inspect.isawaitable(value):
+            value = await value
+        if value is not None:
+            self.queue.append(DecisionMade(request.point_id, value))
+
+    def snapshot(self) -> None:
+        self.recorder.snapshot({**snapshot_of(self.machine, self.channel.session_id,
+                                              self.identity, self.channel.keys.peer_identity,
+                                              self.pending if not self.machine.finished else None),
+                                "transcript_head": self.recorder.transcript.head()})
+
+    def _inbox(self) -> list[DecisionMade]:
+        folder = self.recorder.state_dir
+        if folder is None or self.pending is None:
+            return []
+        out = []
+        for path in sorted((folder / INBOX).glob("*.json")):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            finally:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            if isinstance(data, dict) and "value" in data:
+                out.append(DecisionMade(str(data.get("point_id") or self.pending.point_id),
+                                        data["value"]))
+        return out
+
+    # ------------------------------------------------------------- events
+    def _event_for(self, item: Any) -> Any:
+        if isinstance(item, EnvelopeError):
+            return EnvelopeRejected(item.code, item.message, {"path": item.path})
+        if isinstance(item, TransportError):
+            if item.code == "transport.closed":
+                return ControlReceived("close", {"reason": item.message})
+            return EnvelopeRejected(item.code, item.message, {})
+        payload = item.payload
+        if is_receipt(payload):
+            self.peer_receipt = payload.get("receipt")
+            return None
+        self.recorder.envelope(self.peer_dir, item.to_dict(), "received")
+        return payload_to_event(payload, item.correlation_id)
+
+    async def _recv(self) -> Any:
+        try:
+            return await self.channel.recv()
+        except (EnvelopeError, TransportError) as error:
+            return error
+
+    async def run(self, first_events: list[Any] | None = None) -> DriveResult:
+        await self.process(self.machine.handle(Start()))
+        for event in first_events or []:
+            await self.process(self.machine.handle(event))
+        receiver = asyncio.ensure_future(self._recv())
+        reader = asyncio.ensure_future(anext(self.inputs, None)) if self.inputs else None
+        try:
+            while not self.machine.finished:
+                if self.queue:
+                    await self.process(self.machine.handle(self.queue.pop(0)))
+                    continue
+                for made in self._inbox():
+                    self.queue.append(made)
+                if self.queue:
+                    continue
+                now = self.loop.time()
+                due = [(at, name) for name, at in self.timers.items() if at <= now]
+                if due:
+                    _, name = min(due)
+                    del self.timers[name]
+                    await self.process(self.machine.handle(TimerFired(name)))
+                    continue
+                wait = min([at - now for at in self.timers.values()] or [3600.0])
+                if self.pending is not None and self.recorder.state_dir is not None:
+                    wait = min(wait, INBOX_POLL)
+                waiters = {receiver} | ({reader} if reader is not None else set())
+                done, _ = await asyncio.wait(waiters, timeout=max(wait, 0.0),
+                                             return_when=asyncio.FIRST_COMPLETED)
+                if receiver in done:
+                    item = receiver.result()
+                    terminal = isinstance(item, TransportError)
+                    receiver = None if terminal else asyncio.ensure_future(self._recv())
+                    event = self._event_for(item)
+                    if event is not None:
+                        await self.process(self.machine.handle(event))
+                    if receiver is None and not self.machine.finished:
+                        await self.process(self.machine.handle(
+                            ControlReceived("close", {"reason": "channel ended"})))
+                if reader is not None and reader in done:
+                    line = reader.result()
+                    reader = (asyncio.ensure_future(anext(self.inputs, None))
+                              if line is not None else None)
+                    await self.process(self.machine.handle(LocalInput(line)))
+            return await self._receipts(receiver)
+        finally:
+            for task in (receiver, reader):
+                if task is not None and not task.done():
+                    task.cancel()
+            self.recorder.close()
+
+    async def _receipts(self, receiver: asyncio.Future | None) -> DriveResult:
+        outcome = self.machine.outcome
+        assert outcome is not None
+        transcript = self.recorder.transcript
+        mine = sign_receipt(receipt_body(transcript, session_id=self.channel.session_id,
+                                         protocol_id=self.machine.spec.protocol_id,
+                                         role=self.machine.role,
+                                         public_key=self.identity.public_hex,
+                                         status=outcome.status), self.identity)
+        await self._send({"action": "session.receipt", "receipt": mine})
+        deadline = self.loop.time() + self.receipt_timeout
+        while self.peer_receipt is None and receiver is not None:
+            left = deadline - self.loop.time()
+            if left <= 0:
+                break
+            done, _ = await asyncio.wait({receiver}, timeout=left)
+            if not done:
+                break
+            item = receiver.result()
+            if isinstance(item, TransportError):
+                break
+            if not isinstance(item, EnvelopeError) and is_receipt(item.payload):
+                self.peer_receipt = item.payload.get("receipt")
+            else:
+                receiver = asyncio.ensure_future(self._recv())
+        if receiver is not None and not receiver.done():
+            receiver.cancel()
+        problems = (check_receipt(self.peer_receipt, transcript,
+                                  public_key=self.channel.keys.peer_identity,
+                                  session_id=self.channel.session_id)
+                    if self.peer_receipt is not None else ["no receipt from the peer"])
+        receipts = {"local": mine, "peer": self.peer_receipt, "peer_problems": problems,
+                    "local_hash": receipt_hash(mine),
+                    "peer_hash": receipt_hash(self.peer_receipt) if self.peer_receipt else None}
+        self.recorder.receipts(receipts)
+        self.recorder.event({"event": "receipts.exchanged", "verified": not problems,
+                             "problems": problems})
+        self.snapshot()
+        return DriveResult(outcome, self.recorder.state_dir, transcript.head(), receipts,
+                           problems)
+
+
+async def lines_from(source: str | Path | None) -> AsyncIterator[str | None]:
+    """Free-mode input: lines of a script file, or of stdin when ``source`` is "-"."""
+    if source is None:
+        return
+    if str(source) == "-":
+        import sys
+        loop = asyncio.get_running_loop()
+        while True:
+            line = await loop.run_in_executor(None, sys.stdin.readline)
+            if not line:
+                break
+            yield line.rstrip("\n")
+    else:
+        for line in Path(source).read_text(encoding="utf-8").splitlines():
+            yield line
+    yield None
+
+
+def wall_clock() -> float:
+    return time.time()
