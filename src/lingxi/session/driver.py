@@ -249,6 +249,8 @@ class Driver:
             if not isinstance(item, EnvelopeError) and is_receipt(item.payload):
                 self.peer_receipt = item.payload.get("receipt")
             else:
+                if not isinstance(item, EnvelopeError):  # in flight when we finished
+                    self.recorder.envelope(self.peer_dir, item.to_dict(), "late")
                 receiver = asyncio.ensure_future(self._recv())
         if receiver is not None and not receiver.done():
             receiver.cancel()

@@ -175,6 +175,9 @@ class LocalPair:
     def _deliver(self, target: str, item: Any) -> None:
         side = self.sides[target]
         if side.machine.finished:
+            if isinstance(item, dict):
+                self.queue.appendleft((target, item))
+                self._record_late(target)
             return
         if isinstance(item, DecisionMade):
             self._process(target, side.machine.handle(item))
@@ -238,7 +241,21 @@ class LocalPair:
                                            self.sides["guest" if role == "host" else "host"]
                                            .identity.public_hex, pending))
 
+    def _record_late(self, target: str) -> None:
+        """Keep an envelope that was in flight when its receiver finished (not processed)."""
+        _, item = self.queue.popleft()
+        if not isinstance(item, dict):
+            return
+        try:
+            self.sides[target].pipeline.accept(item)
+        except EnvelopeError:
+            return
+        peer = "guest" if target == "host" else "host"
+        self.sides[target].recorder.envelope(ROLE_DIRECTION[peer], item, "late")
+
     def _finish(self) -> PairResult:
+        while self.queue:
+            self._record_late(self.queue[0][0])
         receipts, problems = {}, {}
         for role, side in self.sides.items():
             body = receipt_body(side.recorder.transcript, session_id=self.session_id,

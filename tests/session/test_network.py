@@ -1,0 +1,160 @@
+"""The network driver over the wire's in-memory pair and over TCP between processes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from lingxi.cli import cli
+from lingxi.session.machine import SessionConfig
+from lingxi.session.net import memory_session, run_on_channel
+from lingxi.session.runner import load_protocol
+from lingxi.session.verify import verify_state_dir
+from lingxi.wire.channel import SecureChannel
+from lingxi.wire.handshake import client_handshake, server_handshake
+from lingxi.wire.identity import Identity
+from lingxi.wire.transport import memory_pair
+
+HANG_GUARD = 30  # seconds; only stops a broken run from hanging the suite
+
+
+async def _lines(items):
+    for item in items:
+        yield item
+    yield None
+
+
+@pytest.mark.parametrize("name", ["guess-number", "rock-paper-scissors", "hero-duel",
+                                  "word-count", "chat"])
+async def test_every_builtin_completes_over_the_memory_transport(name, tmp_path) -> None:
+    kwargs = {}
+    if name == "chat":
+        kwargs = {"host_kwargs": {"inputs": _lines(["hi", "/quit"])},
+                  "guest_kwargs": {"inputs": _lines(["hello"])}}
+    host, guest = await asyncio.wait_for(memory_session(
+        load_protocol(name), seed=3, state_dir=tmp_path, config=SessionConfig(peer_timeout=5),
+        **kwargs), HANG_GUARD)
+    assert host.outcome.status == guest.outcome.status == "completed"
+    assert host.receipts_verified and guest.receipts_verified
+    assert host.head == guest.head
+    for side in ("host", "guest"):
+        assert verify_state_dir(tmp_path / side).ok
+        events = (tmp_path / side / "events.jsonl").read_text().splitlines()
+        assert json.loads(events[-1])["event"] == "receipts.exchanged"
+
+
+async def _pair():
+    a, b = memory_pair()
+    ids = Identity.generate(), Identity.generate()
+    from lingxi.wire import AgentEndpoint
+    ends = [AgentEndpoint(i.agent_id, "t", "memory://x") for i in ids]
+    gkeys, hkeys = await asyncio.gather(
+        client_handshake(a, ids[0], ends[0], clock=time.time),
+        server_handshake(b, ids[1], ends[1], clock=time.time))
+    return (a, gkeys, ids[0]), (b, hkeys, ids[1])
+
+
+async def test_a_silent_guest_ends_the_host_session_with_a_timeout(tmp_path) -> None:
+    (a, gkeys, _), (b, hkeys, hid) = await _pair()
+    silent = SecureChannel(a, gkeys, clock=time.time, heartbeat_interval=None,
+                           peer_timeout=None)
+    await silent.start()  # answers pings, never says anything
+    host_channel = SecureChannel(b, hkeys, clock=time.time, heartbeat_interval=0.05,
+                                 peer_timeout=5)
+    result = await asyncio.wait_for(run_on_channel(
+        load_protocol("rock-paper-scissors"), "host", host_channel, identity=hid,
+        config=SessionConfig(peer_timeout=0.3), state_dir=tmp_path, receipt_timeout=0.2),
+        HANG_GUARD)
+    await silent.close()
+    assert result.outcome.status == "aborted" and result.outcome.code == "session.timeout"
+    events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert any(e["event"] == "violation" and e["code"] == "session.timeout" for e in events)
+
+
+async def test_manual_decisions_arrive_through_session_decide(tmp_path) -> None:
+    runner = CliRunner()
+
+    async def answer() -> int:
+        answered = 0
+        snapshot = tmp_path / "guest" / "snapshot.json"
+        while True:
+            await asyncio.sleep(0.02)
+            try:
+                data = json.loads(snapshot.read_text())
+            except (OSError, ValueError):
+                continue
+            if data.get("state") == "finished":
+                return answered
+            pending = data.get("pending_decision")
+            if pending and pending["point_id"] != getattr(answer, "last", None):
+                answer.last = pending["point_id"]
+                low, high = pending["bounds"]
+                result = runner.invoke(cli, ["session", "decide", "--state-dir",
+                                             str(tmp_path / "guest"), "--decision",
+                                             str((low + high) // 2)])
+                assert result.exit_code == 0, result.output
+                answered += 1
+
+    helper = asyncio.ensure_future(answer())
+    host, guest = await asyncio.wait_for(memory_session(
+        load_protocol("guess-number"), seed=1, state_dir=tmp_path,
+        config=SessionConfig(peer_timeout=30, control_mode="human")), HANG_GUARD)
+    answered = await asyncio.wait_for(helper, HANG_GUARD)
+    assert guest.outcome.status == "completed" and answered >= 1
+    assert guest.outcome.summary["attempts"] == answered
+    events = [json.loads(x) for x in (tmp_path / "guest" / "events.jsonl").read_text()
+              .splitlines()]
+    assert sum(e["event"] == "decision.made" for e in events) == answered
+
+
+def test_decide_refuses_an_illegal_value(tmp_path) -> None:
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "snapshot.json").write_text(json.dumps({"pending_decision": {
+        "point_id": "d1", "legal": ["rock", "paper"], "bounds": None}}))
+    runner = CliRunner()
+    bad = runner.invoke(cli, ["session", "decide", "--state-dir", str(folder),
+                              "--decision", '"lizard"'])
+    assert bad.exit_code == 1 and "decision.illegal" in bad.output
+    good = runner.invoke(cli, ["session", "decide", "--state-dir", str(folder),
+                               "--decision", '"rock"', "--json"])
+    assert good.exit_code == 0
+    queued = json.loads(Path(json.loads(good.output)["file"]).read_text())
+    assert queued == {"point_id": "d1", "value": "rock"}
+
+
+def test_tcp_session_between_two_processes(tmp_path) -> None:
+    lingxi = str(Path(sys.executable).parent / "lingxi")
+    env_host = {**os.environ, "LINGXI_HOME": str(tmp_path / "home-host")}
+    env_guest = {**os.environ, "LINGXI_HOME": str(tmp_path / "home-guest")}
+    host = subprocess.Popen(
+        [lingxi, "host", "--protocol-dir", "hero-duel", "--endpoint", "tcp://127.0.0.1:0",
+         "--state-dir", str(tmp_path / "host"), "--timeout", "10", "--accept-timeout", "20",
+         "--json"], env=env_host, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        banner = host.stderr.readline()
+        endpoint = banner.strip().rsplit(" on ", 1)[1]
+        guest = subprocess.run(
+            [lingxi, "guest", "--endpoint", endpoint, "--state-dir", str(tmp_path / "guest"),
+             "--timeout", "10", "--json"], env=env_guest, capture_output=True, text=True,
+            timeout=HANG_GUARD)
+        out, _ = host.communicate(timeout=HANG_GUARD)
+    finally:
+        host.kill()
+    assert guest.returncode == 0, guest.stdout + guest.stderr
+    assert host.returncode == 0, out
+    g, h = json.loads(guest.stdout), json.loads(out)
+    assert g["outcome"]["status"] == h["outcome"]["status"] == "completed"
+    assert g["transcript_head"] == h["transcript_head"]
+    for side in ("host", "guest"):
+        verified = subprocess.run([lingxi, "session", "verify", str(tmp_path / side), "--json"],
+                                  capture_output=True, text=True, env=env_host)
+        assert verified.returncode == 0 and json.loads(verified.stdout)["ok"]
