@@ -45,6 +45,7 @@ from lingxi.wire import EnvelopeError, TransportError
 from lingxi.wire.channel import SecureChannel
 
 INBOX_POLL = 0.1
+SNAPSHOT_EVERY = 0.5
 
 
 @dataclass
@@ -86,6 +87,8 @@ class Driver:
         self.my_dir = ROLE_DIRECTION[machine.role]
         self.peer_dir = ROLE_DIRECTION[machine.peer]
         self.queue: list[Any] = []  # events produced locally (decisions)
+        self._snapshot_due = True  # snapshot.json: at once on changes, else at most every 0.5 s
+        self._snapshot_at = 0.0
 
     # ------------------------------------------------------------ actions
     async def _send(self, payload: dict[str, Any], correlation_id: str | None = None) -> None:
@@ -118,10 +121,16 @@ class Driver:
             elif isinstance(action, Finish):
                 self.timers.clear()
                 self.pending = None
-        self.snapshot()
+                self._snapshot_due = True
+        now = self.loop.time()
+        if self._snapshot_due or now - self._snapshot_at >= SNAPSHOT_EVERY:
+            self.snapshot()
+            self._snapshot_due = False
+            self._snapshot_at = now
 
     async def _ask(self, request: RequestDecision) -> None:
         self.pending = request
+        self._snapshot_due = True
         if self.decider is None:
             return  # the inbox (lingxi session decide) or the timeout answers
         value = self.decider(request)

@@ -141,7 +141,8 @@ async def host_session(protocol: LoadedProtocol, endpoint: str, *,
 async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
                         config: SessionConfig | None = None, state_dir: str | Path | None = None,
                         identity: Identity | None = None, seed: int | None = None,
-                        allow_skeleton: bool | None = None, **driver_kwargs: Any) -> DriveResult:
+                        allow_skeleton: bool | None = None, keep_events: bool = True,
+                        **driver_kwargs: Any) -> DriveResult:
     """Connect to a host at ``endpoint`` and play the guest's side."""
     config = config or SessionConfig()
     identity = identity or local_identity()
@@ -152,7 +153,7 @@ async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
     channel = _channel(transport, keys, config)
     folder = _state_dir(state_dir, keys.session_id, "guest")
     first: list[Any] = []
-    recorder = Recorder(folder, "guest", clock=time.time)
+    recorder = Recorder(folder, "guest", clock=time.time, keep_events=keep_events)
     async with channel:
         if protocol is None:  # learn the protocol from the host's offer
             env = await channel.recv(timeout=config.peer_timeout)
