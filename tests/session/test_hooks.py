@@ -64,6 +64,15 @@ def test_skeleton_lists_constraints_and_sidecar(tmp_path: Path) -> None:
     compile(text, "hooks.py", "exec")  # a skeleton is valid Python
 
 
+def test_skeleton_survives_odd_rules_text(tmp_path: Path) -> None:
+    spec = {**RPS, "rules": {"odd": 'back\\slash \\d """triple""" and\nnewline'}}
+    text = write_skeleton(spec, tmp_path).read_text()
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compile(text, "hooks.py", "exec")
+
+
 def test_skeleton_refused_with_pending_methods(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv("LINGXI_ALLOW_SKELETON_HOOKS", raising=False)
     write_skeleton(RPS, tmp_path)

@@ -141,3 +141,18 @@ def test_verify_detects_tampering(tmp_path: Path) -> None:
     data = json.loads(run("session", "verify", str(guest), "--json").output)
     assert not data["ok"] and any("signature" in p for p in data["problems"])
     assert run("session", "verify", str(tmp_path / "nowhere")).exit_code == 2
+
+
+def test_session_skeleton_then_refusal_lists_methods(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("LINGXI_ALLOW_SKELETON_HOOKS", raising=False)
+    folder = tmp_path / "wc"
+    folder.mkdir()
+    (folder / "spec.json").write_text((builtin_dir("word-count") / "spec.json").read_text())
+    missing = run("protocol", "test", str(folder))
+    assert missing.exit_code == 2 and "lingxi session skeleton" in missing.output
+    made = run("session", "skeleton", str(folder), "--json")
+    assert json.loads(made.output)["methods"] == ["proto_next_message", "proto_on_message"]
+    assert (folder / ".lingxi-hooks.json").is_file()
+    assert run("session", "skeleton", str(folder)).exit_code == 2  # no silent overwrite
+    refused = run("protocol", "test", str(folder))
+    assert refused.exit_code == 2 and "proto_on_message" in refused.output

@@ -224,3 +224,27 @@ def show(state_dir: str, as_json: bool) -> None:
     for key in ("session_id", "protocol", "role", "mode", "state", "position", "outcome",
                 "pending_decision"):
         click.echo(f"{key}: {json.dumps(data.get(key), ensure_ascii=False)}")
+
+
+@session.command("skeleton")
+@click.argument("protocol_dir", type=click.Path(file_okay=False))
+@click.option("--force", is_flag=True, help="Overwrite an existing hooks.py.")
+@json_option
+@handle_errors
+def skeleton(protocol_dir: str, force: bool, as_json: bool) -> None:
+    """Write a hooks.py skeleton (and .lingxi-hooks.json) for PROTOCOL_DIR's spec.json.
+
+    The skeleton lists the spec's constraints and one placeholder per hook the
+    flow mode needs; host, guest and `protocol test` refuse it until every
+    placeholder is written and the LINGXI_SKELETON line removed.
+    """
+    from lingxi.contract import load_spec
+    from lingxi.hooks import required_for, write_skeleton
+
+    spec = load_spec(protocol_dir)
+    path = write_skeleton(spec, protocol_dir, protocol_id=spec.protocol_id, force=force)
+    methods = required_for(spec.flow.mode)
+    if as_json:
+        print_json({"ok": True, "hooks": str(path), "mode": spec.flow.mode, "methods": methods})
+    else:
+        click.echo(f"wrote {path} ({spec.flow.mode}); write: {', '.join(methods)}")

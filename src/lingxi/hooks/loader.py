@@ -39,7 +39,8 @@ def hooks_path(folder: str | Path) -> Path:
         raise HooksError("hooks.not_local", f"{base} is not a folder")
     path = base / HOOKS_FILE
     if not path.is_file():
-        raise HooksError("hooks.missing", f"{base} has no {HOOKS_FILE}")
+        raise HooksError("hooks.missing", f"{base} has no {HOOKS_FILE} "
+                         f"(start one with: lingxi session skeleton {base})")
     if path.resolve().parent != base.resolve():
         raise HooksError("hooks.not_local", f"{path} points outside its protocol folder")
     return path

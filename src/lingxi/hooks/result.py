@@ -40,7 +40,7 @@ class DecisionPoint:
     """A choice this side must make, as a decider is allowed to see it.
 
     ``legal``: the values a decision may take (empty = any value the hooks
-    accept). ``view``: the projection the hooks build (state summary, hints)
+    accept; ``bounds`` limits integers). ``view``: the projection the hooks build (state summary, hints)
     — never a raw peer payload. ``default``: the hooks' own suggestion, used
     for ``auto`` decisions and as the fallback when a decider times out.
     """
@@ -49,3 +49,4 @@ class DecisionPoint:
     view: dict[str, Any] = field(default_factory=dict)
     default: Any = None
     message: str | None = None
+    bounds: tuple[Any, Any] | None = None  # inclusive (min, max) for integer decisions

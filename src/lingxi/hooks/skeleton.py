@@ -82,7 +82,7 @@ def render_skeleton(spec: Any) -> str:
         methods.append(ROUND_JUDGE_PURE)
     doc = "\n".join("    " + line for line in constraint_lines(raw))
     out = [
-        f'"""Hooks skeleton for {raw.get("name", "a protocol")!s} (generated; not an implementation).',
+        f'r"""Hooks skeleton for {raw.get("name", "a protocol")!s} (generated; not an implementation).',
         "",
         "Write every method below, then delete the LINGXI_SKELETON line. host, guest",
         "and `protocol test` refuse this file until then.",
