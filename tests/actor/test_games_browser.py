@@ -88,7 +88,19 @@ def test_board_is_found_from_pixels_as_8x8(game):
     kinds = classify_cells(png, lattice)
     assert len({k for row in kinds for k in row}) == 6
     assert max(swap_gain(kinds, a, b) for a, b in adjacent_pairs(8, 8)) >= 3  # the game dealt a move
-    assert all(swap_gain(kinds, (r, c), (r, c)) == 0 for r in range(1, 9) for c in range(1, 9))
+    assert not _has_line(kinds)                                                  # no initial matches
+
+
+def _has_line(kinds: list[list[int]]) -> bool:
+    rows, cols = len(kinds), len(kinds[0])
+    for r in range(rows):
+        for c in range(cols):
+            k = kinds[r][c]
+            if c + 2 < cols and kinds[r][c + 1] == k == kinds[r][c + 2]:
+                return True
+            if r + 2 < rows and kinds[r + 1][c] == k == kinds[r + 2][c]:
+                return True
+    return False
 
 
 def test_greedy_scores_by_drag_and_by_taps_and_every_move_settles_in_600ms(game):
@@ -110,6 +122,8 @@ def test_greedy_scores_by_drag_and_by_taps_and_every_move_settles_in_600ms(game)
         swaps = [e for e in events if e["type"] == "swap"]
         assert swaps and swaps[0]["valid"] is True and swaps[0]["via"] == ("drag" if step % 2 == 0 else "taps")
         assert events[-1]["type"] == "idle"                  # settled inside 600 ms
+        settled = game.shot()
+        assert not _has_line(classify_cells(settled, find_lattice(settled, rows=8, columns=8)))
         score = events[-1]["score"]
     assert score >= 6 * 30
     assert game.errors == []
