@@ -215,3 +215,29 @@ def test_signed_then_parsed_matches(move):
     env = Envelope.from_dict(move)
     again = sign_envelope(env.replace(signature=None), b"k3y-shared-secret")
     assert again.signature == move["signature"]
+
+
+texts = st.text(min_size=1, max_size=12).filter(lambda s: "|" not in s)
+finite_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                               max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(payload=st.dictionaries(st.text(max_size=6), finite_json, max_size=5),
+       reply_to=st.none() | texts, ttl=st.none() | st.integers(0, 10**6),
+       flags=st.tuples(st.none() | st.booleans(), st.none() | st.booleans()),
+       agent=texts)
+def test_fuzz_to_bytes_equals_canonical_to_dict(payload, reply_to, ttl, flags, agent):
+    from lingxi.canonical import canonical_bytes
+    from lingxi.wire import AgentEndpoint
+    env = Envelope(id="6f1c2f0e-8d7a-4b53-9d43-1f2a3b4c5d6e", type="group:x",
+                   sender=AgentEndpoint(agent, "s\u00e9", "e\"p"), payload=payload,
+                   timestamp="2026-06-27T15:30:00Z", group_id="g", reply_to=reply_to, ttl=ttl,
+                   broadcast=flags[0], encrypt=flags[1])
+    assert env.to_bytes() == canonical_bytes(env.to_dict())
+    assert Envelope.parse(env.to_bytes()) == env

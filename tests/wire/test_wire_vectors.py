@@ -65,3 +65,23 @@ def test_sha512_signature_is_128_hex(signature_cases):
     case = signature_cases[1]
     env = Envelope.from_dict(case["envelope"])
     assert len(compute_signature(env, case["key_utf8"], "HMAC-SHA512")) == 128
+
+
+def test_the_fast_codec_agrees_with_lingxi_canonical(signature_cases):
+    from lingxi.canonical import canonical_bytes as reference
+    from lingxi.wire.envelope import canonical_bytes as fast
+    for case in signature_cases:
+        assert fast(case["envelope"]) == reference(case["envelope"])
+    odd = {"z": [1.5, -0.0, 10**30, None, True], "é": {"\u2028": "\x00"}, "a": ""}
+    assert fast(odd) == reference(odd)
+
+
+def test_to_bytes_is_the_canonical_json_of_to_dict(signature_cases):
+    from lingxi.canonical import canonical_bytes
+    for case in signature_cases:
+        env = Envelope.from_dict(case["envelope"])
+        assert env.to_bytes() == canonical_bytes(env.to_dict())
+    full = Envelope.from_dict({**signature_cases[0]["envelope"], "reply_to": "r\u2028\"é",
+                               "group_id": "g", "broadcast": False, "encrypt": False, "ttl": 0,
+                               "correlation_id": "c\\x"})
+    assert full.to_bytes() == canonical_bytes(full.to_dict())

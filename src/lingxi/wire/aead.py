@@ -15,7 +15,6 @@ import binascii
 import json
 import os
 from collections.abc import Callable
-from dataclasses import replace
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
@@ -38,14 +37,14 @@ def _cipher(key: bytes) -> ChaCha20Poly1305:
 def seal_envelope(env: Envelope, key: bytes,
                   nonce_factory: Callable[[int], bytes] = os.urandom) -> Envelope:
     """``env`` with ``encrypt: true`` and its payload replaced by the AEAD object."""
-    env = replace(env, encrypt=True, signature=None)
+    env = env.replace(encrypt=True, signature=None)
     nonce = nonce_factory(NONCE_BYTES)
     if len(nonce) != NONCE_BYTES:
         raise ValueError("nonce_factory must return 12 bytes")
     sealed = _cipher(key).encrypt(nonce, env.payload_json(), canonical_bytes(env.header_dict()))
     payload = {"alg": AEAD_ALGORITHM, "nonce": nonce.hex(),
                "ciphertext": base64.b64encode(sealed).decode("ascii")}
-    return replace(env, payload=payload)
+    return env.replace(payload=payload)
 
 
 def open_envelope(env: Envelope, key: bytes | None) -> Envelope:
@@ -75,4 +74,4 @@ def open_envelope(env: Envelope, key: bytes | None) -> Envelope:
         raise failed("decrypted payload is not JSON") from None
     if not isinstance(payload, dict):
         raise failed("decrypted payload is not an object")
-    return replace(env, payload=payload)
+    return env.replace(payload=payload)

@@ -8,7 +8,6 @@ so tests are deterministic.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -17,9 +16,20 @@ from lingxi.wire.envelope import WIRE_VERSION, AgentEndpoint, Envelope
 from lingxi.wire.signature import DEFAULT_ALGORITHM, as_key, sign_envelope
 from lingxi.wire.timefmt import format_rfc3339
 
+_RANDOM_POOL: list[str] = []
+
 
 def random_id() -> str:
-    return str(uuid.uuid4())
+    """A random (version 4) UUID string; randomness is fetched 256 ids at a time."""
+    if not _RANDOM_POOL:
+        block = os.urandom(16 * 256).hex()
+        _RANDOM_POOL.extend(block[i:i + 32] for i in range(0, len(block), 32))
+    h = _RANDOM_POOL.pop()
+    variant = "89ab"[int(h[16], 16) & 3]
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{variant}{h[17:20]}-{h[20:]}"
+
+
+os.register_at_fork(after_in_child=_RANDOM_POOL.clear)  # a child must not reuse the parent's ids
 
 
 class EnvelopeBuilder:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -64,9 +65,10 @@ class SecureChannel:
                                         aead_key=keys.aead_key,
                                         expect_conversation_id=keys.session_id,
                                         expect_sender=keys.peer, expect_receiver=keys.local)
-        self._inbox: asyncio.Queue[Envelope | EnvelopeError] = asyncio.Queue()
+        self._inbox: deque[Envelope | EnvelopeError] = deque()
+        self._waiter: asyncio.Future[None] | None = None
         self._terminal: TransportError | None = None
-        self._ended = asyncio.Event()
+        self._last_rx = 0.0
         self._tasks: list[asyncio.Task[None]] = []
         self.pongs = 0
 
@@ -87,8 +89,9 @@ class SecureChannel:
     async def start(self) -> SecureChannel:
         if not self._tasks:
             self._tasks.append(asyncio.create_task(self._read_loop()))
-            if self.heartbeat_interval is not None:
-                self._tasks.append(asyncio.create_task(self._heartbeat()))
+            self._last_rx = asyncio.get_running_loop().time()
+            if self.heartbeat_interval is not None or self.peer_timeout is not None:
+                self._tasks.append(asyncio.create_task(self._keepalive()))
         return self
 
     async def __aenter__(self) -> SecureChannel:
@@ -119,7 +122,16 @@ class SecureChannel:
     def _end(self, error: TransportError) -> None:
         if self._terminal is None:
             self._terminal = error
-            self._ended.set()
+            self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _deliver(self, item: Envelope | EnvelopeError) -> None:
+        self._inbox.append(item)
+        self._wake()
 
     # ---- sending ---------------------------------------------------------------
     async def _send_payload(self, payload: dict[str, Any], **options: Any) -> Envelope:
@@ -159,25 +171,20 @@ class SecureChannel:
         ``transport.timeout`` after ``timeout`` seconds, and the channel's
         terminal :class:`TransportError` once it has ended.
         """
-        if not self._inbox.empty():
-            return self._checked(self._inbox.get_nowait(), expect_reply_to, expect_correlation_id)
-        if self._terminal is not None:
-            raise self._terminal
-        getter = asyncio.ensure_future(self._inbox.get())
-        ended = asyncio.ensure_future(self._ended.wait())
-        try:
-            done, _ = await asyncio.wait({getter, ended}, timeout=timeout,
-                                         return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            ended.cancel()
-            if not getter.done():
-                getter.cancel()
-        if getter in done or (getter.done() and not getter.cancelled()):
-            item = getter.result()
-        elif self._terminal is not None:
-            raise self._terminal
-        else:
-            raise TransportError("transport.timeout", f"no envelope within {timeout:g} s")
+        while not self._inbox:
+            if self._terminal is not None:
+                raise self._terminal
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiter = waiter
+            try:
+                async with asyncio.timeout(timeout):
+                    await waiter
+            except TimeoutError:
+                raise TransportError("transport.timeout",
+                                     f"no envelope within {timeout:g} s") from None
+            finally:
+                self._waiter = None
+        item = self._inbox.popleft()
         return self._checked(item, expect_reply_to, expect_correlation_id)
 
     @staticmethod
@@ -189,13 +196,15 @@ class SecureChannel:
         return item
 
     async def _read_loop(self) -> None:
+        loop = asyncio.get_running_loop()
         try:
             while True:
-                frame = await self.transport.recv(idle_timeout=self.peer_timeout)
+                frame = await self.transport.recv()
+                self._last_rx = loop.time()
                 try:
                     env = self.pipeline.accept(frame, expect_prefix=self.prefix)
                 except EnvelopeError as error:
-                    self._inbox.put_nowait(error)
+                    self._deliver(error)
                     continue
                 kind = control_kind(env)
                 if kind == "ping":
@@ -211,7 +220,7 @@ class SecureChannel:
                     await self.transport.close()
                     return
                 else:
-                    self._inbox.put_nowait(env)
+                    self._deliver(env)
         except TransportError as error:
             self._end(error)
             await self.transport.close()
@@ -219,14 +228,27 @@ class SecureChannel:
             self._end(TransportError("transport.closed", f"channel reader failed: {error!r}"))
             await self.transport.close()
 
-    async def _heartbeat(self) -> None:
-        assert self.heartbeat_interval is not None
+    async def _keepalive(self) -> None:
+        """Ping every heartbeat_interval; end the channel after peer_timeout of silence."""
+        loop = asyncio.get_running_loop()
+        interval, timeout = self.heartbeat_interval, self.peer_timeout
+        ticks = [t for t in (interval, timeout / 4 if timeout is not None else None) if t]
+        tick = min(ticks)
+        next_ping = loop.time() + interval if interval is not None else float("inf")
         counter = 0
         try:
             while self._terminal is None:
-                await asyncio.sleep(self.heartbeat_interval)
-                counter += 1
-                await self._send_payload(control_payload("ping", nonce=f"{counter:032x}"))
+                await asyncio.sleep(tick)
+                now = loop.time()
+                if timeout is not None and now - self._last_rx > timeout:
+                    self._end(TransportError("transport.peer_silent",
+                                             f"nothing from the peer for {timeout:g} s"))
+                    await self.transport.close()
+                    return
+                if now >= next_ping:
+                    counter += 1
+                    next_ping = now + interval
+                    await self._send_payload(control_payload("ping", nonce=f"{counter:032x}"))
         except TransportError as error:
             self._end(error)
 

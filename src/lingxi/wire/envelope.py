@@ -12,12 +12,30 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, fields
+from json.encoder import encode_basestring as _encode_string
 from typing import Any
 
-from lingxi.canonical import canonical_bytes
 from lingxi.wire.errors import EnvelopeError
 from lingxi.wire.timefmt import parse_rfc3339
+
+# Prebuilt JSON codec: the settings of lingxi.canonical (a test checks they agree),
+# without building a new encoder/decoder per call.
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                            allow_nan=False)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def canonical_bytes(value: Any) -> bytes:
+    """``lingxi.canonical.canonical_bytes``, faster for the hot path."""
+    return _ENCODER.encode(value).encode("utf-8")
+
 
 WIRE_VERSION = "1.0.0"
 _OUR_MAJOR, _OUR_MINOR = 1, 0
@@ -38,8 +56,8 @@ ENVELOPE_FIELDS = ("id", "version", "type", "sender", "receiver", "payload", "ti
                    "correlation_id", "reply_to", "group_id", "conversation_id", "ttl",
                    "broadcast", "encrypt", "signature", "signature_algorithm")
 REQUIRED_FIELDS = ("id", "version", "type", "sender", "payload", "timestamp")
-
-
+_ENDPOINT_SET = frozenset(ENDPOINT_FIELDS)
+_REPLACEABLE = frozenset(ENVELOPE_FIELDS)
 def _fail(code: str, message: str, path: str) -> EnvelopeError:
     return EnvelopeError(code, message, path=path)
 
@@ -64,8 +82,15 @@ def _opt_bool(value: Any, path: str) -> bool | None:
     raise _fail("envelope.malformed", "must be true or false", path)
 
 
+_VERSIONS: dict[str, tuple[int, int]] = {}
+
+
 def check_version(value: Any) -> tuple[int, int]:
     """``(major, minor)`` of a compatible version; ``envelope.bad_version`` otherwise."""
+    if isinstance(value, str):
+        known = _VERSIONS.get(value)
+        if known is not None:
+            return known
     if not isinstance(value, str) or not _SEMVER.fullmatch(value):
         raise _fail("envelope.bad_version", "version must be MAJOR.MINOR.PATCH", "$.version")
     major, minor = (int(part) for part in value.split(".")[:2])
@@ -73,7 +98,13 @@ def check_version(value: Any) -> tuple[int, int]:
         raise _fail("envelope.bad_version",
                     f"version {value} has major {major}; this receiver speaks {_OUR_MAJOR}.x",
                     "$.version")
+    if len(_VERSIONS) < 256:
+        _VERSIONS[value] = (major, minor)
     return major, minor
+
+
+_ENDPOINT_CACHE: dict[tuple[Any, ...], AgentEndpoint] = {}
+_ENDPOINT_CACHE_SIZE = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +121,7 @@ class AgentEndpoint:
     endpoint: str
     agent_name: str | None = None
     version: str | None = None
+    _json: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.agent_id, str) or not self.agent_id or "|" in self.agent_id:
@@ -98,13 +130,31 @@ class AgentEndpoint:
     @classmethod
     def from_dict(cls, data: Any, path: str = "$.sender", *, allow_extra: bool = False
                   ) -> AgentEndpoint:
+        """Check and build an endpoint; repeated identical endpoints come from a small cache."""
+        try:
+            key = (allow_extra, *data.items())
+            cached = _ENDPOINT_CACHE.get(key)
+        except (AttributeError, TypeError):  # not a dict, or unhashable values
+            key, cached = None, None
+        if cached is not None:
+            return cached
+        endpoint = cls._check(data, path, allow_extra)
+        if key is not None:
+            if len(_ENDPOINT_CACHE) >= _ENDPOINT_CACHE_SIZE:
+                _ENDPOINT_CACHE.clear()
+            _ENDPOINT_CACHE[key] = endpoint
+        return endpoint
+
+    @classmethod
+    def _check(cls, data: Any, path: str, allow_extra: bool) -> AgentEndpoint:
         if not isinstance(data, dict):
             raise _fail("envelope.malformed", "an agent endpoint must be an object", path)
         if not allow_extra:
-            for key in data:
-                if key not in ENDPOINT_FIELDS:
-                    raise _fail("envelope.unknown_field", f"unknown endpoint field {key!r}",
-                                f"{path}.{key}")
+            extra = data.keys() - _ENDPOINT_SET
+            if extra:
+                key = sorted(map(str, extra))[0]
+                raise _fail("envelope.unknown_field", f"unknown endpoint field {key!r}",
+                            f"{path}.{key}")
         for key in ("agent_id", "system_id", "endpoint"):
             if key not in data:
                 raise _fail("envelope.missing_field", f"endpoint needs {key}", f"{path}.{key}")
@@ -118,6 +168,14 @@ class AgentEndpoint:
             agent_name=_opt_text(data.get("agent_name"), f"{path}.agent_name", _MAX_TEXT),
             version=_opt_text(data.get("version"), f"{path}.version", _MAX_ID),
         )
+
+    def canonical(self) -> bytes:
+        """Canonical JSON of the endpoint (cached)."""
+        cached = self._json
+        if cached is None:
+            cached = canonical_bytes(self.to_dict())
+            object.__setattr__(self, "_json", cached)
+        return cached
 
     def to_dict(self) -> dict[str, str]:
         out = {"agent_id": self.agent_id, "system_id": self.system_id, "endpoint": self.endpoint}
@@ -149,6 +207,7 @@ class Envelope:
     signature: str | None = None
     signature_algorithm: str | None = None
     _payload_json: bytes | None = field(default=None, init=False, repr=False, compare=False)
+    _instant: float | None = field(default=None, init=False, repr=False, compare=False)
 
     # ---- derived views -------------------------------------------------
     @property
@@ -166,8 +225,12 @@ class Envelope:
 
     @property
     def instant(self) -> float:
-        """The timestamp as POSIX seconds."""
-        return parse_rfc3339(self.timestamp)
+        """The timestamp as POSIX seconds (cached)."""
+        cached = self._instant
+        if cached is None:
+            cached = parse_rfc3339(self.timestamp)
+            object.__setattr__(self, "_instant", cached)
+        return cached
 
     def payload_json(self) -> bytes:
         """Canonical JSON of the payload (cached; the signed ``payload_json``)."""
@@ -182,8 +245,22 @@ class Envelope:
         return cached
 
     def replace(self, **changes: Any) -> Envelope:
-        """A copy with ``changes`` applied (the payload cache is recomputed)."""
-        return replace(self, **changes)
+        """A copy with ``changes`` applied; caches survive unless their source changed.
+
+        Much cheaper than ``dataclasses.replace`` (no re-validation, no __init__).
+        """
+        unknown = changes.keys() - _REPLACEABLE
+        if unknown:
+            raise TypeError(f"unknown envelope fields {sorted(unknown)}")
+        new = object.__new__(Envelope)
+        state = new.__dict__
+        state.update(self.__dict__)
+        state.update(changes)
+        if "payload" in changes:
+            state["_payload_json"] = None
+        if "timestamp" in changes:
+            state["_instant"] = None
+        return new
 
     # ---- (de)serialisation ----------------------------------------------
     @classmethod
@@ -191,7 +268,7 @@ class Envelope:
         """Read an envelope from JSON text or UTF-8 bytes; typed errors only."""
         try:
             text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
-            value = json.loads(text, parse_constant=_reject_constant)
+            value = _DECODER.decode(text)
         except (UnicodeDecodeError, ValueError, RecursionError, TypeError) as error:
             raise _fail("envelope.malformed", f"not a JSON document: {str(error)[:120]}",
                         "$") from None
@@ -207,10 +284,11 @@ class Envelope:
         _, minor = check_version(data["version"])
         newer = minor > _OUR_MINOR
         if not newer:
-            for key in data:
-                if key not in ENVELOPE_FIELDS:
-                    raise _fail("envelope.unknown_field", f"unknown envelope field {key!r}",
-                                f"$.{key}")
+            extra = data.keys() - _REPLACEABLE
+            if extra:
+                key = sorted(map(str, extra))[0]
+                raise _fail("envelope.unknown_field", f"unknown envelope field {key!r}",
+                            f"$.{key}")
         for key in REQUIRED_FIELDS:
             if key not in data:
                 raise _fail("envelope.missing_field", f"envelope needs {key}", f"$.{key}")
@@ -231,7 +309,7 @@ class Envelope:
         if not isinstance(payload, dict):
             raise _fail("envelope.malformed", "payload must be a JSON object", "$.payload")
         timestamp = data["timestamp"]
-        parse_rfc3339(timestamp)
+        instant = parse_rfc3339(timestamp)
         ttl = data.get("ttl")
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int)
                                 or not 0 <= ttl <= _MAX_TTL):
@@ -260,7 +338,7 @@ class Envelope:
         if algorithm is not None and not isinstance(algorithm, str):
             raise _fail("envelope.unknown_algorithm", "signature_algorithm must be a string",
                         "$.signature_algorithm")
-        env = cls(
+        env = cls._trusted(
             id=env_id, version=data["version"], type=kind, sender=sender, receiver=receiver,
             payload=payload, timestamp=timestamp,
             correlation_id=_opt_text(data.get("correlation_id"), "$.correlation_id"),
@@ -271,7 +349,17 @@ class Envelope:
             signature=signature, signature_algorithm=algorithm,
         )
         env.payload_json()  # refuse payloads that have no canonical form (lone surrogates…)
+        env.__dict__["_instant"] = instant
         return env
+
+    @classmethod
+    def _trusted(cls, **values: Any) -> Envelope:
+        """Build without ``__init__`` (values already checked): the hot path of parsing."""
+        new = object.__new__(cls)
+        state = new.__dict__
+        state.update(_ENVELOPE_DEFAULTS)
+        state.update(values)
+        return new
 
     def header_dict(self) -> dict[str, Any]:
         """Every present field except payload, signature and signature_algorithm."""
@@ -296,9 +384,45 @@ class Envelope:
         return out
 
     def to_bytes(self) -> bytes:
-        """Compact canonical JSON, ready to be framed."""
-        return canonical_bytes(self.to_dict())
+        """Canonical JSON of ``to_dict()``, ready to be framed.
+
+        Assembled field by field in sorted key order, reusing the payload JSON
+        computed for the signature and the endpoints' cached JSON; a test checks
+        it equals ``canonical_bytes(self.to_dict())``.
+        """
+        parts: list[bytes] = []
+        add = parts.append
+        if self.broadcast is not None:
+            add(b'"broadcast":true' if self.broadcast else b'"broadcast":false')
+        for name, value in (("conversation_id", self.conversation_id),
+                            ("correlation_id", self.correlation_id)):
+            if value is not None:
+                add(b'"%s":%s' % (name.encode(), _json_str(value)))
+        if self.encrypt is not None:
+            add(b'"encrypt":true' if self.encrypt else b'"encrypt":false')
+        if self.group_id is not None:
+            add(b'"group_id":' + _json_str(self.group_id))
+        add(b'"id":' + _json_str(self.id))
+        add(b'"payload":' + self.payload_json())
+        if self.receiver is not None:
+            add(b'"receiver":' + self.receiver.canonical())
+        if self.reply_to is not None:
+            add(b'"reply_to":' + _json_str(self.reply_to))
+        add(b'"sender":' + self.sender.canonical())
+        if self.signature is not None:
+            add(b'"signature":' + _json_str(self.signature))
+        if self.signature_algorithm is not None:
+            add(b'"signature_algorithm":' + _json_str(self.signature_algorithm))
+        add(b'"timestamp":' + _json_str(self.timestamp))
+        if self.ttl is not None:
+            add(b'"ttl":%d' % self.ttl)
+        add(b'"type":' + _json_str(self.type))
+        add(b'"version":' + _json_str(self.version))
+        return b"{" + b",".join(parts) + b"}"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
+def _json_str(text: str) -> bytes:
+    return _encode_string(text).encode("utf-8")
+
+
+_ENVELOPE_DEFAULTS = {f.name: f.default for f in fields(Envelope) if f.default is not MISSING}

@@ -60,7 +60,7 @@ def _endpoint_matches(actual: AgentEndpoint | None, expected: AgentEndpoint | st
         return False
     if isinstance(expected, str):
         return actual.agent_id == expected
-    return actual == expected
+    return actual is expected or actual == expected
 
 
 def check_expectations(env: Envelope, *, reply_to: str | None = None,

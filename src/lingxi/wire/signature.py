@@ -10,15 +10,13 @@ spelling (the replay guard keys on it).
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-from dataclasses import replace
 
 from lingxi.wire.envelope import Envelope
 from lingxi.wire.errors import EnvelopeError
 
 DEFAULT_ALGORITHM = "HMAC-SHA256"
-ALGORITHMS = {"HMAC-SHA256": hashlib.sha256, "HMAC-SHA512": hashlib.sha512}
+ALGORITHMS = {"HMAC-SHA256": "sha256", "HMAC-SHA512": "sha512"}
 _HEX_LENGTH = {"HMAC-SHA256": 64, "HMAC-SHA512": 128}
 _HEX = frozenset("0123456789abcdef")
 
@@ -44,13 +42,28 @@ def compute_signature(env: Envelope, key: bytes | str, algorithm: str = DEFAULT_
         raise EnvelopeError("envelope.unknown_algorithm",
                             f"unknown signature algorithm {algorithm[:40]!r}; "
                             f"use one of {', '.join(ALGORITHMS)}", path="$.signature_algorithm")
-    return hmac.new(as_key(key), signature_content(env), digest).hexdigest()
+    mac = _keyed(as_key(key), digest).copy()
+    mac.update(signature_content(env))
+    return mac.hexdigest()
+
+
+_KEYED: dict[tuple[bytes, str], hmac.HMAC] = {}
+
+
+def _keyed(key: bytes, digest: str) -> hmac.HMAC:
+    """An HMAC already keyed with ``key``; copying it skips the key setup per message."""
+    base = _KEYED.get((key, digest))
+    if base is None:
+        if len(_KEYED) >= 256:
+            _KEYED.clear()
+        base = _KEYED[(key, digest)] = hmac.new(key, digestmod=digest)
+    return base
 
 
 def sign_envelope(env: Envelope, key: bytes | str, algorithm: str = DEFAULT_ALGORITHM) -> Envelope:
     """A copy of ``env`` carrying its signature and ``signature_algorithm``."""
     signature = compute_signature(env, key, algorithm)
-    return replace(env, signature=signature, signature_algorithm=algorithm)
+    return env.replace(signature=signature, signature_algorithm=algorithm)
 
 
 def verify_signature(env: Envelope, key: bytes | str) -> None:

@@ -27,6 +27,7 @@ from lingxi.wire.errors import TransportError, WireError
 DEFAULT_MAX_FRAME = 1024 * 1024
 DEFAULT_READ_TIMEOUT = 10.0
 _HEADER = struct.Struct(">I")
+_DRAIN_ABOVE = 64 * 1024  # wait for the peer to read only once this much is queued
 
 
 class FrameTransport(Protocol):
@@ -48,6 +49,12 @@ def _too_large(size: int, cap: int) -> TransportError:
     return TransportError("transport.frame_too_large",
                           f"frame of {size} bytes exceeds the {cap}-byte cap",
                           details={"size": size, "max_frame": cap})
+
+
+def _buffered(reader: asyncio.StreamReader) -> int:
+    """Bytes already received and not yet read (0 when the stream hides it)."""
+    buffer = getattr(reader, "_buffer", None)
+    return len(buffer) if buffer is not None else 0
 
 
 class StreamTransport:
@@ -72,10 +79,14 @@ class StreamTransport:
             raise _closed()
         if len(frame) > self.max_frame:
             raise _too_large(len(frame), self.max_frame)
+        if self.writer.is_closing():
+            self._closed = True
+            raise _closed("connection lost")
         try:
             self.writer.write(_HEADER.pack(len(frame)) + frame)
-            async with asyncio.timeout(self.read_timeout):
-                await self.writer.drain()
+            if self.writer.transport.get_write_buffer_size() > _DRAIN_ABOVE:
+                async with asyncio.timeout(self.read_timeout):
+                    await self.writer.drain()
         except TimeoutError:
             await self.close()
             raise TransportError("transport.timeout", "peer is not reading") from None
@@ -87,8 +98,11 @@ class StreamTransport:
         if self._closed:
             raise _closed()
         try:
-            async with asyncio.timeout(idle_timeout):
+            if idle_timeout is None:
                 first = await self.reader.readexactly(1)
+            else:
+                async with asyncio.timeout(idle_timeout):
+                    first = await self.reader.readexactly(1)
         except TimeoutError:
             raise TransportError("transport.peer_silent",
                                  f"no frame from the peer for {idle_timeout:g} s") from None
@@ -99,6 +113,15 @@ class StreamTransport:
             await self.close()
             raise _closed(f"connection lost: {error}") from None
         try:
+            if _buffered(self.reader) >= 3:
+                (size,) = _HEADER.unpack(first + await self.reader.readexactly(3))
+                if size > self.max_frame:
+                    await self.close()
+                    raise _too_large(size, self.max_frame)
+                if _buffered(self.reader) >= size:  # the whole frame is here: no deadline needed
+                    return await self.reader.readexactly(size)
+                async with asyncio.timeout(self.read_timeout):
+                    return await self.reader.readexactly(size)
             async with asyncio.timeout(self.read_timeout):
                 (size,) = _HEADER.unpack(first + await self.reader.readexactly(3))
                 if size > self.max_frame:
@@ -153,8 +176,11 @@ class MemoryTransport:
         if self._closed:
             raise _closed()
         try:
-            async with asyncio.timeout(idle_timeout):
+            if idle_timeout is None:
                 frame = await self._inbox.get()
+            else:
+                async with asyncio.timeout(idle_timeout):
+                    frame = await self._inbox.get()
         except TimeoutError:
             raise TransportError("transport.peer_silent",
                                  f"no frame from the peer for {idle_timeout:g} s") from None
@@ -170,6 +196,7 @@ class MemoryTransport:
         if self._closed:
             return
         self._closed = True
+        self._inbox.put_nowait(None)  # wake our own pending recv
         if self._other is not None:
             self._other._inbox.put_nowait(None)
 
