@@ -24,7 +24,7 @@ def _describe(hooks: Any, payload: dict[str, Any]) -> str | None:
 
 
 def round_lines(events: list[dict[str, Any]], hooks: Any, mode: str) -> list[str]:
-    """One line per round (simultaneous_round), per described message otherwise."""
+    """One line per round (simultaneous_round), per message otherwise (proto_describe or compact)."""
     lines: list[str] = []
     if mode == "simultaneous_round":
         for event in events:
@@ -39,7 +39,5 @@ def round_lines(events: list[dict[str, Any]], hooks: Any, mode: str) -> list[str
         sender = event["role"] if event["event"] == "message.sent" else (
             "guest" if event["role"] == "host" else "host")
         text = _describe(hooks, event["payload"])
-        if text is None and event.get("iteration") is None and mode != "free":
-            continue
         lines.append(f"{sender}: {text or _compact(event['payload'])}")
     return lines

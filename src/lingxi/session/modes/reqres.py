@@ -1,8 +1,10 @@
 """request_response: request -> optional progress -> delivery -> acknowledgement.
 
-Roles are found by message name (documented in docs/session.md):
-request ``request``; progress ``progress``; delivery ``delivery`` /
-``response`` / ``result``; acknowledgement ``ack`` / ``acknowledgement``.
+With ``flow.phases`` the phases are enforced like session_loop (the first
+message is the request). Without phases, roles are found by message name
+(documented in docs/session.md): request ``request``; progress ``progress``;
+delivery ``delivery`` / ``deliver`` / ``response`` / ``result``;
+acknowledgement ``ack`` / ``acknowledgement`` / ``confirm``.
 The guest's request carries a correlation id drawn from the injected rng;
 every progress, delivery and acknowledgement must carry the same id. Other
 declared messages (``error``) may come at any time from their direction.
@@ -15,18 +17,58 @@ from typing import Any
 from lingxi.session import errors as codes
 from lingxi.session.flow import BOTH
 from lingxi.session.machine import SessionMachine
+from lingxi.session.modes.loop import SessionLoopMachine
 
 ROLES = {
     "request": ("request",),
     "progress": ("progress",),
-    "delivery": ("delivery", "response", "result"),
-    "ack": ("ack", "acknowledgement", "acknowledge"),
+    "delivery": ("delivery", "deliver", "response", "result"),
+    "ack": ("ack", "acknowledgement", "acknowledge", "confirm", "confirmation"),
 }
 MAX_PROGRESS = 10_000
 
 
+def _new_correlation(rng) -> str:
+    return "rr-" + "".join(rng.choice("0123456789abcdef") for _ in range(16))
+
+
+class PhasedRequestResponseMachine(SessionLoopMachine):
+    """request_response with declared phases: session_loop order plus correlation ids."""
+
+    mode = "request_response"
+
+    def begin(self) -> None:
+        super().begin()
+        self.correlation: str | None = None
+
+    def send(self, payload: Any, correlation_id: str | None = None) -> None:
+        if self.correlation is None and self.role == "guest" and self.state == "running":
+            self.correlation = _new_correlation(self.rng)
+        super().send(payload, self.correlation)
+
+    def on_message(self, name: str, payload: dict[str, Any], correlation_id: str | None) -> None:
+        if self.correlation is None:
+            if not correlation_id:
+                self.violation(codes.BAD_CORRELATION, "the request carries no correlation id",
+                               {"payload": payload})
+            self.correlation = correlation_id
+        elif correlation_id != self.correlation:
+            self.violation(codes.BAD_CORRELATION,
+                           f"{name} is linked to {correlation_id!r}, not to the request "
+                           f"{self.correlation!r}", {"payload": payload,
+                                                     "correlation_id": correlation_id})
+        super().on_message(name, payload, correlation_id)
+
+
 class RequestResponseMachine(SessionMachine):
     mode = "request_response"
+
+    def __new__(cls, *args: Any, **kwargs: Any):
+        spec = kwargs.get("spec")
+        if cls is RequestResponseMachine and spec is not None \
+                and (spec.raw.get("flow") or {}).get("phases"):
+            return PhasedRequestResponseMachine(*args, **kwargs)
+        return super().__new__(cls)
 
     def begin(self) -> None:
         self.names: dict[str, str | None] = {}
@@ -126,8 +168,7 @@ class RequestResponseMachine(SessionMachine):
 
     def send(self, payload: Any, correlation_id: str | None = None) -> None:
         if self.stage == "request" and self.role == "guest" and self.correlation is None:
-            self.correlation = "rr-" + "".join(self.rng.choice("0123456789abcdef")
-                                               for _ in range(16))
+            self.correlation = _new_correlation(self.rng)
         super().send(payload, self.correlation)
 
     def after_send(self, name: str, payload: dict[str, Any]) -> None:
