@@ -168,7 +168,8 @@ json_values = st.recursive(
 field_values = st.one_of(json_values, st.sampled_from([
     "1.0.0", "1.9.0", "p2p:move", "group:vote", "2026-06-27T15:30:00Z",
     "6f1c2f0e-8d7a-4b53-9d43-1f2a3b4c5d6e", {"agent_id": "a", "system_id": "s", "endpoint": "e"},
-    {"action": "move"}, "HMAC-SHA256", "ab" * 32,
+    {"action": "move"}, "HMAC-SHA256", "ab" * 32, "\ud800x",
+    {"agent_id": "a", "system_id": "\udfff", "endpoint": "e"}, {"action": "\udc00"},
 ]))
 envelope_like = st.dictionaries(
     st.sampled_from(["id", "version", "type", "sender", "receiver", "payload", "timestamp",
@@ -241,3 +242,23 @@ def test_fuzz_to_bytes_equals_canonical_to_dict(payload, reply_to, ttl, flags, a
                    broadcast=flags[0], encrypt=flags[1])
     assert env.to_bytes() == canonical_bytes(env.to_dict())
     assert Envelope.parse(env.to_bytes()) == env
+
+
+def test_lone_surrogates_in_header_text_are_malformed(move):
+    move["receiver"]["agent_name"] = "\ud800"
+    assert code_of(json.dumps(move).encode()) == "envelope.malformed"
+
+
+def test_non_ascii_digits_are_not_rfc3339_or_semver(move):
+    move["timestamp"] = "٢٠٢٦-06-27T15:30:00Z"
+    assert code_of(move) == "envelope.bad_timestamp"
+    move["timestamp"] = "2026-06-27T15:30:00Z"
+    move["version"] = "١.0.0"
+    assert code_of(move) == "envelope.bad_version"
+
+
+def test_parsed_envelopes_keep_their_wire_bytes(signature_cases):
+    data = json.dumps(signature_cases[0]["envelope"], indent=1).encode()
+    env = Envelope.parse(data)
+    assert env.wire == data
+    assert env.replace(ttl=1).wire is None

@@ -74,4 +74,6 @@ def open_envelope(env: Envelope, key: bytes | None) -> Envelope:
         raise failed("decrypted payload is not JSON") from None
     if not isinstance(payload, dict):
         raise failed("decrypted payload is not an object")
-    return env.replace(payload=payload)
+    opened = env.replace(payload=payload)
+    opened.__dict__["_wire"] = env.wire
+    return opened

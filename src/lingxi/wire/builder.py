@@ -13,7 +13,7 @@ from typing import Any
 
 from lingxi.wire.aead import seal_envelope
 from lingxi.wire.envelope import WIRE_VERSION, AgentEndpoint, Envelope
-from lingxi.wire.signature import DEFAULT_ALGORITHM, as_key, sign_envelope
+from lingxi.wire.signature import DEFAULT_ALGORITHM, as_key, compute_signature
 from lingxi.wire.timefmt import format_rfc3339
 
 _RANDOM_POOL: list[str] = []
@@ -63,7 +63,7 @@ class EnvelopeBuilder:
             if not isinstance(action, str):
                 raise ValueError("payload needs a string 'action' (or pass type=)")
             type = f"{self.prefix}:{action}"
-        env = Envelope(
+        env = Envelope._trusted(
             id=self.id_factory(), version=self.version, type=type, sender=self.sender,
             receiver=self.receiver, payload=payload, timestamp=format_rfc3339(self.clock()),
             correlation_id=correlation_id, reply_to=reply_to, group_id=self.group_id,
@@ -74,4 +74,6 @@ class EnvelopeBuilder:
             if self.aead_key is None:
                 raise ValueError("encrypt=True needs the builder's aead_key")
             env = seal_envelope(env, self.aead_key, self.nonce_factory)
-        return sign_envelope(env, self.key, self.algorithm)
+        # ``env`` is ours alone until returned, so sign it in place (no copy)
+        env.__dict__["signature"] = compute_signature(env, self.key, self.algorithm)
+        return env

@@ -177,8 +177,11 @@ class SecureChannel:
             waiter = asyncio.get_running_loop().create_future()
             self._waiter = waiter
             try:
-                async with asyncio.timeout(timeout):
+                if timeout is None:
                     await waiter
+                else:
+                    async with asyncio.timeout(timeout):
+                        await waiter
             except TimeoutError:
                 raise TransportError("transport.timeout",
                                      f"no envelope within {timeout:g} s") from None

@@ -44,7 +44,7 @@ PREFIXES = ("p2p", "group", "inter_group", "caller")
 GROUP_PREFIXES = ("group", "inter_group")
 
 _SEMVER = re.compile(r"(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})"
-                     r"(?:-[0-9A-Za-z.-]{1,64})?(?:\+[0-9A-Za-z.-]{1,64})?")
+                     r"(?:-[0-9A-Za-z.-]{1,64})?(?:\+[0-9A-Za-z.-]{1,64})?", re.ASCII)
 _TYPE = re.compile(r"(p2p|group|inter_group|caller):([A-Za-z0-9_.:-]{1,128})")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _MAX_ID = 256
@@ -58,6 +58,7 @@ ENVELOPE_FIELDS = ("id", "version", "type", "sender", "receiver", "payload", "ti
 REQUIRED_FIELDS = ("id", "version", "type", "sender", "payload", "timestamp")
 _ENDPOINT_SET = frozenset(ENDPOINT_FIELDS)
 _REPLACEABLE = frozenset(ENVELOPE_FIELDS)
+_REQUIRED_SET = frozenset(REQUIRED_FIELDS)
 def _fail(code: str, message: str, path: str) -> EnvelopeError:
     return EnvelopeError(code, message, path=path)
 
@@ -69,6 +70,12 @@ def _text(value: Any, path: str, *, limit: int = _MAX_TEXT, empty: bool = False)
         raise _fail("envelope.malformed", "must not be empty", path)
     if len(value) > limit:
         raise _fail("envelope.malformed", f"longer than {limit} characters", path)
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _fail("envelope.malformed", "not valid Unicode text (lone surrogate)",
+                        path) from None
     return value
 
 
@@ -208,6 +215,7 @@ class Envelope:
     signature_algorithm: str | None = None
     _payload_json: bytes | None = field(default=None, init=False, repr=False, compare=False)
     _instant: float | None = field(default=None, init=False, repr=False, compare=False)
+    _wire: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     # ---- derived views -------------------------------------------------
     @property
@@ -222,6 +230,15 @@ class Envelope:
     def action(self) -> str | None:
         action = self.payload.get("action")
         return action if isinstance(action, str) else None
+
+    @property
+    def wire(self) -> bytes | None:
+        """The exact bytes this envelope was parsed from (kept when a sealed payload is opened).
+
+        Evidence for transcripts: ``verify_signature(Envelope.parse(env.wire), key)``
+        re-checks it later. ``None`` for envelopes built locally or changed by ``replace``.
+        """
+        return self._wire
 
     @property
     def instant(self) -> float:
@@ -260,6 +277,7 @@ class Envelope:
             state["_payload_json"] = None
         if "timestamp" in changes:
             state["_instant"] = None
+        state["_wire"] = None
         return new
 
     # ---- (de)serialisation ----------------------------------------------
@@ -272,7 +290,10 @@ class Envelope:
         except (UnicodeDecodeError, ValueError, RecursionError, TypeError) as error:
             raise _fail("envelope.malformed", f"not a JSON document: {str(error)[:120]}",
                         "$") from None
-        return cls.from_dict(value)
+        env = cls.from_dict(value)
+        env.__dict__["_wire"] = (bytes(data) if isinstance(data, bytes | bytearray)
+                                 else data.encode("utf-8", "surrogatepass"))
+        return env
 
     @classmethod
     def from_dict(cls, data: Any) -> Envelope:
@@ -289,9 +310,9 @@ class Envelope:
                 key = sorted(map(str, extra))[0]
                 raise _fail("envelope.unknown_field", f"unknown envelope field {key!r}",
                             f"$.{key}")
-        for key in REQUIRED_FIELDS:
-            if key not in data:
-                raise _fail("envelope.missing_field", f"envelope needs {key}", f"$.{key}")
+        if not _REQUIRED_SET <= data.keys():
+            key = next(k for k in REQUIRED_FIELDS if k not in data)
+            raise _fail("envelope.missing_field", f"envelope needs {key}", f"$.{key}")
         env_id = data["id"]
         if not isinstance(env_id, str) or not _UUID.fullmatch(env_id):
             raise _fail("envelope.malformed", "id must be a UUID", "$.id")

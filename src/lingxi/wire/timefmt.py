@@ -15,7 +15,8 @@ from lingxi.wire.errors import EnvelopeError
 
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?"
-    r"(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+    r"(?:([Zz])|([+-])(\d{2}):(\d{2}))",
+    re.ASCII,
 )
 
 
@@ -56,6 +57,13 @@ def parse_rfc3339(text: object) -> float:
 def format_rfc3339(instant: float) -> str:
     """``instant`` (POSIX seconds) as RFC 3339 UTC with microseconds, e.g. ``…T08:00:00.123456Z``."""
     seconds, micro = divmod(round(instant * 1_000_000), 1_000_000)
-    t = time.gmtime(seconds)
-    return (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
-            f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.{micro:06d}Z")
+    last_seconds, prefix = _LAST_SECOND
+    if seconds != last_seconds:
+        t = time.gmtime(seconds)
+        prefix = (f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T"
+                  f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}")
+        _LAST_SECOND[:] = [seconds, prefix]
+    return f"{prefix}.{micro:06d}Z"
+
+
+_LAST_SECOND: list = [None, ""]  # the date-time text of the last whole second formatted
