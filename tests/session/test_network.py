@@ -158,3 +158,28 @@ def test_tcp_session_between_two_processes(tmp_path) -> None:
         verified = subprocess.run([lingxi, "session", "verify", str(tmp_path / side), "--json"],
                                   capture_output=True, text=True, env=env_host)
         assert verified.returncode == 0 and json.loads(verified.stdout)["ok"]
+
+
+async def test_a_bad_handshake_does_not_stop_the_host(tmp_path) -> None:
+    from lingxi.session.net import guest_session, host_session
+
+    protocol = load_protocol("word-count")
+    ready: asyncio.Future = asyncio.get_running_loop().create_future()
+    refused = []
+    host_task = asyncio.ensure_future(host_session(
+        protocol, "tcp://127.0.0.1:0", identity=Identity.generate(), state_dir=tmp_path / "h",
+        config=SessionConfig(peer_timeout=5), on_listening=ready.set_result,
+        on_refused=refused.append))
+    endpoint = await asyncio.wait_for(ready, HANG_GUARD)
+    port = int(endpoint.rsplit(":", 1)[1])
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"\x00\x00\x00\x05hello")  # a frame that is not an envelope
+    await writer.drain()
+    await asyncio.sleep(0.2)
+    writer.close()
+    guest = await asyncio.wait_for(guest_session(
+        None, endpoint, identity=Identity.generate(), state_dir=tmp_path / "g",
+        config=SessionConfig(peer_timeout=5)), HANG_GUARD)
+    host = await asyncio.wait_for(host_task, HANG_GUARD)
+    assert refused and guest.outcome.ok and host.outcome.ok
+    assert guest.receipts_verified and host.receipts_verified

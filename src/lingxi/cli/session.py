@@ -15,9 +15,10 @@ from lingxi.cli.common import handle_errors, json_option, print_json
 from lingxi.cli.protocol_runtime import allow_skeleton_option, parse_json_arg, parse_options
 from lingxi.errors import EXIT_FAILED, InputError
 
-timeout_option = click.option("--timeout", "peer_timeout", type=float, default=60.0,
-                              show_default=True,
-                              help="Seconds the peer may stay silent when it is its turn.")
+timeout_option = click.option("--timeout", "peer_timeout", type=float, default=None,
+                              help="Seconds the peer may stay silent when it is its turn "
+                                   "(default: the spec's decision timeout + 30 s, at least 60 s, "
+                                   "so a peer deciding by hand is not cut off).")
 control_option = click.option("--control-mode", type=click.Choice(["autonomous", "hybrid", "human"]),
                               help="Where this side's decisions come from (local only; never "
                                    "changes the spec or its hash). Default: the spec's decision.mode.")
@@ -28,9 +29,14 @@ state_option = click.option("--state-dir", type=click.Path(file_okay=False),
                             help="Session folder (default: $LINGXI_HOME/sessions/<id>-<role>).")
 
 
-def _config(peer_timeout: float, control_mode: str | None):
+def _config(peer_timeout: float | None, control_mode: str | None, spec=None):
+    from lingxi.session.decisions import DEFAULT_TIMEOUT
     from lingxi.session.machine import SessionConfig
 
+    if peer_timeout is None:
+        decision = getattr(spec, "decision", None)
+        peer_timeout = max(60.0, float(getattr(decision, "timeout_seconds", None)
+                                       or DEFAULT_TIMEOUT) + 30.0)
     if peer_timeout <= 0:
         raise InputError("input.bad_timeout", "--timeout must be positive")
     return SessionConfig(peer_timeout=peer_timeout, control_mode=control_mode)
@@ -91,7 +97,7 @@ def _inputs(source: str | None):
 @json_option
 @handle_errors
 def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout: float | None,
-         seed: int | None, peer_timeout: float, control_mode: str | None,
+         seed: int | None, peer_timeout: float | None, control_mode: str | None,
          input_source: str | None, state_dir: str | None, allow_skeleton_hooks: bool,
          as_json: bool) -> None:
     """Host a protocol session on ENDPOINT and play it with one guest."""
@@ -107,9 +113,11 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
         sys.stderr.flush()
 
     result = asyncio.run(host_session(
-        loaded, endpoint, options=options, config=_config(peer_timeout, control_mode),
+        loaded, endpoint, options=options,
+        config=_config(peer_timeout, control_mode, loaded.spec),
         state_dir=state_dir, seed=seed, on_listening=listening, accept_timeout=accept_timeout,
-        decider=_announce, inputs=_inputs(input_source)))
+        decider=_announce, inputs=_inputs(input_source),
+        on_refused=lambda e: click.echo(f"refused a connection: {e}", err=True)))
     _report(result, as_json)
 
 
@@ -126,7 +134,7 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
 @allow_skeleton_option
 @json_option
 @handle_errors
-def guest(endpoint: str, protocol: str | None, seed: int | None, peer_timeout: float,
+def guest(endpoint: str, protocol: str | None, seed: int | None, peer_timeout: float | None,
           control_mode: str | None, input_source: str | None, state_dir: str | None,
           allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Join the session hosted at ENDPOINT as the guest."""
@@ -135,7 +143,8 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, peer_timeout: f
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks) if protocol else None
     result = asyncio.run(guest_session(
-        loaded, endpoint, config=_config(peer_timeout, control_mode), state_dir=state_dir,
+        loaded, endpoint, config=_config(peer_timeout, control_mode, loaded and loaded.spec),
+        state_dir=state_dir,
         seed=seed, allow_skeleton=allow_skeleton_hooks, decider=_announce,
         inputs=_inputs(input_source)))
     _report(result, as_json)

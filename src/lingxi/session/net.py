@@ -26,7 +26,7 @@ from lingxi.session.machine import ROLE_DIRECTION, SessionConfig
 from lingxi.session.recorder import Recorder
 from lingxi.session.registry import machine_class
 from lingxi.session.runner import LoadedProtocol, load_protocol
-from lingxi.wire import AgentEndpoint, EnvelopeError, TransportError
+from lingxi.wire import AgentEndpoint, WireError
 from lingxi.wire.channel import SecureChannel
 from lingxi.wire.handshake import client_handshake, server_handshake
 from lingxi.wire.identity import Identity
@@ -94,7 +94,9 @@ async def host_session(protocol: LoadedProtocol, endpoint: str, *,
                        config: SessionConfig | None = None, state_dir: str | Path | None = None,
                        identity: Identity | None = None, seed: int | None = None,
                        on_listening: Callable[[str], None] | None = None,
-                       accept_timeout: float | None = None, **driver_kwargs: Any) -> DriveResult:
+                       accept_timeout: float | None = None,
+                       on_refused: Callable[[Exception], None] | None = None,
+                       **driver_kwargs: Any) -> DriveResult:
     """Listen on ``endpoint``, serve exactly one guest, return this side's result."""
     config = config or SessionConfig()
     protocol.spec.check_options(options or {})  # a usage error before anyone connects
@@ -108,9 +110,9 @@ async def host_session(protocol: LoadedProtocol, endpoint: str, *,
         try:
             keys = await server_handshake(transport, identity,
                                           endpoint_of(identity, endpoint), clock=time.time)
-        except Exception as error:  # a failed handshake ends that connection only
-            if not result.done() and not isinstance(error, TransportError | EnvelopeError):
-                result.set_exception(error)
+        except WireError as error:  # a failed handshake ends that connection only
+            if on_refused is not None:
+                on_refused(error)
             return
         folder = _state_dir(state_dir, keys.session_id, "host")
         try:
