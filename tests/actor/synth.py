@@ -37,6 +37,7 @@ class Style:
     shape: str = "square"          # square | circle | gem | emoji | glyph
     palette: str = "classic"
     cell_bg: tuple[int, int, int] | None = None   # a well drawn behind every piece
+    checker: tuple[int, int, int] | None = None   # every other well in this colour instead
     score_bar: bool = True
     footer_text: bool = True
     extras: dict = field(default_factory=dict)
@@ -92,7 +93,8 @@ def render(kinds: list[list[int]], *, pitch: int = 44, origin: tuple[int, int] =
             x0, y0 = ox + c * pitch + g, oy + r * pitch + g
             x1, y1 = ox + (c + 1) * pitch - g - 1, oy + (r + 1) * pitch - g - 1
             if style.cell_bg is not None:
-                draw.rounded_rectangle((x0, y0, x1, y1), radius=style.radius, fill=style.cell_bg)
+                well = style.checker if style.checker is not None and (r + c) % 2 else style.cell_bg
+                draw.rounded_rectangle((x0, y0, x1, y1), radius=style.radius, fill=well)
             colour = palette[k % len(palette)]
             cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
             rad = (x1 - x0) / 2

@@ -22,6 +22,9 @@ STYLES = {
     "emoji-bare": Style(shape="emoji", panel=(40, 40, 60), gap=2, score_bar=False),
     "letters-on-tiles": Style(shape="glyph", palette="muted", gap=3, radius=4),
     "round-white-page": Style(radius=14, gap=8, palette="candy", page=(255, 255, 255), panel=None),
+    "gems-on-checker": Style(shape="gem", cell_bg=(30, 30, 60), checker=(200, 60, 60), gap=0, radius=0),
+    "emoji-on-checker": Style(shape="emoji", cell_bg=(255, 255, 255), checker=(120, 120, 120), gap=0,
+                              radius=0),
 }
 
 CASES = [
@@ -29,7 +32,8 @@ CASES = [
     ("tiles-touching", 10, 10, 5), ("touching-dark-page", 7, 6, 6), ("circles-light-panel", 9, 9, 6),
     ("circles-light-panel", 6, 7, 5), ("gems-in-wells", 8, 8, 6), ("gems-in-wells", 10, 10, 6),
     ("emoji-in-wells", 8, 8, 6), ("emoji-bare", 6, 7, 6), ("letters-on-tiles", 8, 8, 6),
-    ("round-white-page", 5, 5, 5), ("round-white-page", 7, 9, 6),
+    ("round-white-page", 5, 5, 5), ("round-white-page", 7, 9, 6), ("gems-on-checker", 8, 8, 6),
+    ("emoji-on-checker", 8, 8, 6), ("emoji-on-checker", 6, 6, 6),
 ]
 
 

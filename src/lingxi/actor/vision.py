@@ -45,6 +45,7 @@ EDGE_THRESHOLD = 28        # max channel step that counts as a colour edge
 BACKGROUND_DISTANCE = 36   # colour distance that separates a blob from a background
 MIN_CELL = 10              # px: smaller blobs are text, icons, noise
 MIN_DIM, MAX_DIM = 3, 12   # lattice rows/columns the ActorView contract allows
+WELL_DISTANCE = 24         # colour distance under which a piece's pixel is its well's background
 KIND_THRESHOLD = 20.0      # RMS colour distance under which two cells are the same kind
 
 
@@ -82,7 +83,7 @@ class Lattice:
 
     def cell_colors(self, image: Any) -> np.ndarray:
         """rows × columns × 3 mean RGB of each cell's central area."""
-        feats = cell_features(image, self, grid=1)
+        feats = cell_features(image, self, grid=1, ignore_well=False)
         return feats.reshape(self.rows, self.columns, 3)
 
     def to_dict(self) -> dict[str, int]:
@@ -448,32 +449,74 @@ def find_lattice(png_or_image: Any, *, rows: int | None = None, columns: int | N
 
 # --------------------------------------------------------------------------- cell kinds
 
-def cell_features(image: Any, lattice: Lattice, *, grid: int = 3, inner: float = 0.5) -> np.ndarray:
+def cell_features(image: Any, lattice: Lattice, *, grid: int = 3, inner: float = 0.5,
+                  ignore_well: bool = True) -> np.ndarray:
     """Per cell: mean colours of a ``grid`` × ``grid`` split of its central area.
 
     Returns an array of shape (rows * columns, grid * grid * 3), row-major cells.
     The central area (``inner`` of the pitch) avoids gaps, borders and highlights.
+    With ``ignore_well``, when most cells sit in wells of one or two colours (a
+    plain or checkerboard background behind the pieces), pixels of those colours
+    are replaced by a neutral grey so the same piece reads the same on every
+    well; a cell whose centre is nearly all well colour keeps its colours.
     """
     # A light blur makes the features robust to the 1 px sampling shifts of fractional pitches.
     img = ndimage.uniform_filter(load_image(image).astype(np.float32), size=(3, 3, 1))
+    height, width = img.shape[:2]
+    wells = _well_colours(img, lattice) if ignore_well else []
     feats = []
     for r in range(1, lattice.rows + 1):
         for c in range(1, lattice.columns + 1):
             cx, cy = lattice.cell_center(r, c)
             half_w = max(1, int(lattice.pitch_x * inner / 2))
             half_h = max(1, int(lattice.pitch_y * inner / 2))
-            x0, x1 = max(cx - half_w, 0), min(cx + half_w, img.shape[1])
-            y0, y1 = max(cy - half_h, 0), min(cy + half_h, img.shape[0])
+            x0, x1 = max(cx - half_w, 0), min(cx + half_w, width)
+            y0, y1 = max(cy - half_h, 0), min(cy + half_h, height)
             patch = img[y0:y1, x0:x1]
             if patch.size == 0:
                 feats.append(np.zeros(grid * grid * 3, dtype=np.float32))
                 continue
+            if wells:
+                background = np.zeros(patch.shape[:2], dtype=bool)
+                for well in wells:
+                    background |= _channel_max(np.abs(patch - well)) < WELL_DISTANCE
+                if background.mean() <= 0.85:      # else a plain tile: its colour is the content
+                    patch = np.where(background[..., None], np.float32(128.0), patch)
             parts = []
             for band in np.array_split(patch, grid, axis=0):
                 for block in np.array_split(band, grid, axis=1):
                     parts.append(block.reshape(-1, 3).mean(axis=0) if block.size else np.zeros(3))
             feats.append(np.concatenate(parts))
     return np.asarray(feats, dtype=np.float32)
+
+
+def _well_colours(img: np.ndarray, lattice: Lattice) -> list[np.ndarray]:
+    """The one or two colours most cells' outer rings share, or [] (plain tiles, no wells)."""
+    ring_w = max(1, int(0.1 * min(lattice.pitch_x, lattice.pitch_y)))
+    medians = []
+    for r in range(1, lattice.rows + 1):
+        for c in range(1, lattice.columns + 1):
+            left, top, right, bottom = (int(np.floor(v + 0.5)) for v in lattice.cell_box(r, c))
+            cell = img[max(top, 0):max(bottom, 0), max(left, 0):max(right, 0)]
+            if cell.shape[0] <= 2 * ring_w or cell.shape[1] <= 2 * ring_w:
+                continue
+            ring = np.concatenate([cell[:ring_w].reshape(-1, 3), cell[-ring_w:].reshape(-1, 3),
+                                   cell[:, :ring_w].reshape(-1, 3), cell[:, -ring_w:].reshape(-1, 3)])
+            medians.append(np.median(ring, axis=0))
+    centres: list[np.ndarray] = []
+    members: list[int] = []
+    for colour in medians:
+        for i, centre in enumerate(centres):
+            if _channel_max(np.abs(colour - centre)) < WELL_DISTANCE:
+                members[i] += 1
+                break
+        else:
+            centres.append(colour)
+            members.append(1)
+    order = sorted(range(len(centres)), key=lambda i: -members[i])[:2]
+    if not medians or sum(members[i] for i in order) < 0.8 * len(medians):
+        return []
+    return [centres[i] for i in order if members[i] >= 0.15 * len(medians)]
 
 
 def classify_cells(image: Any, lattice: Lattice, *, threshold: float = KIND_THRESHOLD) -> list[list[int]]:
