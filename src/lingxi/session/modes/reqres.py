@@ -115,6 +115,8 @@ class RequestResponseMachine(SessionMachine):
         return bool(allowed) and who == self.peer
 
     def waiting_description(self) -> Any:
+        if self.state != "running":
+            return self.state
         allowed, who = self._expected()
         return {"stage": self.stage, "expected": allowed, "from": who}
 
