@@ -183,3 +183,24 @@ async def test_a_bad_handshake_does_not_stop_the_host(tmp_path) -> None:
     host = await asyncio.wait_for(host_task, HANG_GUARD)
     assert refused and guest.outcome.ok and host.outcome.ok
     assert guest.receipts_verified and host.receipts_verified
+
+
+async def test_guest_without_the_protocol_tells_the_host(tmp_path) -> None:
+    from lingxi.errors import LingxiError
+    from lingxi.session.net import guest_session, host_session
+
+    protocol = load_protocol("word-count")
+    protocol.spec.protocol_id = "ab" * 32  # a protocol no guest has
+    ready: asyncio.Future = asyncio.get_running_loop().create_future()
+    host_task = asyncio.ensure_future(host_session(
+        protocol, "tcp://127.0.0.1:0", identity=Identity.generate(), state_dir=tmp_path / "h",
+        config=SessionConfig(peer_timeout=20), on_listening=ready.set_result,
+        receipt_timeout=0.2))
+    endpoint = await asyncio.wait_for(ready, HANG_GUARD)
+    with pytest.raises(LingxiError) as info:
+        await asyncio.wait_for(guest_session(None, endpoint, identity=Identity.generate(),
+                                             state_dir=tmp_path / "g"), HANG_GUARD)
+    assert info.value.code == "session.unknown_protocol"
+    host = await asyncio.wait_for(host_task, HANG_GUARD)
+    assert host.outcome.status == "aborted" and host.outcome.by == "peer"
+    assert host.outcome.code == "session.unknown_protocol"

@@ -11,12 +11,14 @@ among the built-ins and the protocol cache.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lingxi.errors import LingxiError
 from lingxi.home import identity_dir, protocol_cache_dir, sessions_dir
 from lingxi.protocols import builtin_dir, builtin_names
 from lingxi.session.driver import Driver, DriveResult
@@ -165,7 +167,12 @@ async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
                 await channel.abort("session.out_of_phase", "expected the session offer first")
                 raise SessionError("session.no_offer", "the host did not start with an offer",
                                    exit_code=1)
-            protocol = find_protocol(offered, allow_skeleton=allow_skeleton)
+            try:
+                protocol = find_protocol(offered, allow_skeleton=allow_skeleton)
+            except LingxiError as error:  # tell the host instead of leaving it waiting
+                with contextlib.suppress(WireError):
+                    await channel.abort(error.code, error.message)
+                raise
             recorder.envelope(ROLE_DIRECTION["host"], env.to_dict(), "received")
             first.append(event)
         machine = _machine(protocol, "guest", None, config, seed)
