@@ -97,6 +97,14 @@ class StreamTransport:
     async def recv(self, idle_timeout: float | None = None) -> bytes:
         if self._closed:
             raise _closed()
+        if _buffered(self.reader) >= 4:  # fast path: header already here
+            (size,) = _HEADER.unpack(await self.reader.readexactly(4))
+            if size > self.max_frame:
+                await self.close()
+                raise _too_large(size, self.max_frame)
+            if _buffered(self.reader) >= size:
+                return await self.reader.readexactly(size)
+            return await self._rest(size)
         try:
             if idle_timeout is None:
                 first = await self.reader.readexactly(1)
@@ -138,6 +146,19 @@ class StreamTransport:
         except ConnectionError as error:
             await self.close()
             raise _closed(f"connection lost: {error}") from None
+
+    async def _rest(self, size: int) -> bytes:
+        """The body of a frame whose header was read, within the frame deadline."""
+        try:
+            async with asyncio.timeout(self.read_timeout):
+                return await self.reader.readexactly(size)
+        except TimeoutError:
+            await self.close()
+            raise TransportError("transport.timeout",
+                                 f"frame not completed within {self.read_timeout:g} s") from None
+        except (asyncio.IncompleteReadError, ConnectionError):
+            await self.close()
+            raise _closed("peer closed the connection in the middle of a frame") from None
 
     async def close(self) -> None:
         if self._closed:
