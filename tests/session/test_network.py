@@ -204,3 +204,21 @@ async def test_guest_without_the_protocol_tells_the_host(tmp_path) -> None:
     host = await asyncio.wait_for(host_task, HANG_GUARD)
     assert host.outcome.status == "aborted" and host.outcome.by == "peer"
     assert host.outcome.code == "session.unknown_protocol"
+
+
+def test_decide_finds_the_waiting_session(lingxi_home) -> None:
+    runner = CliRunner()
+    none = runner.invoke(cli, ["session", "decide", "--decision", "1"])
+    assert none.exit_code == 2 and "session.no_pending_decision" in none.output
+    for name, pending in (("old-guest", None), ("live-guest", {"point_id": "d3", "legal": [],
+                                                               "bounds": [1, 9]})):
+        folder = lingxi_home / "sessions" / name
+        folder.mkdir(parents=True)
+        (folder / "snapshot.json").write_text(json.dumps({"state": "running",
+                                                          "pending_decision": pending}))
+    result = runner.invoke(cli, ["session", "decide", "--decision", "4", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["state_dir"].endswith("live-guest") and data["point_id"] == "d3"
+    out_of_bounds = runner.invoke(cli, ["session", "decide", "--decision", "10"])
+    assert out_of_bounds.exit_code == 1

@@ -46,8 +46,8 @@ def _announce(request) -> None:
     click.echo(f"decision {request.point_id} needed (timeout {request.timeout_seconds:g}s): "
                f"legal={json.dumps(request.legal)} bounds={request.bounds} "
                f"view={json.dumps(request.view, ensure_ascii=False)}", err=True)
-    click.echo("  answer with: lingxi session decide --state-dir <state> --decision <JSON>",
-               err=True)
+    click.echo("  answer with: lingxi session decide --decision <JSON> "
+               "[--state-dir <this session's folder>]", err=True)
 
 
 def _report(result, as_json: bool) -> None:
@@ -155,20 +155,43 @@ def session() -> None:
     """Inspect, decide in, and verify session state folders."""
 
 
+def _waiting_session() -> Path:
+    """The most recently updated session folder that waits for a decision."""
+    from lingxi.home import sessions_dir
+
+    best: tuple[float, Path] | None = None
+    root = sessions_dir()
+    for snapshot in root.glob("*/snapshot.json") if root.is_dir() else []:
+        try:
+            data = json.loads(snapshot.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if data.get("pending_decision") and data.get("state") != "finished":
+            stamp = snapshot.stat().st_mtime
+            if best is None or stamp > best[0]:
+                best = (stamp, snapshot.parent)
+    if best is None:
+        raise InputError("session.no_pending_decision",
+                         f"no session under {root} is waiting for a decision")
+    return best[1]
+
+
 @session.command("decide")
-@click.option("--state-dir", required=True, type=click.Path(file_okay=False),
-              help="The running session's state folder.")
+@click.option("--state-dir", type=click.Path(file_okay=False),
+              help="The running session's state folder (default: the most recent session "
+                   "under $LINGXI_HOME/sessions that waits for a decision).")
 @click.option("--decision", "decision_text", required=True, metavar="JSON",
               help='The value to decide, as JSON (e.g. \'"rock"\' or 42), or @file.')
 @click.option("--point", "point_id", help="The decision point id (default: the pending one).")
 @json_option
 @handle_errors
-def decide(state_dir: str, decision_text: str, point_id: str | None, as_json: bool) -> None:
+def decide(state_dir: str | None, decision_text: str, point_id: str | None,
+           as_json: bool) -> None:
     """Answer a pending decision of a running session (through its inbox)."""
     from lingxi.session.decisions import legal_value
     from lingxi.session.recorder import INBOX, SNAPSHOT, write_json_atomic
 
-    folder = Path(state_dir)
+    folder = Path(state_dir) if state_dir else _waiting_session()
     value = parse_json_arg(decision_text, "--decision")
     snapshot_path = folder / SNAPSHOT
     if not snapshot_path.is_file():
@@ -189,9 +212,11 @@ def decide(state_dir: str, decision_text: str, point_id: str | None, as_json: bo
     path = folder / INBOX / f"{time.time_ns()}.json"
     write_json_atomic(path, {"point_id": target, "value": value})
     if as_json:
-        print_json({"ok": True, "point_id": target, "value": value, "file": str(path)})
+        print_json({"ok": True, "point_id": target, "value": value, "file": str(path),
+                    "state_dir": str(folder)})
     else:
-        click.echo(f"decision for {target} queued: {json.dumps(value, ensure_ascii=False)}")
+        click.echo(f"decision for {target} queued in {folder}: "
+                   f"{json.dumps(value, ensure_ascii=False)}")
 
 
 @session.command("verify")
