@@ -172,9 +172,8 @@ class Driver:
                 return ControlReceived("close", {"reason": item.message})
             return EnvelopeRejected(item.code, item.message, {})
         payload = item.payload
-        if is_receipt(payload):
-            self.peer_receipt = payload.get("receipt")
-            return None
+        if is_receipt(payload):  # receipts come after the end, never during a session
+            return ControlReceived("receipt", {})
         self.recorder.envelope(self.peer_dir, item.to_dict(), "received")
         return payload_to_event(payload, item.correlation_id)
 

@@ -42,8 +42,8 @@ def payload_to_event(payload: dict[str, Any], correlation_id: str | None = None)
     if isinstance(action, str):
         if action == "control.abort":
             evidence = payload.get("evidence")
-            return PeerAborted(str(payload.get("reason") or "session.aborted"),
-                               str(payload.get("message") or ""),
+            return PeerAborted(str(payload.get("reason") or "session.aborted")[:120],
+                               str(payload.get("message") or "")[:2000],
                                evidence if isinstance(evidence, dict) else {})
         if action == "control.close":
             return ControlReceived("close", {"reason": payload.get("reason")})

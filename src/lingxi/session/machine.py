@@ -136,8 +136,8 @@ class SessionMachine:
             self._progress = True
             self._on_control(event)
         elif isinstance(event, PeerAborted):
-            self.emit("peer.aborted", code=event.code, reason=event.message,
-                      evidence=event.evidence)
+            self.emit("peer.aborted", code=bounded(event.code), reason=bounded(event.message),
+                      evidence={k: bounded(v) for k, v in list(event.evidence.items())[:32]})
             self.finish("aborted", code=event.code, reason=event.message or "peer aborted",
                         by="peer")
         elif isinstance(event, EnvelopeRejected):
