@@ -1,0 +1,5 @@
+"""``python -m lingxi`` runs the command line."""
+
+from lingxi.cli import main
+
+main()
