@@ -241,7 +241,9 @@ class Driver:
                                          protocol_id=self.machine.spec.protocol_id,
                                          role=self.machine.role,
                                          public_key=self.identity.public_hex,
-                                         status=outcome.status), self.identity)
+                                         status=outcome.status,
+                                         handshake=self.channel.keys.transcript_hash),
+                           self.identity)
         await self._send({"action": "session.receipt", "receipt": mine})
         deadline = self.loop.time() + self.receipt_timeout
         while self.peer_receipt is None and receiver is not None:
@@ -264,7 +266,8 @@ class Driver:
             receiver.cancel()
         problems = (check_receipt(self.peer_receipt, transcript,
                                   public_key=self.channel.keys.peer_identity,
-                                  session_id=self.channel.session_id)
+                                  session_id=self.channel.session_id,
+                                  handshake=self.channel.keys.transcript_hash)
                     if self.peer_receipt is not None else ["no receipt from the peer"])
         receipts = {"local": mine, "peer": self.peer_receipt, "peer_problems": problems,
                     "local_hash": receipt_hash(mine),

@@ -71,11 +71,16 @@ class Transcript:
 
 
 def receipt_body(transcript: Transcript, *, session_id: str, protocol_id: str, role: str,
-                 public_key: str, status: str) -> dict[str, Any]:
+                 public_key: str, status: str, handshake: str | None = None) -> dict[str, Any]:
+    """What a side signs. ``handshake`` (the wire handshake's transcript hash) binds the
+    receipt to the authenticated channel both sides derived their keys from."""
     heads = transcript.heads()
-    return {"kind": "lingxi.session.receipt/1", "session_id": session_id,
+    body = {"kind": "lingxi.session.receipt/1", "session_id": session_id,
             "protocol_id": protocol_id, "role": role, "public_key": public_key,
             "status": status, "chains": heads, "head": combine(heads)}
+    if handshake is not None:
+        body["handshake"] = handshake
+    return body
 
 
 def sign_receipt(body: dict[str, Any], identity: Any) -> dict[str, Any]:
@@ -88,7 +93,7 @@ def receipt_hash(receipt: dict[str, Any]) -> str:
 
 
 def check_receipt(receipt: Any, transcript: Transcript, *, public_key: str | None = None,
-                  session_id: str | None = None) -> list[str]:
+                  session_id: str | None = None, handshake: str | None = None) -> list[str]:
     """Problems with ``receipt`` against ``transcript`` (empty list: valid)."""
     from lingxi.wire.identity import verify_ed25519
 
@@ -114,6 +119,8 @@ def check_receipt(receipt: Any, transcript: Transcript, *, public_key: str | Non
         problems.append("the receipt's chain heads are not in this transcript")
     if session_id is not None and receipt.get("session_id") != session_id:
         problems.append("the receipt names another session")
+    if handshake is not None and receipt.get("handshake") != handshake:
+        problems.append("the receipt belongs to another handshake")
     return problems
 
 

@@ -64,6 +64,8 @@ def verify_state_dir(state_dir: str | Path) -> Verification:
     out.head = transcript.head()
     session_id = snapshot.get("session_id")
     keys = {"local": snapshot.get("public_key"), "peer": snapshot.get("peer_public_key")}
+    local = receipts.get("local") or {}
+    handshake = local.get("handshake") if isinstance(local, dict) else None
     for which in ("local", "peer"):
         receipt = receipts.get(which)
         if not receipt:
@@ -71,7 +73,7 @@ def verify_state_dir(state_dir: str | Path) -> Verification:
             out.problems.append(f"{which} receipt: missing")
             continue
         problems = check_receipt(receipt, transcript, public_key=keys[which],
-                                 session_id=session_id)
+                                 session_id=session_id, handshake=handshake)
         out.receipts[which] = {"ok": not problems, "role": receipt.get("role"),
                                "head": receipt.get("head"), "problems": problems}
         out.problems.extend(f"{which} receipt: {p}" for p in problems)
