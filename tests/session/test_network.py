@@ -222,3 +222,19 @@ def test_decide_finds_the_waiting_session(lingxi_home) -> None:
     assert data["state_dir"].endswith("live-guest") and data["point_id"] == "d3"
     out_of_bounds = runner.invoke(cli, ["session", "decide", "--decision", "10"])
     assert out_of_bounds.exit_code == 1
+
+
+async def test_garbage_and_forged_frames_abort_the_network_session(tmp_path) -> None:
+    (a, gkeys, _), (b, hkeys, hid) = await _pair()
+    host_channel = SecureChannel(b, hkeys, clock=time.time, heartbeat_interval=None,
+                                 peer_timeout=None)
+    task = asyncio.ensure_future(run_on_channel(
+        load_protocol("guess-number"), "host", host_channel, identity=hid,
+        config=SessionConfig(peer_timeout=10), state_dir=tmp_path, receipt_timeout=0.2))
+    await a.recv(idle_timeout=5)  # the host's offer
+    await a.send(b"{not json")
+    result = await asyncio.wait_for(task, HANG_GUARD)
+    assert result.outcome.code == "envelope.malformed" and result.outcome.by == "local"
+    abort = json.loads(await a.recv(idle_timeout=5))
+    assert abort["payload"]["action"] == "control.abort"
+    assert abort["payload"]["reason"] == "envelope.malformed"
