@@ -25,11 +25,15 @@ control_option = click.option("--control-mode", type=click.Choice(["autonomous",
 input_option = click.option("--input", "input_source", metavar="FILE|-",
                             help="Free mode: send the lines of FILE (or stdin with -); "
                                  "end of input ends the session.")
+idle_option = click.option("--idle-timeout", type=float, default=300.0, show_default=True,
+                           help="Free mode: end the session after this many seconds without "
+                                "any message.")
 state_option = click.option("--state-dir", type=click.Path(file_okay=False),
                             help="Session folder (default: $LINGXI_HOME/sessions/<id>-<role>).")
 
 
-def _config(peer_timeout: float | None, control_mode: str | None, spec=None):
+def _config(peer_timeout: float | None, control_mode: str | None, spec=None,
+            idle_timeout: float = 300.0):
     from lingxi.session.decisions import DEFAULT_TIMEOUT
     from lingxi.session.machine import SessionConfig
 
@@ -37,9 +41,10 @@ def _config(peer_timeout: float | None, control_mode: str | None, spec=None):
         decision = getattr(spec, "decision", None)
         peer_timeout = max(60.0, float(getattr(decision, "timeout_seconds", None)
                                        or DEFAULT_TIMEOUT) + 30.0)
-    if peer_timeout <= 0:
-        raise InputError("input.bad_timeout", "--timeout must be positive")
-    return SessionConfig(peer_timeout=peer_timeout, control_mode=control_mode)
+    if peer_timeout <= 0 or idle_timeout <= 0:
+        raise InputError("input.bad_timeout", "timeouts must be positive")
+    return SessionConfig(peer_timeout=peer_timeout, control_mode=control_mode,
+                         idle_timeout=idle_timeout)
 
 
 def _announce(request) -> None:
@@ -90,6 +95,7 @@ def _inputs(source: str | None):
               help="Give up when no guest joined within this many seconds.")
 @click.option("--seed", type=int, default=None, help="Seed hooks and nonces (tests only).")
 @timeout_option
+@idle_option
 @control_option
 @input_option
 @state_option
@@ -97,9 +103,9 @@ def _inputs(source: str | None):
 @json_option
 @handle_errors
 def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout: float | None,
-         seed: int | None, peer_timeout: float | None, control_mode: str | None,
-         input_source: str | None, state_dir: str | None, allow_skeleton_hooks: bool,
-         as_json: bool) -> None:
+         seed: int | None, peer_timeout: float | None, idle_timeout: float,
+         control_mode: str | None, input_source: str | None, state_dir: str | None,
+         allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Host a protocol session on ENDPOINT and play it with one guest."""
     from lingxi.session.net import host_session
     from lingxi.session.runner import load_protocol
@@ -114,7 +120,7 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
 
     result = asyncio.run(host_session(
         loaded, endpoint, options=options,
-        config=_config(peer_timeout, control_mode, loaded.spec),
+        config=_config(peer_timeout, control_mode, loaded.spec, idle_timeout),
         state_dir=state_dir, seed=seed, on_listening=listening, accept_timeout=accept_timeout,
         decider=_announce, inputs=_inputs(input_source),
         on_refused=lambda e: click.echo(f"refused a connection: {e}", err=True)))
@@ -128,6 +134,7 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
                    "protocol among the built-ins and the protocol cache).")
 @click.option("--seed", type=int, default=None, help="Seed hooks and nonces (tests only).")
 @timeout_option
+@idle_option
 @control_option
 @input_option
 @state_option
@@ -135,7 +142,7 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
 @json_option
 @handle_errors
 def guest(endpoint: str, protocol: str | None, seed: int | None, peer_timeout: float | None,
-          control_mode: str | None, input_source: str | None, state_dir: str | None,
+          idle_timeout: float, control_mode: str | None, input_source: str | None, state_dir: str | None,
           allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Join the session hosted at ENDPOINT as the guest."""
     from lingxi.session.net import guest_session
@@ -143,7 +150,8 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, peer_timeout: f
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks) if protocol else None
     result = asyncio.run(guest_session(
-        loaded, endpoint, config=_config(peer_timeout, control_mode, loaded and loaded.spec),
+        loaded, endpoint,
+        config=_config(peer_timeout, control_mode, loaded and loaded.spec, idle_timeout),
         state_dir=state_dir,
         seed=seed, allow_skeleton=allow_skeleton_hooks, decider=_announce,
         inputs=_inputs(input_source)))

@@ -285,13 +285,22 @@ async def lines_from(source: str | Path | None) -> AsyncIterator[str | None]:
     if source is None:
         return
     if str(source) == "-":
+        # A daemon thread reads stdin, so a session that ends while the person is
+        # still typing does not keep the process alive waiting for Enter.
         import sys
+        import threading
+
         loop = asyncio.get_running_loop()
-        while True:
-            line = await loop.run_in_executor(None, sys.stdin.readline)
-            if not line:
-                break
-            yield line.rstrip("\n")
+        queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+        def pump() -> None:
+            for raw in sys.stdin:
+                loop.call_soon_threadsafe(queue.put_nowait, raw.rstrip("\n"))
+            loop.call_soon_threadsafe(queue.put_nowait, None)
+
+        threading.Thread(target=pump, name="lingxi-stdin", daemon=True).start()
+        while (line := await queue.get()) is not None:
+            yield line
     else:
         for line in Path(source).read_text(encoding="utf-8").splitlines():
             yield line
