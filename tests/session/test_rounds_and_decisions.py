@@ -276,3 +276,23 @@ def test_finish_action_is_last() -> None:
     host = _autonomous("host")
     actions = host.handle(Start())
     assert not of_type(actions, Finish)
+
+
+def test_without_a_pure_judge_the_guest_degrades_visibly() -> None:
+    protocol = load_protocol("hero-duel")
+
+    class NoPure(protocol.hooks_class):
+        proto_round_judge_pure = None  # hide the pure judge
+
+    from lingxi.session.adversarial import MutateNth
+    from lingxi.session.runner import LoadedProtocol
+
+    def lie(payload):
+        payload["guest_mana"] = max(0, payload["guest_mana"] - 1)
+        return payload
+
+    weak = LoadedProtocol(protocol.folder, protocol.spec, NoPure)
+    result = run_pair(weak, seed=5, adversary=("host", MutateNth("round_result", lie, 2)))
+    events = [e["event"] for e in result.events["guest"]]
+    assert "shadow_judge.unavailable" in events
+    assert result.guest.status == "completed"  # degraded, not blocked (the seed's rule)

@@ -61,6 +61,10 @@ class SimultaneousRoundMachine(SessionLoopMachine):
         self.choices = list(self.raw.get("choices") or self.value_schema.get("values") or [])
         self.shadow = bool(self.raw.get("shadow_judge")) and implements(
             self.hooks, "proto_round_judge_pure")
+        if self.role == "guest" and self.raw.get("shadow_judge"):
+            self.emit("shadow_judge.enabled" if self.shadow else "shadow_judge.unavailable",
+                      reason="" if self.shadow else
+                      "the hooks have no proto_round_judge_pure; host results are not re-judged")
         self.my_secret: dict[int, tuple[Any, str]] = {}
         self.peer_commit: dict[int, str] = {}
         self.revealed: dict[int, dict[str, Any]] = {}
