@@ -48,10 +48,10 @@ async def test_encrypted_payloads_travel_sealed_and_arrive_open():
         await original(frame)
 
     a.send = spy
-    await guest.send({"action": "secret", "card": "ace"}, encrypt=True)
+    await guest.send({"action": "secret", "card": "ace of spades"}, encrypt=True)
     got = await host.recv(timeout=1)
-    assert got.payload == {"action": "secret", "card": "ace"} and got.encrypt
-    assert b"ace" not in frames[0]
+    assert got.payload == {"action": "secret", "card": "ace of spades"} and got.encrypt
+    assert b"ace of spades" not in frames[0] and b"\"action\"" not in frames[0]
 
 
 async def test_unexpected_reply_is_rejected_by_recv():

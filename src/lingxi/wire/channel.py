@@ -35,11 +35,13 @@ from lingxi.wire.transport import (
     DEFAULT_MAX_FRAME,
     DEFAULT_READ_TIMEOUT,
     FrameTransport,
-    StreamTransport,
+    TcpTransport,
     connect_tcp,
     parse_endpoint,
     serve_tcp,
 )
+
+INBOX_LIMIT = 1024  # accepted envelopes waiting for recv() before the transport pauses
 
 
 class SecureChannel:
@@ -69,6 +71,9 @@ class SecureChannel:
         self._waiter: asyncio.Future[None] | None = None
         self._terminal: TransportError | None = None
         self._last_rx = 0.0
+        self._started = False
+        self._reading_paused = False
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self.pongs = 0
 
@@ -87,9 +92,15 @@ class SecureChannel:
 
     # ---- lifecycle -------------------------------------------------------------
     async def start(self) -> SecureChannel:
-        if not self._tasks:
-            self._tasks.append(asyncio.create_task(self._read_loop()))
-            self._last_rx = asyncio.get_running_loop().time()
+        if not self._started:
+            self._started = True
+            self._loop = asyncio.get_running_loop()
+            self._last_rx = self._loop.time()
+            set_handler = getattr(self.transport, "set_frame_handler", None)
+            if set_handler is not None:
+                set_handler(self._on_frame, self._on_transport_error)
+            else:
+                self._tasks.append(asyncio.create_task(self._read_loop()))
             if self.heartbeat_interval is not None or self.peer_timeout is not None:
                 self._tasks.append(asyncio.create_task(self._keepalive()))
         return self
@@ -132,6 +143,11 @@ class SecureChannel:
     def _deliver(self, item: Envelope | EnvelopeError) -> None:
         self._inbox.append(item)
         self._wake()
+        if len(self._inbox) >= INBOX_LIMIT and not self._reading_paused:
+            pause = getattr(self.transport, "pause_reading", None)
+            if pause is not None:
+                self._reading_paused = True
+                pause()
 
     # ---- sending ---------------------------------------------------------------
     async def _send_payload(self, payload: dict[str, Any], **options: Any) -> Envelope:
@@ -188,6 +204,9 @@ class SecureChannel:
             finally:
                 self._waiter = None
         item = self._inbox.popleft()
+        if self._reading_paused and len(self._inbox) < INBOX_LIMIT // 2:
+            self._reading_paused = False
+            self.transport.resume_reading()  # type: ignore[attr-defined]
         return self._checked(item, expect_reply_to, expect_correlation_id)
 
     @staticmethod
@@ -198,37 +217,61 @@ class SecureChannel:
         check_expectations(item, reply_to=reply_to, correlation_id=correlation_id)
         return item
 
-    async def _read_loop(self) -> None:
-        loop = asyncio.get_running_loop()
+    def _on_frame(self, frame: bytes) -> None:
+        """Check one incoming frame and act on it; runs as soon as the frame is read."""
+        self._last_rx = self._loop.time()
         try:
-            while True:
-                frame = await self.transport.recv()
-                self._last_rx = loop.time()
-                try:
-                    env = self.pipeline.accept(frame, expect_prefix=self.prefix)
-                except EnvelopeError as error:
-                    self._deliver(error)
-                    continue
-                kind = control_kind(env)
-                if kind == "ping":
-                    await self._send_payload(control_payload("pong", nonce=env.payload.get("nonce")),
-                                             reply_to=env.id)
-                elif kind == "pong":
-                    self.pongs += 1
-                elif kind == "close":
-                    reason = env.payload.get("reason")
-                    self._end(TransportError("transport.closed",
-                                             f"peer closed the session ({reason or 'no reason'})",
-                                             details={"reason": reason}))
-                    await self.transport.close()
-                    return
-                else:
-                    self._deliver(env)
+            env = self.pipeline.accept(frame, expect_prefix=self.prefix)
+        except EnvelopeError as error:
+            self._deliver(error)
+            return
+        except Exception as error:  # a bug must end the channel, not hang recv()
+            self._fail_now(TransportError("transport.closed", f"channel failed: {error!r}"))
+            return
+        kind = control_kind(env)
+        if kind is None or kind in ("abort", "receipt"):
+            self._deliver(env)
+        elif kind == "ping":
+            pong = self._builder.build(control_payload("pong", nonce=env.payload.get("nonce")),
+                                       reply_to=env.id)
+            try:
+                self._send_now(pong.to_bytes())
+            except TransportError as error:
+                self._end(error)
+        elif kind == "pong":
+            self.pongs += 1
+        elif kind == "close":
+            reason = env.payload.get("reason")
+            self._fail_now(TransportError("transport.closed",
+                                          f"peer closed the session ({reason or 'no reason'})",
+                                          details={"reason": reason}))
+
+    def _send_now(self, frame: bytes) -> None:
+        send_nowait = getattr(self.transport, "send_nowait", None)
+        if send_nowait is not None:
+            send_nowait(frame)
+        else:
+            task = asyncio.ensure_future(self.transport.send(frame))
+            task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    def _fail_now(self, error: TransportError) -> None:
+        self._end(error)
+        abort = getattr(self.transport, "abort", None)
+        if abort is not None:
+            abort()
+        else:
+            asyncio.ensure_future(self.transport.close())
+
+    def _on_transport_error(self, error: TransportError) -> None:
+        self._end(error)
+
+    async def _read_loop(self) -> None:
+        """Pull mode, for transports without a frame handler."""
+        try:
+            while self._terminal is None:
+                self._on_frame(await self.transport.recv())
         except TransportError as error:
             self._end(error)
-            await self.transport.close()
-        except Exception as error:  # never leave recv() waiting on a dead reader
-            self._end(TransportError("transport.closed", f"channel reader failed: {error!r}"))
             await self.transport.close()
 
     async def _keepalive(self) -> None:
@@ -290,7 +333,7 @@ async def serve_channels(handler: Callable[[SecureChannel], Awaitable[None]], id
     """
     hello_guard = ReplayGuard(10_000)
 
-    async def on_transport(transport: StreamTransport) -> None:
+    async def on_transport(transport: TcpTransport) -> None:
         keys = await server_handshake(transport, identity, local, clock=clock,
                                       expected_peer_key=expected_peer_key,
                                       hello_guard=hello_guard, timeout=handshake_timeout)
