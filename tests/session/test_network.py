@@ -96,6 +96,8 @@ async def test_manual_decisions_arrive_through_session_decide(tmp_path) -> None:
             pending = data.get("pending_decision")
             if pending and pending["point_id"] != getattr(answer, "last", None):
                 answer.last = pending["point_id"]
+                assert pending["deadline"].endswith("Z")  # time left for the decider
+                assert set(pending["view"]) == {"low", "high", "attempts_left"}
                 low, high = pending["bounds"]
                 result = runner.invoke(cli, ["session", "decide", "--state-dir",
                                              str(tmp_path / "guest"), "--decision",

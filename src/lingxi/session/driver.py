@@ -130,6 +130,7 @@ class Driver:
 
     async def _ask(self, request: RequestDecision) -> None:
         self.pending = request
+        self.pending_deadline = time.time() + request.timeout_seconds
         self._snapshot_due = True
         if self.decider is None:
             return  # the inbox (lingxi session decide) or the timeout answers
@@ -142,7 +143,8 @@ class Driver:
     def snapshot(self) -> None:
         self.recorder.snapshot({**snapshot_of(self.machine, self.channel.session_id,
                                               self.identity, self.channel.keys.peer_identity,
-                                              self.pending if not self.machine.finished else None),
+                                              self.pending if not self.machine.finished else None,
+                                              getattr(self, "pending_deadline", None)),
                                 "transcript_head": self.recorder.transcript.head()})
 
     def _inbox(self) -> list[DecisionMade]:

@@ -37,7 +37,13 @@ from lingxi.session.link import control_to_payload, payload_to_event
 from lingxi.session.machine import ROLE_DIRECTION, SessionMachine
 from lingxi.session.recorder import Recorder
 from lingxi.session.transcript import check_receipt, receipt_body, receipt_hash, sign_receipt
-from lingxi.wire import AgentEndpoint, EnvelopeBuilder, EnvelopeError, ReceivePipeline
+from lingxi.wire import (
+    AgentEndpoint,
+    EnvelopeBuilder,
+    EnvelopeError,
+    ReceivePipeline,
+    format_rfc3339,
+)
 from lingxi.wire.identity import Identity
 
 EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00Z: virtual time zero
@@ -237,9 +243,10 @@ class LocalPair:
 
     def _snapshot(self, role: str, pending: RequestDecision | None = None) -> None:
         side = self.sides[role]
-        side.recorder.snapshot(snapshot_of(side.machine, self.session_id, side.identity,
-                                           self.sides["guest" if role == "host" else "host"]
-                                           .identity.public_hex, pending))
+        side.recorder.snapshot(snapshot_of(
+            side.machine, self.session_id, side.identity,
+            self.sides["guest" if role == "host" else "host"].identity.public_hex, pending,
+            self.clock() + pending.timeout_seconds if pending is not None else None))
 
     def _record_late(self, target: str) -> None:
         """Keep an envelope that was in flight when its receiver finished (not processed)."""
@@ -281,7 +288,8 @@ class LocalPair:
 
 
 def snapshot_of(machine: SessionMachine, session_id: str, identity: Identity, peer_key: str,
-                pending: RequestDecision | None = None) -> dict[str, Any]:
+                pending: RequestDecision | None = None,
+                deadline: float | None = None) -> dict[str, Any]:
     """What snapshot.json says about a machine right now."""
     outcome = machine.outcome.to_dict() if machine.outcome else None
     return {
@@ -295,5 +303,6 @@ def snapshot_of(machine: SessionMachine, session_id: str, identity: Identity, pe
         "pending_decision": None if pending is None else {
             "point_id": pending.point_id, "legal": pending.legal, "view": pending.view,
             "bounds": list(pending.bounds) if pending.bounds else None,
-            "timeout_seconds": pending.timeout_seconds, "message": pending.message},
+            "timeout_seconds": pending.timeout_seconds, "message": pending.message,
+            "deadline": format_rfc3339(deadline) if deadline is not None else None},
     }
