@@ -106,13 +106,18 @@ async def host_session(protocol: LoadedProtocol, endpoint: str, *,
     host, port = parse_endpoint(endpoint)
     result: asyncio.Future[DriveResult] = asyncio.get_running_loop().create_future()
 
+    busy = False
+
     async def handler(transport) -> None:
-        if result.done():
-            return
+        nonlocal busy
+        if result.done() or busy:
+            return  # one guest per host run; others are disconnected
+        busy = True
         try:
             keys = await server_handshake(transport, identity,
                                           endpoint_of(identity, endpoint), clock=time.time)
         except WireError as error:  # a failed handshake ends that connection only
+            busy = False
             if on_refused is not None:
                 on_refused(error)
             return
