@@ -153,3 +153,32 @@ def test_seeded_boards_and_no_bridge_needed(browser):
         g.close()
     assert shots[(1, True)] == shots[(1, False)]
     assert shots[(1, True)] != shots[(2, True)]
+
+
+BOARDS = Path(__file__).resolve().parent / "pages" / "boards.html"
+
+
+@pytest.mark.parametrize(("style", "rows", "columns"), [
+    ("emoji-grid", 8, 8), ("gradient-circles", 7, 6), ("bordered-nogap", 8, 8), ("tiny-letters", 10, 10),
+    ("toolbar-tiles", 6, 6), ("canvas-gradient", 9, 9), ("emoji-bare-page", 8, 8),
+    ("offset-selected", 7, 7), ("similar-colours", 8, 8),
+])
+def test_boards_unlike_the_demos_are_read_right(browser, style, rows, columns):
+    page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=1)
+    try:
+        page.goto(BOARDS.as_uri() + f"?style={style}&rows={rows}&cols={columns}&seed={rows * columns}")
+        png = page.screenshot()
+        truth = page.evaluate("window.truth")
+    finally:
+        page.close()
+    lattice = find_lattice(png)
+    assert lattice is not None and (lattice.rows, lattice.columns) == (rows, columns)
+    x, y, size = truth["first"]
+    cx, cy = lattice.cell_center(1, 1)
+    assert abs(cx - (x + size / 2)) <= 4 and abs(cy - (y + size / 2)) <= 4
+    kinds = classify_cells(png, lattice)
+    mapping: dict[int, int] = {}
+    for got_row, want_row in zip(kinds, truth["kinds"], strict=True):
+        for got, want in zip(got_row, want_row, strict=True):
+            assert mapping.setdefault(got, want) == want
+    assert len(set(mapping.values())) == len(mapping)
