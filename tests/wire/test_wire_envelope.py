@@ -262,3 +262,11 @@ def test_parsed_envelopes_keep_their_wire_bytes(signature_cases):
     env = Envelope.parse(data)
     assert env.wire == data
     assert env.replace(ttl=1).wire is None
+
+
+def test_fast_constructors_set_every_dataclass_field(move, builder):
+    import dataclasses
+    names = {f.name for f in dataclasses.fields(Envelope)}
+    for env in (Envelope.from_dict(move), builder.build({"action": "x"}),
+                builder.build({"action": "x"}, encrypt=True)):
+        assert set(env.__dict__) == names

@@ -63,13 +63,15 @@ class EnvelopeBuilder:
             if not isinstance(action, str):
                 raise ValueError("payload needs a string 'action' (or pass type=)")
             type = f"{self.prefix}:{action}"
-        env = Envelope._trusted(
-            id=self.id_factory(), version=self.version, type=type, sender=self.sender,
-            receiver=self.receiver, payload=payload, timestamp=format_rfc3339(self.clock()),
-            correlation_id=correlation_id, reply_to=reply_to, group_id=self.group_id,
-            conversation_id=self.conversation_id, ttl=ttl, broadcast=broadcast,
-            signature_algorithm=self.algorithm,
-        )
+        env = Envelope._from_state({
+            "id": self.id_factory(), "type": type, "sender": self.sender, "payload": payload,
+            "timestamp": format_rfc3339(self.clock()), "version": self.version,
+            "receiver": self.receiver, "correlation_id": correlation_id, "reply_to": reply_to,
+            "group_id": self.group_id, "conversation_id": self.conversation_id, "ttl": ttl,
+            "broadcast": broadcast, "encrypt": None, "signature": None,
+            "signature_algorithm": self.algorithm,
+            "_payload_json": None, "_instant": None, "_wire": None,
+        })
         if encrypt:
             if self.aead_key is None:
                 raise ValueError("encrypt=True needs the builder's aead_key")

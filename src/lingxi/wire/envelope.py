@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _encode_string
 from typing import Any
 
@@ -304,7 +304,7 @@ class Envelope:
             raise _fail("envelope.missing_field", "envelope needs version", "$.version")
         _, minor = check_version(data["version"])
         newer = minor > _OUR_MINOR
-        if not newer:
+        if not newer and not _REPLACEABLE.issuperset(data):
             extra = data.keys() - _REPLACEABLE
             if extra:
                 key = sorted(map(str, extra))[0]
@@ -359,27 +359,30 @@ class Envelope:
         if algorithm is not None and not isinstance(algorithm, str):
             raise _fail("envelope.unknown_algorithm", "signature_algorithm must be a string",
                         "$.signature_algorithm")
-        env = cls._trusted(
-            id=env_id, version=data["version"], type=kind, sender=sender, receiver=receiver,
-            payload=payload, timestamp=timestamp,
-            correlation_id=_opt_text(data.get("correlation_id"), "$.correlation_id"),
-            reply_to=_opt_text(data.get("reply_to"), "$.reply_to"),
-            group_id=group_id,
-            conversation_id=_opt_text(data.get("conversation_id"), "$.conversation_id"),
-            ttl=ttl, broadcast=broadcast, encrypt=encrypt,
-            signature=signature, signature_algorithm=algorithm,
-        )
+        get = data.get
+        correlation_id, reply_to, conversation_id = (
+            get("correlation_id"), get("reply_to"), get("conversation_id"))
+        env = cls._from_state({
+            "id": env_id, "type": kind, "sender": sender, "payload": payload,
+            "timestamp": timestamp, "version": data["version"], "receiver": receiver,
+            "correlation_id": (None if correlation_id is None else
+                               _text(correlation_id, "$.correlation_id", limit=_MAX_ID)),
+            "reply_to": None if reply_to is None else _text(reply_to, "$.reply_to", limit=_MAX_ID),
+            "group_id": group_id,
+            "conversation_id": (None if conversation_id is None else
+                                _text(conversation_id, "$.conversation_id", limit=_MAX_ID)),
+            "ttl": ttl, "broadcast": broadcast, "encrypt": encrypt, "signature": signature,
+            "signature_algorithm": algorithm,
+            "_payload_json": None, "_instant": instant, "_wire": None,
+        })
         env.payload_json()  # refuse payloads that have no canonical form (lone surrogates…)
-        env.__dict__["_instant"] = instant
         return env
 
     @classmethod
-    def _trusted(cls, **values: Any) -> Envelope:
-        """Build without ``__init__`` (values already checked): the hot path of parsing."""
+    def _from_state(cls, state: dict[str, Any]) -> Envelope:
+        """Adopt a complete field dict as a new instance (no ``__init__``, no copying)."""
         new = object.__new__(cls)
-        state = new.__dict__
-        state.update(_ENVELOPE_DEFAULTS)
-        state.update(values)
+        object.__setattr__(new, "__dict__", state)
         return new
 
     def header_dict(self) -> dict[str, Any]:
@@ -444,6 +447,3 @@ class Envelope:
 
 def _json_str(text: str) -> bytes:
     return _encode_string(text).encode("utf-8")
-
-
-_ENVELOPE_DEFAULTS = {f.name: f.default for f in fields(Envelope) if f.default is not MISSING}
