@@ -196,3 +196,55 @@ async def test_connect_channel_refuses_the_wrong_host_key():
     assert info.value.code == "handshake.identity_mismatch"
     server.close()
     await server.wait_closed()
+
+
+class PullOnly:
+    """A transport wrapper without push mode: the channel must read it with a task."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+        self.peer, self.max_frame = inner.peer, inner.max_frame
+
+    @property
+    def closed(self):
+        return self.inner.closed
+
+    async def send(self, frame):
+        await self.inner.send(frame)
+
+    async def recv(self, idle_timeout=None):
+        return await self.inner.recv(idle_timeout)
+
+    async def close(self):
+        await self.inner.close()
+
+
+async def test_a_pull_only_transport_works_the_same():
+    clock = FakeClock()
+    a, b = memory_pair()
+    guest_keys, host_keys = await handshake_pair(a, b, clock)
+    guest = await SecureChannel(PullOnly(a), guest_keys, clock=clock, heartbeat_interval=0.02,
+                                peer_timeout=0.5).start()
+    host = await SecureChannel(PullOnly(b), host_keys, clock=clock, heartbeat_interval=0.02,
+                               peer_timeout=0.5).start()
+    await guest.send(MOVE)
+    assert (await host.recv(timeout=1)).payload == MOVE
+    await asyncio.sleep(0.1)
+    assert guest.pongs > 0  # pings answered through the pull path too
+    await host.close("done")
+    with pytest.raises(TransportError) as info:
+        await guest.recv(timeout=1)
+    assert info.value.details["reason"] == "done"
+
+
+async def test_a_flood_pauses_reading_until_recv_catches_up(monkeypatch):
+    from lingxi.wire import channel as channel_module
+    monkeypatch.setattr(channel_module, "INBOX_LIMIT", 8)
+    guest, host, a, b = await channel_pair()
+    for n in range(40):
+        await guest.send({"action": "n", "n": n})
+    await asyncio.sleep(0.05)
+    assert len(host._inbox) == 8 and host._reading_paused  # the rest waits in the transport
+    got = [(await host.recv(timeout=1)).payload["n"] for _ in range(40)]
+    assert got == list(range(40))  # nothing lost, order kept
+    assert not host._reading_paused

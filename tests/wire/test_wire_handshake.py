@@ -6,6 +6,8 @@ import asyncio
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from wirehelpers import GUEST, HOST, FakeClock, handshake_pair, seeded_identity
 
 from lingxi.wire import Envelope, HandshakeError, TransportError, handshake, sign_envelope
@@ -233,3 +235,21 @@ async def test_a_silent_host_times_out_the_guest():
     with pytest.raises(TransportError) as info:
         await client_handshake(a, seeded_identity(2), GUEST, clock=FakeClock(), timeout=0.05)
     assert info.value.code == "transport.peer_silent"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=400) | st.builds(lambda d: json.dumps(d).encode(), st.dictionaries(
+    st.sampled_from(["id", "version", "type", "sender", "receiver", "payload", "timestamp",
+                     "signature"]),
+    st.none() | st.text(max_size=10) | st.just({"action": "handshake.hello"}), max_size=8)))
+def test_fuzz_hello_frames_give_typed_errors_only(frame):
+    async def run():
+        a, b = memory_pair()
+        await a.send(frame)
+        try:
+            await server_handshake(b, seeded_identity(1), HOST, clock=FakeClock(), timeout=1)
+        except HandshakeError:
+            return
+        raise AssertionError("a random frame passed the handshake")
+
+    asyncio.run(run())
