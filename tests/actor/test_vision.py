@@ -153,3 +153,26 @@ def test_load_image_accepts_bytes_path_pil_and_rgba(tmp_path):
     assert load_image(img).shape == (3, 4, 3)
     with pytest.raises(TypeError):
         load_image(42)
+
+
+@pytest.mark.parametrize(("n", "pitch"), [(5, 72), (6, 60), (8, 45)])
+def test_small_pieces_in_large_cells(n, pitch):
+    # Dots of 38 % of the pitch, no tiles or wells: the pieces alone make the lattice.
+    import random
+
+    rng = random.Random(n)
+    palette = [(230, 60, 60), (60, 160, 60), (60, 90, 220), (230, 180, 30), (150, 60, 190)]
+    kinds = [[rng.randrange(5) for _ in range(n)] for _ in range(n)]
+    ox, oy = (390 - n * pitch) // 2, 150
+
+    def paint(d: ImageDraw.ImageDraw) -> None:
+        for r in range(n):
+            for c in range(n):
+                cx, cy, rad = ox + c * pitch + pitch / 2, oy + r * pitch + pitch / 2, pitch * 0.19
+                d.ellipse((cx - rad, cy - rad, cx + rad, cy + rad), fill=palette[kinds[r][c]])
+
+    png = _png(paint)
+    lattice = find_lattice(png)
+    assert lattice is not None and (lattice.rows, lattice.columns) == (n, n)
+    assert abs(lattice.x - ox) <= 3 and abs(lattice.y - oy) <= 3
+    assert _same_partition(classify_cells(png, lattice), kinds)

@@ -214,6 +214,7 @@ class _Fit:
     cols: tuple[int, int]
     rows: tuple[int, int]
     support: dict[tuple[int, int], float]
+    sparse: bool = False   # blobs fill less than ~45 % of the pitch (small pieces, or gaps between pieces)
 
     @property
     def n_rows(self) -> int:
@@ -289,7 +290,7 @@ def _fit(group: Sequence[_Blob], others: Sequence[_Blob]) -> _Fit | None:
     cy = np.array([b.cy for b in group])
     px = _pitch(cx, cy, w, h)
     py = _pitch(cy, cx, h, w)
-    if px is None or py is None or px < w * 0.9 or py < h * 0.9 or px > 2.2 * w or py > 2.2 * h:
+    if px is None or py is None or px < w * 0.9 or py < h * 0.9 or px > 3.0 * w or py > 3.0 * h:
         return None
     for _ in range(2):   # phase, inliers, then least-squares refinement of pitch and phase
         ox, oy = _phase(cx, px), _phase(cy, py)
@@ -339,7 +340,7 @@ def _fit(group: Sequence[_Blob], others: Sequence[_Blob]) -> _Fit | None:
         rows = _best_run(row_w)
         if cols is None or rows is None:
             return None
-    return _Fit(ox, px, oy, py, cols, rows, support)
+    return _Fit(ox, px, oy, py, cols, rows, support, sparse=px > 2.2 * w or py > 2.2 * h)
 
 
 def _size_groups(blobs: Sequence[_Blob], limit: int = 4) -> list[list[_Blob]]:
@@ -418,7 +419,9 @@ def find_lattice(png_or_image: Any, *, rows: int | None = None, columns: int | N
         if not (MIN_DIM <= fit.n_rows <= MAX_DIM and MIN_DIM <= fit.n_cols <= MAX_DIM):
             if rows is None and columns is None:
                 continue
-        if best is None or fit.score() > best.score():
+        # Blobs that fill their cells beat sparse ones (the gaps between round pieces
+        # also form a lattice, half a pitch off); then the most supported lattice wins.
+        if best is None or (not fit.sparse, fit.score()) > (not best.sparse, best.score()):
             best = fit
     if best is None:
         return None
