@@ -3,10 +3,12 @@
 ``SecureChannel`` signs what it sends with the session's send key and runs
 every incoming frame through a :class:`ReceivePipeline` bound to the session
 (recv key, conversation id = session id, sender = the handshake's peer,
-receiver = us). A background reader answers pings, records pongs, and queues
-everything else for ``recv``; a heartbeat sends ``control.ping`` every
-``heartbeat_interval`` seconds and the reader ends the channel with
-``transport.peer_silent`` when nothing arrives for ``peer_timeout`` seconds.
+receiver = us). Frames are handled as soon as the transport reads them (push
+mode; a background task reads transports that only offer ``recv``): pings are
+answered, pongs counted, everything else queued for ``recv``. A watchdog task
+sends ``control.ping`` every ``heartbeat_interval`` seconds and ends the
+channel with ``transport.peer_silent`` when nothing arrived for
+``peer_timeout`` seconds.
 
 An envelope the pipeline rejects is raised from ``recv`` once (the channel
 stays open so the caller can send ``abort`` with evidence); a transport failure
@@ -45,6 +47,8 @@ INBOX_LIMIT = 1024  # accepted envelopes waiting for recv() before the transport
 
 
 class SecureChannel:
+    """One session's signed (optionally sealed) envelope stream; see the module doc."""
+
     def __init__(self, transport: FrameTransport, keys: SessionKeys, *,
                  clock: Callable[[], float], id_factory: Callable[[], str] = random_id,
                  nonce_factory: Callable[[int], bytes] = os.urandom, prefix: str = "p2p",
