@@ -85,3 +85,18 @@ def test_to_bytes_is_the_canonical_json_of_to_dict(signature_cases):
                                "group_id": "g", "broadcast": False, "encrypt": False, "ttl": 0,
                                "correlation_id": "c\\x"})
     assert full.to_bytes() == canonical_bytes(full.to_dict())
+
+
+def test_every_documented_code_is_listed_and_every_listed_code_documented():
+    import re
+    from pathlib import Path
+
+    from lingxi.wire import errors
+    listed = set(errors.ENVELOPE_CODES + errors.TRANSPORT_CODES + errors.HANDSHAKE_CODES
+                 + errors.IDENTITY_CODES)
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "wire.md").read_text(encoding="utf-8")
+    table = doc[doc.index("## Error codes"):]
+    documented = set(re.findall(r"`((?:envelope|transport|handshake|identity)\.[a-z_]+)`", table))
+    documented |= {f"envelope.{name}" for name in re.findall(r"/ `([a-z_]+)`", table)}
+    assert listed <= documented, listed - documented
+    assert documented <= listed, documented - listed

@@ -31,7 +31,6 @@ ENVELOPE_CODES = (
     "envelope.bad_receiver",
     "envelope.bad_group",
     "envelope.decrypt_failed",
-    "envelope.encrypt_failed",
 )
 
 TRANSPORT_CODES = (
@@ -40,6 +39,7 @@ TRANSPORT_CODES = (
     "transport.closed",
     "transport.peer_silent",
     "transport.connect_failed",
+    "transport.bad_endpoint",
 )
 
 HANDSHAKE_CODES = (
