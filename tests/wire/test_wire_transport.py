@@ -7,6 +7,8 @@ import contextlib
 import struct
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lingxi.wire import TransportError
 from lingxi.wire.transport import connect_tcp, memory_pair, parse_endpoint, serve_tcp
@@ -180,3 +182,72 @@ def test_parse_endpoint():
     for bad in ("http://x:1", "tcp://host", "tcp://h:99999", "tcp://h:1/path"):
         with pytest.raises(TransportError):
             parse_endpoint(bad)
+
+
+class FakeSocketTransport(asyncio.Transport):
+    """Stands in for asyncio's socket transport so the frame parser can be driven directly."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.aborted = False
+        self.written = bytearray()
+
+    def get_extra_info(self, name, default=None):
+        return ("127.0.0.1", 1) if name == "peername" else default
+
+    def write(self, data):
+        self.written += data
+
+    def abort(self):
+        self.aborted = True
+
+    def close(self):
+        self.aborted = True
+
+    def pause_reading(self):
+        pass
+
+    def resume_reading(self):
+        pass
+
+
+@settings(max_examples=150, deadline=None)
+@given(frames=st.lists(st.binary(max_size=300), max_size=8), data=st.data())
+def test_fuzz_frames_survive_any_chunking(frames, data):
+    from lingxi.wire.transport import TcpTransport
+
+    async def run():
+        protocol = TcpTransport(max_frame=300)
+        protocol.connection_made(FakeSocketTransport())
+        stream = b"".join(struct.pack(">I", len(f)) + f for f in frames)
+        cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=6)))
+        for start, end in zip([0, *cuts], [*cuts, len(stream)], strict=True):
+            protocol.data_received(stream[start:end])
+        got = [await protocol.recv(idle_timeout=0.01) for _ in frames]
+        assert got == frames
+        assert protocol._deadline is None  # nothing pending, no timer left running
+
+    asyncio.run(run())
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.binary(min_size=1, max_size=64), max_size=6))
+def test_fuzz_random_bytes_give_frames_or_typed_errors(chunks):
+    from lingxi.wire.transport import TcpTransport
+
+    async def run():
+        protocol = TcpTransport(max_frame=64, read_timeout=0.01)
+        fake = FakeSocketTransport()
+        protocol.connection_made(fake)
+        for chunk in chunks:
+            protocol.data_received(chunk)
+        while True:
+            try:
+                frame = await protocol.recv(idle_timeout=0.05)
+            except TransportError as error:
+                assert error.code in ("transport.frame_too_large", "transport.timeout",
+                                      "transport.peer_silent")
+                break
+            assert len(frame) <= 64
+
+    asyncio.run(run())
