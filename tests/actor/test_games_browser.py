@@ -129,6 +129,34 @@ def test_greedy_scores_by_drag_and_by_taps_and_every_move_settles_in_600ms(game)
     assert game.errors == []
 
 
+def test_greedy_plays_a_7x7_emoji_game_on_checkerboard_wells(browser):
+    # A variant the vision code was not written for: 7x7, five emoji, no gaps,
+    # checkerboard wells, a gradient page. The lattice size is the only hint.
+    page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=1)
+    page.add_init_script(BRIDGE)
+    page.clock.install()
+    page.goto((Path(__file__).resolve().parent / "pages" / "fruit7" / "index.html").as_uri() + "?seed=3")
+    actor = create_actor("greedy-match3", seed=3, options={})
+    try:
+        for _ in range(4):
+            png = page.screenshot()
+            view = make_view(png, rows=7, columns=7, seed=3)
+            sel = actor.select(view, png)
+            cand = next(c for c in view["interactionCandidates"]["match3Swaps"]["candidates"]
+                        if c["candidateId"] == sel["candidateId"])
+            lattice = find_lattice(png, rows=7, columns=7)
+            a, b = (lattice.cell_center(p["cell"]["row"], p["cell"]["column"]) for p in cand["pair"])
+            page.mouse.move(*a)
+            page.mouse.down()
+            page.mouse.move(*b)
+            page.mouse.up()
+            page.clock.run_for(600)
+            events = page.evaluate("window.__events.splice(0)")
+            assert [e["valid"] for e in events if e["type"] == "swap"] == [True]
+    finally:
+        page.close()
+
+
 def test_invalid_swap_reverts_within_600ms(game):
     png = game.shot()
     lattice = find_lattice(png, rows=8, columns=8)
