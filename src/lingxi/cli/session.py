@@ -28,6 +28,17 @@ input_option = click.option("--input", "input_source", metavar="FILE|-",
 idle_option = click.option("--idle-timeout", type=float, default=300.0, show_default=True,
                            help="Free mode: end the session after this many seconds without "
                                 "any message.")
+def _peer_key(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """An Ed25519 public key as `lingxi identity show` prints it (64 lowercase hex)."""
+    if value is None:
+        return None
+    key = value.strip().lower()
+    if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+        raise click.BadParameter("expected the peer's public key: 64 hex characters, as "
+                                 "`lingxi identity show` prints it")
+    return key
+
+
 state_option = click.option("--state-dir", type=click.Path(file_okay=False),
                             help="Session folder (default: $LINGXI_HOME/sessions/<id>-<role>).")
 
@@ -94,6 +105,9 @@ def _inputs(source: str | None):
 @click.option("--accept-timeout", type=float, default=None,
               help="Give up when no guest joined within this many seconds.")
 @click.option("--seed", type=int, default=None, help="Seed hooks and nonces (tests only).")
+@click.option("--guest-key", callback=_peer_key, metavar="HEX",
+              help="Accept only a guest with this identity key; any other is refused in the "
+                   "handshake, before a payload is read.")
 @timeout_option
 @idle_option
 @control_option
@@ -103,7 +117,8 @@ def _inputs(source: str | None):
 @json_option
 @handle_errors
 def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout: float | None,
-         seed: int | None, peer_timeout: float | None, idle_timeout: float,
+         seed: int | None, guest_key: str | None, peer_timeout: float | None,
+         idle_timeout: float,
          control_mode: str | None, input_source: str | None, state_dir: str | None,
          allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Host a protocol session on ENDPOINT and play it with one guest."""
@@ -121,7 +136,8 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
     result = asyncio.run(host_session(
         loaded, endpoint, options=options,
         config=_config(peer_timeout, control_mode, loaded.spec, idle_timeout),
-        state_dir=state_dir, seed=seed, on_listening=listening, accept_timeout=accept_timeout,
+        state_dir=state_dir, seed=seed, expected_guest_key=guest_key, on_listening=listening,
+        accept_timeout=accept_timeout,
         decider=_announce, inputs=_inputs(input_source),
         on_refused=lambda e: click.echo(f"refused a connection: {e}", err=True)))
     _report(result, as_json)
@@ -133,6 +149,9 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
               help="Local protocol folder or built-in name (default: find the offered "
                    "protocol among the built-ins and the protocol cache).")
 @click.option("--seed", type=int, default=None, help="Seed hooks and nonces (tests only).")
+@click.option("--host-key", callback=_peer_key, metavar="HEX",
+              help="Refuse the host unless its identity key is this one (as its `lingxi "
+                   "identity show` prints it); checked in the handshake, before any payload.")
 @timeout_option
 @idle_option
 @control_option
@@ -141,7 +160,8 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
 @allow_skeleton_option
 @json_option
 @handle_errors
-def guest(endpoint: str, protocol: str | None, seed: int | None, peer_timeout: float | None,
+def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str | None,
+          peer_timeout: float | None,
           idle_timeout: float, control_mode: str | None, input_source: str | None, state_dir: str | None,
           allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Join the session hosted at ENDPOINT as the guest."""
@@ -153,7 +173,8 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, peer_timeout: f
         loaded, endpoint,
         config=_config(peer_timeout, control_mode, loaded and loaded.spec, idle_timeout),
         state_dir=state_dir,
-        seed=seed, allow_skeleton=allow_skeleton_hooks, decider=_announce,
+        seed=seed, allow_skeleton=allow_skeleton_hooks, expected_host_key=host_key,
+        decider=_announce,
         inputs=_inputs(input_source)))
     _report(result, as_json)
 

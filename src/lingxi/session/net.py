@@ -95,6 +95,7 @@ async def host_session(protocol: LoadedProtocol, endpoint: str, *,
                        options: dict[str, Any] | None = None,
                        config: SessionConfig | None = None, state_dir: str | Path | None = None,
                        identity: Identity | None = None, seed: int | None = None,
+                       expected_guest_key: str | None = None,
                        on_listening: Callable[[str], None] | None = None,
                        accept_timeout: float | None = None,
                        on_refused: Callable[[Exception], None] | None = None,
@@ -115,7 +116,8 @@ async def host_session(protocol: LoadedProtocol, endpoint: str, *,
         busy = True
         try:
             keys = await server_handshake(transport, identity,
-                                          endpoint_of(identity, endpoint), clock=time.time)
+                                          endpoint_of(identity, endpoint), clock=time.time,
+                                          expected_peer_key=expected_guest_key)
         except WireError as error:  # a failed handshake ends that connection only
             busy = False
             if on_refused is not None:
@@ -151,6 +153,7 @@ async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
                         config: SessionConfig | None = None, state_dir: str | Path | None = None,
                         identity: Identity | None = None, seed: int | None = None,
                         allow_skeleton: bool | None = None, keep_events: bool = True,
+                        expected_host_key: str | None = None,
                         **driver_kwargs: Any) -> DriveResult:
     """Connect to a host at ``endpoint`` and play the guest's side."""
     config = config or SessionConfig()
@@ -158,7 +161,7 @@ async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
     host, port = parse_endpoint(endpoint)
     transport = await connect_tcp(host, port)
     keys = await client_handshake(transport, identity, endpoint_of(identity, "tcp://guest"),
-                                  clock=time.time)
+                                  clock=time.time, expected_peer_key=expected_host_key)
     channel = _channel(transport, keys, config)
     folder = _state_dir(state_dir, keys.session_id, "guest")
     first: list[Any] = []
