@@ -134,6 +134,8 @@ def test_verify_detects_tampering(tmp_path: Path) -> None:
     result = run("session", "verify", str(host), "--json")
     assert result.exit_code == 1
     assert "transcript.broken_chain" in json.loads(result.output)["problems"][0]
+    text = run("session", "verify", str(host))
+    assert text.exit_code == 1 and "problem: transcript.broken_chain" in text.output
     guest = tmp_path / "guest"
     receipts = json.loads((guest / "receipts.json").read_text())
     receipts["peer"]["status"] = "aborted"  # a field the signature covers

@@ -262,8 +262,10 @@ def verify(state_dir: str, as_json: bool) -> None:
     else:
         click.echo(f"transcript: {result.entries} envelopes, head {result.head}")
         for which, info in result.receipts.items():
-            state = "ok" if info["ok"] else "BAD: " + "; ".join(info["problems"])
+            state = "ok" if info["ok"] else "BAD (see problems)"
             click.echo(f"{which} receipt ({info.get('role', '?')}): {state}")
+        for problem in result.problems:
+            click.echo(f"problem: {problem}")
         click.echo("verified" if result.ok else "NOT verified")
     if not result.ok:
         raise SystemExit(EXIT_FAILED)
