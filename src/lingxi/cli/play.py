@@ -1,0 +1,96 @@
+"""``lingxi play``: let an actor play a browser game through ActorView/4."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from lingxi.cli.common import handle_errors, json_option, print_json
+
+
+def _parse_options(pairs: tuple[str, ...]) -> dict[str, str]:
+    from lingxi.playtest.errors import PlayInputError
+
+    options: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise PlayInputError("play.bad_actor_option",
+                                 f"--actor-option expects KEY=VALUE, got {pair!r}")
+        options[key.strip()] = value
+    return options
+
+
+def _run_id(game: str, seed: int) -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", game.rstrip("/").split("/")[-1] or "game")[:40]
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stem.strip('-') or 'game'}-s{seed}-{stamp}"
+
+
+@click.command("play")
+@click.argument("game")
+@click.option("--actor", "actor_name", required=True,
+              help="Who plays: random, greedy-match3, scripted, human or llm.")
+@click.option("--actor-option", "actor_option", multiple=True, metavar="KEY=VALUE",
+              help="An option for the actor (repeatable), e.g. script=moves.json, url=…, model=….")
+@click.option("--budget", type=click.IntRange(1, 100_000), default=20, show_default=True,
+              help="Number of actions the actor may take.")
+@click.option("--brief", default=None,
+              help="What the actor is asked to do: text, or a .json / text file with "
+                   "obligations (see docs/playtest.md).")
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="Seed for the game (?seed=), Math.random, swap candidate order and the actor.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Bundle folder [default: play-out/<run id>].")
+@click.option("--swap-via", type=click.Choice(["drag", "taps"]), default="drag",
+              show_default=True, help="How a swap_pair selection is performed.")
+@click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
+@json_option
+@handle_errors
+def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
+         brief: str | None, seed: int, out: Path | None, swap_via: str, no_progress: bool,
+         as_json: bool) -> None:
+    """Let an actor play GAME (a folder with index.html, an .html file or a URL).
+
+    The game runs in Debian's Chromium at 390×844 under virtual time. Each step
+    the actor gets an ActorView/4 (validated) and the frame, and answers one
+    selection; the harness executes it and records frames, views, events and an
+    HTML report in the bundle folder. Exit 0 when the run completes, 2 for bad
+    input or when the browser or game cannot be used.
+    """
+    from lingxi.actor.actors import create_actor
+    from lingxi.playtest.launch import play as run_play
+    from lingxi.playtest.objectives import load_brief
+    from lingxi.playtest.progress import progress_reporter
+
+    options = _parse_options(actor_option)
+    the_brief = load_brief(brief)
+    run_id = _run_id(game, seed)
+    out = out if out is not None else Path("play-out") / run_id
+    if actor_name == "human":
+        options.setdefault("frame_root", str(out))
+    actor = create_actor(actor_name, seed=seed, options=options)
+    try:
+        with progress_reporter(budget, enabled=not no_progress and not as_json) as on_step:
+            evidence = run_play(game, actor, actor_name=actor_name, actor_options=options,
+                                seed=seed, budget=budget, brief=the_brief, out=out,
+                                run_id=run_id, swap_via=swap_via, on_step=on_step)
+    finally:
+        actor.close()
+    summary = evidence["summary"]
+    if as_json:
+        print_json({"ok": True, "runId": evidence["runId"], "out": str(out), "summary": summary})
+        return
+    click.echo(f"run {evidence['runId']}: {summary['actions']} actions "
+               f"({summary['validActions']} valid, {summary['protocolErrors']} protocol errors), "
+               f"score {summary['score']}")
+    dims = summary.get("latticeDimensions")
+    if dims:
+        click.echo(f"board: {dims['rows']}×{dims['columns']} lattice, "
+                   f"{summary['swapCandidates']} swap candidates")
+    else:
+        click.echo("board: no lattice found")
+    click.echo(f"bundle: {out}  (evidence.json, views.jsonl, report.html, frames/)")

@@ -1,0 +1,101 @@
+"""Set up and run one play: resolve the game, start server and browser, build the actor.
+
+This is the I/O shell around :class:`lingxi.playtest.runner.PlayRun` that the
+``lingxi play`` command and the benchmarks call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from lingxi.playtest.errors import PlayInputError
+from lingxi.playtest.objectives import Brief
+from lingxi.playtest.runner import PlayRun, RunConfig, StepInfo
+
+BUNDLE_FILES = ("evidence.json", "views.jsonl", "report.html")
+
+
+@dataclass(frozen=True)
+class GameSource:
+    source: str  # what the user gave
+    root: Path | None  # folder to serve, for a local game
+    page: str  # path under root (local) or the full URL
+
+
+def with_seed(url: str, seed: int) -> str:
+    """``url`` with ``seed=<seed>`` added to its query unless it already has one."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if not any(key == "seed" for key, _ in query):
+        query.append(("seed", str(seed)))
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+def resolve_game(game: str) -> GameSource:
+    """A game folder (with index.html), an .html file, or an http(s) URL."""
+    if re.match(r"^https?://", game, re.IGNORECASE):
+        return GameSource(game, None, game)
+    path = Path(game).expanduser()
+    if path.is_dir():
+        if not (path / "index.html").is_file():
+            raise PlayInputError("play.no_index", f"{path} has no index.html")
+        return GameSource(game, path.resolve(), "index.html")
+    if path.is_file() and path.suffix.lower() in (".html", ".htm"):
+        return GameSource(game, path.resolve().parent, path.name)
+    raise PlayInputError("play.no_game",
+                         f"{game} is not a game folder, an .html file or an http(s) URL")
+
+
+def prepare_out(out: Path) -> Path:
+    """Create ``out``; reuse it only if it is empty or holds a previous play bundle."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise PlayInputError("play.out_not_dir", f"{out} exists and is not a folder")
+    if out.is_dir() and any(out.iterdir()):
+        names = {p.name for p in out.iterdir()}
+        if not names & set(BUNDLE_FILES):
+            raise PlayInputError("play.out_not_empty",
+                                 f"{out} is not empty and holds no play bundle; choose another --out")
+        for name in BUNDLE_FILES:
+            (out / name).unlink(missing_ok=True)
+        frames = out / "frames"
+        if frames.is_dir():
+            for png in frames.glob("*.png"):
+                png.unlink()
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def play(game: str, actor: Any, *, actor_name: str, actor_options: dict[str, str], seed: int,
+         budget: int, brief: Brief, out: Path, run_id: str, swap_via: str = "drag",
+         on_step: Callable[[StepInfo], None] | None = None) -> dict[str, Any]:
+    """Play ``game`` with ``actor`` for ``budget`` actions; returns the evidence document."""
+    from lingxi.playtest.browser import Browser
+    from lingxi.playtest.pixels import vision_finder, vision_kinds
+    from lingxi.playtest.server import StaticServer
+
+    source = resolve_game(game)
+    out = prepare_out(out)
+    server = StaticServer(source.root) if source.root is not None else None
+    try:
+        url = f"{server.url.rsplit('/', 1)[0]}/{source.page}" if server else source.page
+        url = with_seed(url, seed)
+        with Browser() as browser:
+            page = browser.open(url, seed=seed)
+            try:
+                config = RunConfig(run_id=run_id, game_source=source.source, game_url=url,
+                                   actor_name=actor_name, actor_options=dict(actor_options),
+                                   seed=seed, budget=budget, brief=brief, swap_via=swap_via)
+                run = PlayRun(page, actor, config, out, pixel_finder=vision_finder(),
+                              classify=vision_kinds(), on_step=on_step)
+                return run.run()
+            finally:
+                page.close()
+    finally:
+        if server is not None:
+            server.close()

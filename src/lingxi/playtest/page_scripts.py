@@ -1,0 +1,85 @@
+"""JavaScript the harness runs in the game page.
+
+``bridge_script`` is injected before any page script: it defines
+``window.lingxi.emit(event)`` (queueing ``[performance.now(), JSON]`` pairs the
+harness drains after each action) and replaces ``Math.random`` with a PRNG
+seeded from the run's seed so that games without their own seed still replay
+identically. ``SNAPSHOT_JS`` reads element rectangles only — never text — for
+the target catalog.
+"""
+
+from __future__ import annotations
+
+_BRIDGE = r"""
+(() => {
+  const queue = [];
+  let dropped = 0;
+  const emit = (event) => {
+    try {
+      if (queue.length >= 1024) { dropped++; return; }
+      const text = JSON.stringify(event);
+      if (typeof text !== 'string' || text.length > 4096) { dropped++; return; }
+      queue.push([performance.now(), text]);
+    } catch (e) { dropped++; }
+  };
+  const bridge = Object.freeze({ emit });
+  Object.defineProperty(window, 'lingxi', { value: bridge, writable: false, configurable: false });
+  Object.defineProperty(window, '__lingxiDrain', {
+    value: () => { const out = queue.splice(0, queue.length); const d = dropped; dropped = 0;
+                   return [out, d]; },
+    writable: false, configurable: false });
+  let state = (__SEED__ >>> 0) || 0x9e3779b9;
+  Math.random = function () {
+    state = (state + 0x6D2B79F5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+})();
+"""
+
+
+def bridge_script(seed: int) -> str:
+    """The init script for a run with ``seed``."""
+    return _BRIDGE.replace("__SEED__", str(int(seed) & 0xFFFFFFFF))
+
+
+DRAIN_JS = "() => (window.__lingxiDrain ? window.__lingxiDrain() : [[], 0])"
+
+SNAPSHOT_JS = r"""
+() => {
+  const W = window.innerWidth, H = window.innerHeight;
+  const INTERACTIVE = 'a[href],button,input,select,textarea,summary,[role=button],[role=link],' +
+    '[role=checkbox],[role=tab],[role=menuitem],[onclick],[tabindex]:not([tabindex="-1"])';
+  const shown = (el, r) => {
+    if (r.width < 1 || r.height < 1) return false;
+    if (r.right <= 0 || r.bottom <= 0 || r.left >= W || r.top >= H) return false;
+    const s = getComputedStyle(el);
+    return s.visibility !== 'hidden' && s.display !== 'none' && parseFloat(s.opacity || '1') > 0.05;
+  };
+  const rect = (r) => [Math.round(r.left * 2) / 2, Math.round(r.top * 2) / 2,
+                       Math.round(r.width * 2) / 2, Math.round(r.height * 2) / 2];
+  const pointer = (el) => el.matches(INTERACTIVE) || getComputedStyle(el).cursor === 'pointer';
+  const hit = (el, r) => {
+    const x = Math.min(Math.max(r.left + r.width / 2, 0), W - 1);
+    const y = Math.min(Math.max(r.top + r.height / 2, 0), H - 1);
+    const top = document.elementFromPoint(x, y);
+    return top && (top === el || el.contains(top) || top.contains(el));
+  };
+  const interactive = [], boxes = [], canvases = [];
+  const all = document.body ? document.body.querySelectorAll('*') : [];
+  let count = 0;
+  for (const el of all) {
+    if (++count > 5000) break;
+    const r = el.getBoundingClientRect();
+    if (!shown(el, r)) continue;
+    const tag = el.tagName.toLowerCase();
+    if (tag === 'canvas') { canvases.push(rect(r)); continue; }
+    if (r.width >= 8 && r.height >= 8 && r.width <= 160 && r.height <= 160) boxes.push(rect(r));
+    if (pointer(el) && !(el.parentElement && pointer(el.parentElement)) && hit(el, r))
+      interactive.push(rect(r));
+  }
+  return { interactive, boxes, canvases };
+}
+"""

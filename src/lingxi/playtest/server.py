@@ -1,0 +1,53 @@
+"""A local static HTTP server for a game folder, on 127.0.0.1 and a free port."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from lingxi.playtest.errors import PlayInputError
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".js": "text/javascript",
+                      ".mjs": "text/javascript", ".wasm": "application/wasm"}
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "no-store")
+        super().end_headers()
+
+
+class StaticServer:
+    """Serve ``root`` (a folder with index.html) until closed."""
+
+    def __init__(self, root: Path) -> None:
+        root = Path(root).resolve()
+        if not (root / "index.html").is_file():
+            raise PlayInputError("play.no_index", f"{root} has no index.html")
+        self.root = root
+        handler = functools.partial(_QuietHandler, directory=str(root))
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
+                                        name="lingxi-static")
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_port}/index.html"
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> StaticServer:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
