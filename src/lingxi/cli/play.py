@@ -94,3 +94,7 @@ def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
     else:
         click.echo("board: no lattice found")
     click.echo(f"bundle: {out}  (evidence.json, views.jsonl, report.html, frames/)")
+
+
+if __name__ == "__main__":  # python -m lingxi.cli.play (used by tests in a fresh process)
+    play()

@@ -22,6 +22,11 @@ from lingxi.playtest.page_scripts import DRAIN_JS, SNAPSHOT_JS, bridge_script
 CHROMIUM = os.environ.get("LINGXI_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+# Rendering in one deterministic pass: without these, a few anti-aliased edge pixels
+# differ between runs and the same seed would not give the same frame hashes.
+DETERMINISTIC_RENDER_ARGS = ["--run-all-compositor-stages-before-draw", "--disable-partial-raster",
+                             "--num-raster-threads=1", "--disable-threaded-animation",
+                             "--disable-checker-imaging"]
 ACTION_BUDGET_MS = 600
 TAP_GAP_MS = 150  # between the two taps of a swap made by taps
 INITIAL_VIRTUAL_TIME_S = 1_767_225_600  # 2026-01-01T00:00:00Z: Date.now() starts here
@@ -48,7 +53,8 @@ class Browser:
         self._playwright = self._manager.start()
         try:
             self._browser = self._playwright.chromium.launch(
-                executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+                executable_path=executable, headless=True,
+                args=CHROMIUM_ARGS + DETERMINISTIC_RENDER_ARGS)
         except Exception as error:
             self._manager.__exit__(None, None, None)
             raise PlayError("play.browser_failed", f"cannot start Chromium: {error}") from error

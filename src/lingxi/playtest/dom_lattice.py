@@ -34,7 +34,7 @@ def _regular_pitch(centres: Sequence[float], size: float) -> float | None:
     if len(centres) < 2:
         return None
     steps = [b - a for a, b in zip(centres, centres[1:], strict=False)]
-    pitch = median(steps)
+    pitch = (centres[-1] - centres[0]) / (len(centres) - 1)
     if pitch < size * 0.9 or pitch > size * 1.7:
         return None
     if any(abs(step - pitch) > max(2.0, pitch * 0.12) for step in steps):
@@ -58,7 +58,7 @@ def _size_groups(rects: Iterable[tuple[float, float, float, float]]):
 def _lattice_of(group: list[tuple[float, float, float, float]]) -> tuple[Grid, int] | None:
     width = median(r[2] for r in group)
     height = median(r[3] for r in group)
-    centres = {(round(r[0] + r[2] / 2), round(r[1] + r[3] / 2)) for r in group}
+    centres = {(r[0] + r[2] / 2, r[1] + r[3] / 2) for r in group}
     xs = _clusters([c[0] for c in centres], POSITION_TOLERANCE)
     ys = _clusters([c[1] for c in centres], POSITION_TOLERANCE)
     if not (MIN_DIM <= len(xs) <= MAX_DIM and MIN_DIM <= len(ys) <= MAX_DIM):

@@ -73,8 +73,13 @@ def prepare_out(out: Path) -> Path:
 
 def play(game: str, actor: Any, *, actor_name: str, actor_options: dict[str, str], seed: int,
          budget: int, brief: Brief, out: Path, run_id: str, swap_via: str = "drag",
-         on_step: Callable[[StepInfo], None] | None = None) -> dict[str, Any]:
-    """Play ``game`` with ``actor`` for ``budget`` actions; returns the evidence document."""
+         on_step: Callable[[StepInfo], None] | None = None,
+         browser: Any = None) -> dict[str, Any]:
+    """Play ``game`` with ``actor`` for ``budget`` actions; returns the evidence document.
+
+    ``browser`` (a :class:`lingxi.playtest.browser.Browser`) is reused when given,
+    so several runs can share one Chromium; otherwise one is started and closed.
+    """
     from lingxi.playtest.browser import Browser
     from lingxi.playtest.pixels import vision_finder, vision_kinds
     from lingxi.playtest.server import StaticServer
@@ -85,7 +90,10 @@ def play(game: str, actor: Any, *, actor_name: str, actor_options: dict[str, str
     try:
         url = f"{server.url.rsplit('/', 1)[0]}/{source.page}" if server else source.page
         url = with_seed(url, seed)
-        with Browser() as browser:
+        own = browser is None
+        if own:
+            browser = Browser()
+        try:
             page = browser.open(url, seed=seed)
             try:
                 config = RunConfig(run_id=run_id, game_source=source.source, game_url=url,
@@ -96,6 +104,9 @@ def play(game: str, actor: Any, *, actor_name: str, actor_options: dict[str, str
                 return run.run()
             finally:
                 page.close()
+        finally:
+            if own:
+                browser.close()
     finally:
         if server is not None:
             server.close()

@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from lingxi.actor.contracts import ContractViolation, validate_selection, validate_view
+from lingxi.actor.contracts import (
+    ContractViolation,
+    validate_history_entry,
+    validate_selection,
+    validate_view,
+)
 from lingxi.canonical import canonical_json
 from lingxi.errors import LingxiError
 from lingxi.playtest.catalog import Catalog, build_catalog
@@ -96,6 +101,7 @@ class PlayRun:
         self.swap_count = 0
         self.stop_reason = "budget"
         self.initial: Frame | None = None
+        self._checked_entries: set[tuple[str, int]] = set()
 
     # -- perception -----------------------------------------------------------------------
     def _catalog(self, frame: Frame) -> Catalog:
@@ -122,6 +128,29 @@ class PlayRun:
                 self.score = score
         return added
 
+    def _validate(self, view: dict[str, Any]) -> None:
+        """Validate ``view`` against ActorView/4.
+
+        Equivalent to ``validate_view(view)``: the view is checked with an empty
+        history, and each history entry (immutable once made) is checked once
+        against ``#/$defs/historyEntry`` the first time it appears.
+        """
+        history = view["history"]
+        if len(history) > 64:
+            raise ContractViolation("view.invalid", "history holds more than 64 entries",
+                                    path="$.history")
+        validate_view({**view, "history": []})
+        for index, entry in enumerate(history):
+            key = (entry["actionId"], len(entry["gameEvents"]))
+            if key in self._checked_entries:
+                continue
+            try:
+                validate_history_entry(entry)
+            except ContractViolation as error:
+                error.path = f"$.history[{index}]{(error.path or '$')[1:]}"
+                raise
+            self._checked_entries.add(key)
+
     # -- one action -----------------------------------------------------------------------
     def _ask(self, view_args: dict[str, Any], frame: Frame, catalog: Catalog,
              swaps: dict[str, Any] | None):
@@ -134,7 +163,7 @@ class PlayRun:
             for _ in range(MAX_ATTEMPTS):
                 view = build_view(protocol_errors=list(errors), **view_args)
                 try:
-                    validate_view(view)
+                    self._validate(view)
                 except ContractViolation as error:
                     raise PlayError("play.internal_view_invalid",
                                     f"the harness built an invalid view: {error}") from error

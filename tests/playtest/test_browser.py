@@ -1,0 +1,135 @@
+"""The harness in Debian's Chromium: fixture page, the demo games, the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lingxi.actor.contracts import validate_evidence, validate_view
+from lingxi.playtest.objectives import Brief
+
+from .fakes import ListActor
+
+pytestmark = pytest.mark.browser
+
+HERE = Path(__file__).resolve().parent
+FIXTURE = HERE / "fixtures" / "grid"
+GAMES = HERE.parents[1] / "examples" / "games"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from lingxi.playtest.browser import Browser
+
+    with Browser() as shared:
+        yield shared
+
+
+def play_fixture(browser, out, answers, *, budget, seed=1):
+    from lingxi.playtest.launch import play
+
+    return play(str(FIXTURE), ListActor(answers), actor_name="list", actor_options={}, seed=seed,
+                budget=budget, brief=Brief("test"), out=out, run_id="fixture", browser=browser)
+
+
+def views_of(out):
+    return [json.loads(line) for line in (out / "views.jsonl").read_text().splitlines()]
+
+
+def test_fixture_catalog_inputs_and_events(browser, tmp_path):
+    answers = [
+        {"type": "tap", "target": {"targetId": "r00"}},
+        {"type": "key", "key": "ArrowLeft"},
+        {"type": "drag", "from": {"targetId": "l00", "cell": {"row": 1, "column": 1}},
+         "to": {"targetId": "l00", "cell": {"row": 1, "column": 2}}},
+        {"type": "swap_pair", "candidateId": "ms000"},
+        {"type": "wait", "ms": 300},
+    ]
+    evidence = play_fixture(browser, tmp_path, answers, budget=5)
+    validate_evidence(evidence)
+    views = views_of(tmp_path)
+    for view in views:
+        validate_view(view)
+    targets = views[0]["visualTargetCatalog"]["targets"]
+    assert [t["id"] for t in targets] == ["l00", "r00", "g01"]
+    assert targets[0]["dimensions"] == {"rows": 6, "columns": 6}
+    assert len(views[0]["interactionCandidates"]["match3Swaps"]["candidates"]) == 60
+    steps = evidence["steps"]
+    types = [[e["type"] for e in s["gameEvents"] if e["source"] == "bridge"] for s in steps]
+    assert types[0] == ["press"] and types[1] == ["key"] and types[2] == ["drag"]
+    assert steps[1]["gameEvents"][0]["data"] == {"code": "ArrowLeft"}
+    assert steps[2]["gameEvents"][0]["data"] == {"from": 0, "to": 1}
+    assert types[3] == ["drag"]  # the swap candidate is performed as a drag between its cells
+    press = steps[0]["gameEvents"][0]
+    assert 200 <= press["virtualTimeMs"] - (views[0]["virtualTimeMs"]) <= 600
+    assert [s["virtualTimeBudgetMs"] for s in steps] == [600, 600, 600, 600, 300]
+    assert views[-1]["virtualTimeMs"] == views[0]["virtualTimeMs"] + 2400
+    assert all(s["causalGameResponse"] for s in steps[:4])
+    assert steps[4]["causalGameResponse"] is False  # waiting changes nothing here
+    assert (tmp_path / "report.html").is_file()
+
+
+def test_same_seed_same_frames(browser, tmp_path):
+    answers = [{"type": "tap", "target": {"targetId": "r00"}},
+               {"type": "swap_pair", "candidateId": "ms007"}]
+    first = play_fixture(browser, tmp_path / "a", list(answers), budget=2, seed=7)
+    second = play_fixture(browser, tmp_path / "b", list(answers), budget=2, seed=7)
+    other = play_fixture(browser, tmp_path / "c", list(answers), budget=2, seed=8)
+    assert first["frames"] == second["frames"]
+    assert first["frames"] != other["frames"]
+    press = [e for e in first["events"] if e["type"] == "press"][0]
+    again = [e for e in second["events"] if e["type"] == "press"][0]
+    assert press["data"]["random"] == again["data"]["random"]  # Math.random is seeded
+
+
+def test_cli_greedy_on_the_dom_demo(tmp_path):
+    # A separate process: one thread can run only one Playwright sync session at a time.
+    out = tmp_path / "bundle"
+    result = subprocess.run([sys.executable, "-m", "lingxi.cli.play", str(GAMES / "match3"),
+                             "--actor", "greedy-match3", "--budget", "6", "--seed", "1",
+                             "--out", str(out), "--json"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["summary"]["latticeDimensions"] == {"rows": 8, "columns": 8}
+    assert report["summary"]["swapCandidates"] == 112
+    assert report["summary"]["score"] > 0
+    views = views_of(out)
+    assert len(views) == 6
+    for view in views:
+        validate_view(view)
+        assert len(view["interactionCandidates"]["match3Swaps"]["candidates"]) == 112
+    validate_evidence(json.loads((out / "evidence.json").read_text()))
+
+
+@pytest.mark.parametrize("game", ["match3", "match3-canvas"])
+def test_greedy_scores_three_times_random(browser, tmp_path, game):
+    from lingxi.actor.actors import create_actor
+    from lingxi.playtest.launch import play
+
+    totals = {}
+    for name in ("greedy-match3", "random"):
+        totals[name] = 0
+        for seed in (1, 2):
+            evidence = play(str(GAMES / game), create_actor(name, seed=seed, options={}),
+                            actor_name=name, actor_options={}, seed=seed, budget=6,
+                            brief=Brief("score"), out=tmp_path / f"{name}-{seed}",
+                            run_id="cmp", browser=browser)
+            assert evidence["summary"]["latticeDimensions"] == {"rows": 8, "columns": 8}
+            totals[name] += evidence["summary"]["score"] or 0
+    assert totals["greedy-match3"] > 0
+    assert totals["greedy-match3"] >= 3 * totals["random"]
+
+
+def test_unreachable_game_is_a_clean_error(browser, tmp_path):
+    from lingxi.playtest.errors import PlayError
+    from lingxi.playtest.launch import play
+
+    with pytest.raises(PlayError) as caught:
+        play("http://127.0.0.1:9/nothing", ListActor([]), actor_name="list", actor_options={},
+             seed=1, budget=1, brief=Brief("x"), out=tmp_path, run_id="x", browser=browser)
+    assert caught.value.code == "play.unreachable"

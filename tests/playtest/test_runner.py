@@ -1,0 +1,164 @@
+"""The play loop against a fake driver: validation, retries, history, evidence."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lingxi.actor.contracts import validate_evidence, validate_view
+from lingxi.errors import LingxiError
+from lingxi.playtest.objectives import Brief, load_brief
+from lingxi.playtest.runner import PLACEHOLDER_SELECTION, PlayRun, RunConfig
+
+from .fakes import FakeDriver, ListActor
+
+
+def run(tmp_path, answers, *, budget=1, board=True, brief=None, then=None):
+    driver = FakeDriver(board=board)
+    actor = ListActor(answers, then)
+    config = RunConfig(run_id="t", game_source="fake", game_url="http://fake/", actor_name="list",
+                       seed=1, budget=budget, brief=brief or Brief("play"))
+    evidence = PlayRun(driver, actor, config, tmp_path).run()
+    views = [json.loads(line) for line in (tmp_path / "views.jsonl").read_text().splitlines()]
+    return evidence, views, driver, actor
+
+
+def test_every_view_and_the_evidence_validate(tmp_path):
+    evidence, views, _, _ = run(tmp_path, [], budget=3)
+    assert len(views) == 3
+    for view in views:
+        validate_view(view)
+    validate_evidence(evidence)
+    assert json.loads((tmp_path / "evidence.json").read_text()) == evidence
+    assert (tmp_path / "report.html").read_text().count("<section") == 3
+    refs = [f["ref"] for f in evidence["frames"]]
+    assert refs[0] == "frames/frame-initial.png"
+    assert "frames/action-3-post.png" in refs
+    for frame in evidence["frames"]:
+        assert (tmp_path / frame["ref"]).is_file()
+
+
+def test_board_gives_lattice_and_112_candidates(tmp_path):
+    evidence, views, _, _ = run(tmp_path, [])
+    view = views[0]
+    lattice = [t for t in view["visualTargetCatalog"]["targets"] if t["kind"] == "lattice"]
+    assert lattice == [{"id": "l00", "kind": "lattice", "allowedGestures": ["tap", "drag"],
+                        "dimensions": {"rows": 8, "columns": 8},
+                        "subAnchors": lattice[0]["subAnchors"]}]
+    swaps = view["interactionCandidates"]["match3Swaps"]["candidates"]
+    assert len(swaps) == 112
+    assert "swap_pair" in view["legalSelections"]["types"]
+    assert evidence["summary"]["latticeDimensions"] == {"rows": 8, "columns": 8}
+
+
+def test_no_board_means_no_swap_pair(tmp_path):
+    _, views, _, _ = run(tmp_path, [{"type": "swap_pair", "candidateId": "ms000"}], board=False)
+    assert views[0]["interactionCandidates"] is None
+    assert "swap_pair" not in views[0]["legalSelections"]["types"]
+    assert views[1]["protocolErrors"][0]["code"] == "selection.not_legal"
+
+
+def test_invalid_selection_is_a_protocol_error_then_retried(tmp_path):
+    tap = {"type": "tap", "target": {"targetId": "r00"}}
+    evidence, views, driver, _ = run(tmp_path, [{"type": "teleport"}, tap])
+    assert len(views) == 2
+    assert views[0]["protocolErrors"] == []
+    assert views[1]["protocolErrors"][0]["code"] == "selection.invalid"
+    assert views[1]["remainingBudget"] == views[0]["remainingBudget"] == 1
+    step = evidence["steps"][0]
+    assert step["valid"] and step["retryCount"] == 1 and step["selection"] == tap
+    assert step["attempts"][0] == {"selection": {"type": "teleport"},
+                                   "error": step["attempts"][0]["error"]}
+    assert driver.performed == [{"kind": "tap", "x": 70, "y": 40}]
+    assert any(e["type"] == "press" for e in step["gameEvents"])
+    assert step["causalGameResponse"] is True
+
+
+@pytest.mark.parametrize(("answer", "code"), [
+    ({"type": "tap", "target": {"targetId": "r99"}}, "selection.unknown_target"),
+    ({"type": "tap", "target": {"targetId": "l00", "cell": {"row": 9, "column": 1}}},
+     "selection.cell_out_of_range"),
+    ({"type": "tap", "target": {"targetId": "g01", "cell": {"row": 1, "column": 9}}},
+     "selection.cell_out_of_range"),
+    ({"type": "drag", "from": {"targetId": "r00"}, "to": {"targetId": "r00"}},
+     "selection.gesture_not_allowed"),
+    ({"type": "swap_pair", "candidateId": "ms999"}, "selection.unknown_candidate"),
+    ({"type": "key", "key": "F12"}, "selection.invalid"),
+    ("tap r00", "selection.invalid"),
+    (LingxiError("actor.llm_timeout", "no answer in 60 s"), "actor.llm_timeout"),
+    (RuntimeError("boom"), "actor.error"),
+])
+def test_three_bad_answers_spend_the_action_as_none(tmp_path, answer, code):
+    evidence, views, driver, _ = run(tmp_path, [answer] * 3, budget=2)
+    assert len(views) == 4  # three for action 1, one for action 2
+    assert [e["code"] for e in views[2]["protocolErrors"]] == [code, code]
+    step = evidence["steps"][0]
+    assert step["valid"] is False and step["retryCount"] == 2
+    assert step["normalized"]["kind"] == "none"
+    assert driver.performed[0]["kind"] == "none"
+    entry = views[3]["history"][0]
+    assert entry["valid"] is False and entry["normalized"]["kind"] == "none"
+    assert entry["causalGameResponse"] is False
+    assert len(entry["protocolErrors"]) == 3 and entry["protocolErrors"][0].startswith(code)
+    if isinstance(answer, dict) and code != "selection.invalid":
+        assert entry["selection"] == answer  # schema-valid but wrong now: kept as given
+    else:
+        assert entry["selection"] == PLACEHOLDER_SELECTION
+    assert evidence["summary"]["protocolErrors"] == 3
+    validate_evidence(evidence)
+
+
+def test_swap_pair_is_normalized_to_the_two_cell_centres(tmp_path):
+    first = {"type": "wait", "ms": 100}
+    evidence, views, driver, actor = run(tmp_path, [first], budget=2,
+                                         then={"type": "swap_pair", "candidateId": "ms000"})
+    candidate = views[1]["interactionCandidates"]["match3Swaps"]["candidates"][0]
+    (a, b) = (end["cell"] for end in candidate["pair"])
+    swap = driver.performed[1]
+    assert swap["kind"] == "swap" and swap["via"] == "drag"
+    for point, cell in ((swap["from"], a), (swap["to"], b)):  # tile centres: 15 + 45k + 20.5
+        assert abs(point["x"] - (15 + (cell["column"] - 1) * 45 + 20.5)) <= 1
+        assert abs(point["y"] - (200 + (cell["row"] - 1) * 45 + 20.5)) <= 1
+    assert evidence["summary"]["score"] == 30
+    assert evidence["steps"][1]["preFrameHash"] != evidence["steps"][1]["postFrameHash"]
+    assert [e["type"] for e in evidence["steps"][1]["gameEvents"]] == ["score", "frame_changed"]
+
+
+def test_history_keeps_the_newest_64(tmp_path):
+    evidence, views, _, _ = run(tmp_path, [], budget=66)
+    last = views[-1]
+    assert len(last["history"]) == 64
+    assert last["history"][0]["actionId"] == "action-2"
+    assert last["history"][-1]["actionId"] == "action-65"
+    assert last["remainingBudget"] == 1
+    assert len(evidence["steps"]) == 66
+
+
+def test_history_entry_event_seq_and_time(tmp_path):
+    _, views, _, _ = run(tmp_path, [], budget=3)
+    first, second = views[1]["history"][0], views[2]["history"][1]
+    assert first["preEventSeq"] == 1  # the "start" event before action 1
+    assert second["preEventSeq"] == first["postEventSeq"]
+    assert views[2]["virtualTimeMs"] == 200
+    assert first["virtualTimeBudgetMs"] == 100
+
+
+def test_objective_progress_from_events(tmp_path):
+    brief = load_brief("Press the button.\nobligation b: Use the button\n"
+                       "  step Press it @ press n=1\n  step Never @ nothing\n")
+    tap = {"type": "tap", "target": {"targetId": "r00", "subAnchor": "northwest"}}
+    _, views, _, _ = run(tmp_path, [tap], budget=2, brief=brief)
+    before, after = views[0]["objectiveProgress"], views[1]["objectiveProgress"]
+    assert views[0]["brief"] == "Press the button."
+    assert before["candidateOnly"] is True and after["candidateOnly"] is True
+    assert before["obligations"][0]["status"] == "unobserved"
+    assert after["obligations"][0] == {"id": "b", "title": "Use the button",
+                                       "seenStepTitles": ["Press it"],
+                                       "missingStepTitles": ["Never"], "status": "partial"}
+    assert after["snapshotSeq"] == before["snapshotSeq"] + 1 and after["hash"] != before["hash"]
+
+
+def test_no_obligations_means_null_progress(tmp_path):
+    _, views, _, _ = run(tmp_path, [])
+    assert views[0]["objectiveProgress"] is None
