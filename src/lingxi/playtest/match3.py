@@ -63,15 +63,18 @@ def is_standard_board(image: np.ndarray, grid: Grid,
                       classify: Callable[[np.ndarray, Grid], list[int]] | None = None) -> bool:
     """True when ``grid`` over ``image`` looks like a standard Match-3 board.
 
-    ``classify`` returns the sizes of the tile kinds (largest first); the
-    default groups the cells' mean colours.
+    The cells' mean colours are grouped first (cheap); when that does not show a
+    board and ``classify`` is given (sizes of tile kinds, largest first, e.g.
+    from lingxi.actor.vision), it gets the last word.
     """
     if not (MIN_SIDE <= grid.rows <= MAX_SIDE and MIN_SIDE <= grid.columns <= MAX_SIDE):
         return False
-    if classify is None:
-        kinds = colour_kinds(cell_colours(image, grid))
-    else:
-        kinds = classify(image, grid)
+    if _looks_standard(colour_kinds(cell_colours(image, grid)), grid):
+        return True
+    return classify is not None and _looks_standard(classify(image, grid), grid)
+
+
+def _looks_standard(kinds: list[int], grid: Grid) -> bool:
     cells = grid.rows * grid.columns
     real = [k for k in kinds if k >= 2]  # a lone odd cell is a highlight, not a tile kind
     return MIN_KINDS <= len(real) <= MAX_KINDS and kinds[0] <= MAX_DOMINANT_SHARE * cells

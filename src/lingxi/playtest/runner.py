@@ -23,7 +23,7 @@ from lingxi.actor.contracts import (
     validate_selection,
     validate_view,
 )
-from lingxi.canonical import canonical_json
+from lingxi.canonical import canonical_bytes, canonical_json, sha256_hex
 from lingxi.errors import LingxiError
 from lingxi.playtest.catalog import Catalog, build_catalog
 from lingxi.playtest.errors import PlayError, SelectionRejected
@@ -102,6 +102,7 @@ class PlayRun:
         self.stop_reason = "budget"
         self.initial: Frame | None = None
         self._checked_entries: set[tuple[str, int]] = set()
+        self._checked_candidates: set[str] = set()
 
     # -- perception -----------------------------------------------------------------------
     def _catalog(self, frame: Frame) -> Catalog:
@@ -133,13 +134,22 @@ class PlayRun:
 
         Equivalent to ``validate_view(view)``: the view is checked with an empty
         history, and each history entry (immutable once made) is checked once
-        against ``#/$defs/historyEntry`` the first time it appears.
+        against ``#/$defs/historyEntry`` the first time it appears; the same for
+        an identical swap-candidate set (the schema checks it independently of
+        the rest of the view).
         """
         history = view["history"]
         if len(history) > 64:
             raise ContractViolation("view.invalid", "history holds more than 64 entries",
                                     path="$.history")
-        validate_view({**view, "history": []})
+        candidates = view["interactionCandidates"]
+        key = sha256_hex(canonical_bytes(candidates)) if candidates is not None else None
+        if key is not None and key in self._checked_candidates:
+            validate_view({**view, "history": [], "interactionCandidates": None})
+        else:
+            validate_view({**view, "history": []})
+            if key is not None:
+                self._checked_candidates.add(key)
         for index, entry in enumerate(history):
             key = (entry["actionId"], len(entry["gameEvents"]))
             if key in self._checked_entries:

@@ -34,7 +34,7 @@ class StaticServer:
         handler = functools.partial(_QuietHandler, directory=str(root))
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True,
                                         name="lingxi-static")
         self._thread.start()
 
