@@ -70,7 +70,7 @@ def test_invalid_selection_is_a_protocol_error_then_retried(tmp_path):
     assert step["valid"] and step["retryCount"] == 1 and step["selection"] == tap
     assert step["attempts"][0] == {"selection": {"type": "teleport"},
                                    "error": step["attempts"][0]["error"]}
-    assert driver.performed == [{"kind": "tap", "x": 70, "y": 40}]
+    assert driver.performed == [{"kind": "tap", "x": 71, "y": 41}]  # centre of 20+101/2, 20+41/2
     assert any(e["type"] == "press" for e in step["gameEvents"])
     assert step["causalGameResponse"] is True
 

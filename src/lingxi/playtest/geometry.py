@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 VIEWPORT_WIDTH = 390
@@ -31,8 +32,9 @@ class Box:
         dx, dy = _ANCHOR_OFFSETS[sub_anchor]
         px = self.x + self.width * (0.5 + dx)
         py = self.y + self.height * (0.5 + dy)
-        return (min(max(int(round(px)), 0), VIEWPORT_WIDTH - 1),
-                min(max(int(round(py)), 0), VIEWPORT_HEIGHT - 1))
+        # floor(v + 0.5): round() would round half to even and shift every other cell by 1 px
+        return (min(max(math.floor(px + 0.5), 0), VIEWPORT_WIDTH - 1),
+                min(max(math.floor(py + 0.5), 0), VIEWPORT_HEIGHT - 1))
 
     def to_dict(self) -> dict[str, float]:
         return {"x": round(self.x, 2), "y": round(self.y, 2), "width": round(self.width, 2),
