@@ -45,8 +45,10 @@ def _run_id(game: str, seed: int) -> str:
               help="Seed for the game (?seed=), Math.random, swap candidate order and the actor.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Bundle folder [default: play-out/<run id>].")
-@click.option("--swap-via", type=click.Choice(["drag", "taps"]), default="drag",
-              show_default=True, help="How a swap_pair selection is performed.")
+@click.option("--swap-via", type=click.Choice(["auto", "drag", "taps"]), default="auto",
+              show_default=True,
+              help="How a swap_pair is performed: a drag, two taps, or auto (drag, switching "
+                   "method after two swaps the game ignored).")
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @json_option
 @handle_errors

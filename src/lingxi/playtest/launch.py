@@ -72,7 +72,7 @@ def prepare_out(out: Path) -> Path:
 
 
 def play(game: str, actor: Any, *, actor_name: str, actor_options: dict[str, str], seed: int,
-         budget: int, brief: Brief, out: Path, run_id: str, swap_via: str = "drag",
+         budget: int, brief: Brief, out: Path, run_id: str, swap_via: str = "auto",
          on_step: Callable[[StepInfo], None] | None = None,
          browser: Any = None) -> dict[str, Any]:
     """Play ``game`` with ``actor`` for ``budget`` actions; returns the evidence document.

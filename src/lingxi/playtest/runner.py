@@ -36,6 +36,8 @@ from lingxi.playtest.selection import normalize
 from lingxi.playtest.view import build_view, legal_selections
 
 MAX_ATTEMPTS = 3  # the first answer and at most two retries
+SWAP_METHODS = ("drag", "taps")
+SILENT_SWAPS_BEFORE_SWITCH = 2
 PLACEHOLDER_SELECTION = {"type": "wait", "ms": 100,
                          "reason": "placeholder: no schema-valid selection was received; "
                                    "the action was spent as none"}
@@ -64,7 +66,7 @@ class RunConfig:
     budget: int
     brief: Brief
     actor_options: dict[str, str] = field(default_factory=dict)
-    swap_via: str = "drag"
+    swap_via: str = "auto"  # drag | taps | auto (start with drag, switch after silent swaps)
 
 
 @dataclass
@@ -103,6 +105,8 @@ class PlayRun:
         self.initial: Frame | None = None
         self._checked_entries: set[tuple[str, int]] = set()
         self._checked_candidates: set[str] = set()
+        self._swap_method = 0
+        self._silent_swaps = 0
 
     # -- perception -----------------------------------------------------------------------
     def _catalog(self, frame: Frame) -> Catalog:
@@ -128,6 +132,25 @@ class PlayRun:
             if isinstance(score, int | float) and not isinstance(score, bool):
                 self.score = score
         return added
+
+    def _swap_via(self) -> str:
+        if self.config.swap_via != "auto":
+            return self.config.swap_via
+        return SWAP_METHODS[self._swap_method]
+
+    def _note_swap(self, action: dict[str, Any], responded: bool) -> None:
+        """In auto mode, switch between drag and taps after swaps the game ignored.
+
+        Games differ: some swap on a drag, some on two taps, some on both. An
+        invalid swap also looks silent once it is reverted, so the method only
+        changes after SILENT_SWAPS_BEFORE_SWITCH silent swaps in a row.
+        """
+        if self.config.swap_via != "auto" or action["kind"] != "swap":
+            return
+        self._silent_swaps = 0 if responded else self._silent_swaps + 1
+        if self._silent_swaps >= SILENT_SWAPS_BEFORE_SWITCH:
+            self._swap_method = 1 - self._swap_method
+            self._silent_swaps = 0
 
     def _validate(self, view: dict[str, Any]) -> None:
         """Validate ``view`` against ActorView/4.
@@ -196,7 +219,7 @@ class PlayRun:
                     selection = _jsonable(selection)
                     schema_valid = selection
                     action = normalize(selection, catalog, legal_types=legal, candidates=by_id,
-                                       swap_via=self.config.swap_via)
+                                       swap_via=self._swap_via())
                 except ContractViolation as error:
                     err = {"code": "selection.invalid",
                            "message": f"{error.path or '$'}: {error.message}"}
@@ -236,6 +259,7 @@ class PlayRun:
                                                        self.driver.virtual_time_ms, change))
         self.progress.observe(new_events)
         causal = valid and (change is not None or any(e["source"] == "bridge" for e in bridge))
+        self._note_swap(action, causal)
         entry = {
             "actionId": f"action-{index}",
             "selection": selection if selection is not None else PLACEHOLDER_SELECTION,
