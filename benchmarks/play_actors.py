@@ -1,11 +1,11 @@
-"""Greedy-match3 vs random over the same seeds, on the DOM and the canvas Match-3.
+"""Greedy-match3 vs random over the same seeds, on the DOM, canvas and an unseen Match-3.
 
 Run: .venv/bin/python benchmarks/play_actors.py [--seeds 1,2,3,4,5] [--budget 20]
 
 For each game and seed both actors play ``budget`` actions through the full
 harness (``lingxi.playtest.launch.play``, one shared Chromium). Prints the
 score of every run, totals, and the greedy/random ratio per game; also checks
-that every run found the 8×8 board with 112 swap candidates.
+that every run found the board (8×8 with 112 swap candidates on the demos).
 """
 
 from __future__ import annotations
@@ -17,7 +17,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-GAMES = {"dom": ROOT / "examples/games/match3", "canvas": ROOT / "examples/games/match3-canvas"}
+# label -> (game, expected board rows/columns, expected swap candidates)
+GAMES = {
+    "dom": (ROOT / "examples/games/match3", 8, 112),
+    "canvas": (ROOT / "examples/games/match3-canvas", 8, 112),
+    # a tap-only 7×7 board of dots in row containers, not written for the harness
+    "unseen": (ROOT / "tests/playtest/fixtures/tapgame", 7, 84),
+}
 
 
 def main() -> int:
@@ -33,7 +39,7 @@ def main() -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     ok = True
     with Browser() as browser, tempfile.TemporaryDirectory() as tmp:
-        for label, game in GAMES.items():
+        for label, (game, side, swaps) in GAMES.items():
             totals = {"greedy-match3": 0.0, "random": 0.0}
             for seed in seeds:
                 line = [f"{label:6} seed {seed:3}"]
@@ -48,8 +54,8 @@ def main() -> int:
                     summary = evidence["summary"]
                     score = summary["score"] or 0
                     totals[actor_name] += score
-                    board_ok = (summary["latticeDimensions"] == {"rows": 8, "columns": 8}
-                                and summary["swapCandidates"] == 112)
+                    board_ok = (summary["latticeDimensions"] == {"rows": side, "columns": side}
+                                and summary["swapCandidates"] == swaps)
                     ok &= board_ok
                     line.append(f"{actor_name} {score:6}{'' if board_ok else ' (board NOT found)'}"
                                 f" {time.perf_counter() - started:4.1f}s")
