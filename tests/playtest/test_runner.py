@@ -133,6 +133,7 @@ def test_history_keeps_the_newest_64(tmp_path):
     assert last["history"][-1]["actionId"] == "action-65"
     assert last["remainingBudget"] == 1
     assert len(evidence["steps"]) == 66
+    validate_view(last)  # 64 history entries, checked in one piece
 
 
 def test_history_entry_event_seq_and_time(tmp_path):
@@ -162,3 +163,22 @@ def test_objective_progress_from_events(tmp_path):
 def test_no_obligations_means_null_progress(tmp_path):
     _, views, _, _ = run(tmp_path, [])
     assert views[0]["objectiveProgress"] is None
+
+
+def test_a_failing_game_still_leaves_a_bundle(tmp_path):
+    from lingxi.playtest.errors import PlayError
+
+    class Crashing(FakeDriver):
+        def perform(self, action):
+            if len(self.performed) == 1:
+                raise PlayError("play.page_failed", "the page crashed")
+            return super().perform(action)
+
+    config = RunConfig(run_id="t", game_source="fake", game_url="http://fake/", actor_name="list",
+                       seed=1, budget=5, brief=Brief("play"))
+    with pytest.raises(PlayError):
+        PlayRun(Crashing(), ListActor([]), config, tmp_path).run()
+    evidence = json.loads((tmp_path / "evidence.json").read_text())
+    validate_evidence(evidence)
+    assert evidence["summary"]["stopReason"] == "error: play.page_failed"
+    assert evidence["summary"]["actions"] == 1

@@ -76,7 +76,8 @@ def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
         options.setdefault("frame_root", str(out))
     actor = create_actor(actor_name, seed=seed, options=options)
     try:
-        with progress_reporter(budget, enabled=not no_progress and not as_json) as on_step:
+        show = not no_progress and not as_json and actor_name != "human"  # human prompts use stderr
+        with progress_reporter(budget, enabled=show) as on_step:
             evidence = run_play(game, actor, actor_name=actor_name, actor_options=options,
                                 seed=seed, budget=budget, brief=the_brief, out=out,
                                 run_id=run_id, swap_via=swap_via, on_step=on_step)
