@@ -23,6 +23,8 @@ GAMES = {
     "canvas": (ROOT / "examples/games/match3-canvas", 8, 112),
     # a tap-only 7×7 board of dots in row containers, not written for the harness
     "unseen": (ROOT / "tests/playtest/fixtures/tapgame", 7, 84),
+    # the same rules, a 9×9 board of fruit emoji drawn as text
+    "emoji": (ROOT / "tests/playtest/fixtures/emojigame", 9, 144),
 }
 
 

@@ -135,17 +135,18 @@ def test_unreachable_game_is_a_clean_error(browser, tmp_path):
     assert caught.value.code == "play.unreachable"
 
 
-def test_unseen_tap_only_match3(browser, tmp_path):
-    """A board of nested rows, dots on tiles, click-only input, no ?seed: found and played."""
+@pytest.mark.parametrize(("game", "side", "swaps"), [("tapgame", 7, 84), ("emojigame", 9, 144)])
+def test_unseen_tap_only_match3(browser, tmp_path, game, side, swaps):
+    """Boards in row containers (dots on tiles; bare emoji text), click-only, no ?seed."""
     from lingxi.actor.actors import create_actor
     from lingxi.playtest.launch import play
 
-    evidence = play(str(FIXTURE.parent / "tapgame"), create_actor("greedy-match3", seed=1, options={}),
+    evidence = play(str(FIXTURE.parent / game), create_actor("greedy-match3", seed=1, options={}),
                     actor_name="greedy-match3", actor_options={}, seed=1, budget=6,
                     brief=Brief("score"), out=tmp_path, run_id="unseen", browser=browser)
     summary = evidence["summary"]
-    assert summary["latticeDimensions"] == {"rows": 7, "columns": 7}
-    assert summary["swapCandidates"] == 84
+    assert summary["latticeDimensions"] == {"rows": side, "columns": side}
+    assert summary["swapCandidates"] == swaps
     vias = [s["normalized"].get("via") for s in evidence["steps"]]
     assert vias[:2] == ["drag", "drag"] and set(vias[2:]) == {"taps"}  # auto switched
     assert summary["score"] and summary["score"] > 0

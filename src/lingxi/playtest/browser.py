@@ -243,6 +243,9 @@ class GamePage:
         if kind == "wait":
             self.advance(action["ms"])
             return action["ms"]
+        mouse = kind in ("tap", "drag", "swap")
+        if mouse:
+            self._gesture(True)
         if kind == "tap":
             self._tap(action["x"], action["y"])
         elif kind == "key":
@@ -263,7 +266,15 @@ class GamePage:
             raise PlayError("play.bad_action", f"unknown action kind {kind!r}")
         self.advance(ACTION_BUDGET_MS - (self.virtual_time_ms - start))
         self._settle_sent()
+        if mouse:
+            self._gesture(False)
         return ACTION_BUDGET_MS
+
+    def _gesture(self, on: bool) -> None:
+        try:
+            self._page.evaluate("(on) => window.__lingxiGesture && window.__lingxiGesture(on)", on)
+        except Exception:
+            pass  # a page that navigated away mid-action: nothing to guard
 
     def close(self) -> None:
         try:

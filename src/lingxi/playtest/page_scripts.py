@@ -2,7 +2,9 @@
 
 ``bridge_script`` is injected before any page script: it defines
 ``window.lingxi.emit(event)`` (queueing ``[performance.now(), JSON]`` pairs the
-harness drains after each action) and replaces ``Math.random`` with a PRNG
+harness drains after each action), suppresses native text selection and
+image/link drag-and-drop while the harness's own mouse gesture is under way,
+and replaces ``Math.random`` with a PRNG
 seeded from the run's seed so that games without their own seed still replay
 identically. ``SNAPSHOT_JS`` reads element rectangles only — never text — for
 the target catalog.
@@ -28,6 +30,22 @@ _BRIDGE = r"""
     value: () => { const out = queue.splice(0, queue.length); const d = dropped; dropped = 0;
                    return [out, d]; },
     writable: false, configurable: false });
+  // During the harness's own mouse gestures, no native text selection or image/link
+  // drag-and-drop: a synthetic drag would otherwise paint a selection highlight or start
+  // a native drag that swallows the pointer events. Elements marked draggable=true keep it.
+  let gesture = false;
+  Object.defineProperty(window, '__lingxiGesture', {
+    value: (on) => { gesture = !!on; if (!on) { try { const s = getSelection();
+      if (s && s.type === 'Range') s.removeAllRanges(); } catch (e) {} } },
+    writable: false, configurable: false });
+  const quiet = (e) => {
+    if (!gesture) return;
+    const t = e.target;
+    if (e.type === 'dragstart' && t && t.getAttribute && t.getAttribute('draggable') === 'true') return;
+    e.preventDefault();
+  };
+  window.addEventListener('selectstart', quiet, true);
+  window.addEventListener('dragstart', quiet, true);
   let state = (__SEED__ >>> 0) || 0x9e3779b9;
   Math.random = function () {
     state = (state + 0x6D2B79F5) >>> 0;
