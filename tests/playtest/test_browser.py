@@ -150,3 +150,16 @@ def test_unseen_tap_only_match3(browser, tmp_path, game, side, swaps):
     vias = [s["normalized"].get("via") for s in evidence["steps"]]
     assert vias[:2] == ["drag", "drag"] and set(vias[2:]) == {"taps"}  # auto switched
     assert summary["score"] and summary["score"] > 0
+
+
+def test_same_seed_same_frames_on_the_dom_demo(browser, tmp_path):
+    """Drags and cascading timers replay identically: the whole gesture lands at one instant."""
+    from lingxi.actor.actors import create_actor
+    from lingxi.playtest.launch import play
+
+    runs = [play(str(GAMES / "match3"), create_actor("greedy-match3", seed=3, options={}),
+                 actor_name="greedy-match3", actor_options={}, seed=3, budget=8,
+                 brief=Brief("score"), out=tmp_path / str(i), run_id="det", browser=browser)
+            for i in range(2)]
+    assert runs[0]["frames"] == runs[1]["frames"]
+    assert runs[0]["summary"]["score"] == runs[1]["summary"]["score"] > 0

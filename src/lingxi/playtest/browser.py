@@ -185,7 +185,7 @@ class GamePage:
         Chromium aligns mouse moves with animation frames, and while virtual time
         is paused no frame comes, so a move's reply can wait forever. Moves are
         therefore queued (in order, on Playwright's loop) and acknowledged later,
-        once virtual time runs or a frame is captured (:meth:`_settle_sent`).
+        once a frame is captured (:meth:`_settle_sent`).
         """
         impl = self._cdp._impl_obj  # the sync API has no fire-and-forget send
         try:
@@ -206,20 +206,22 @@ class GamePage:
             raise PlayError("play.page_failed", f"{method} failed: {error}") from error
 
     def _settle_sent(self) -> None:
-        """Wait for every queued command's reply, forcing frames if needed."""
+        """Wait until every queued command is acknowledged, forcing frames meanwhile.
+
+        Called before virtual time runs, so the whole gesture reaches the page at
+        one virtual instant and runs replay identically.
+        """
         deadline = time.monotonic() + REAL_TIMEOUT_S
-        rounds = 0
         while any(not task.done() for task in self._pending):
             self._page.wait_for_timeout(1)
-            rounds += 1
-            if rounds % 20 == 0:
-                self.capture()
+            if any(not task.done() for task in self._pending):
+                self.capture()  # a frame delivers the frame-aligned mouse moves
             if time.monotonic() > deadline:
                 raise PlayError("play.stalled", "the browser did not take the queued input")
-        for task in self._pending:
-            if task.exception() is not None:
-                raise PlayError("play.input_failed", f"input was refused: {task.exception()}")
+        failed = [task.exception() for task in self._pending if task.exception() is not None]
         self._pending.clear()
+        if failed:
+            raise PlayError("play.input_failed", f"input was refused: {failed[0]}")
 
     def _drag(self, path: list[dict[str, int]]) -> None:
         """Press at the first point, move along ``path``, release at the last."""
@@ -233,6 +235,7 @@ class GamePage:
         self._send_nowait("Input.dispatchMouseEvent",
                           {"type": "mouseReleased", "x": last["x"], "y": last["y"], "buttons": 0,
                            "button": "left", "clickCount": 1, "pointerType": "mouse"})
+        self._settle_sent()
 
     def perform(self, action: dict[str, Any]) -> int:
         """Execute a normalized action; returns the virtual time it was given (ms)."""
@@ -265,7 +268,6 @@ class GamePage:
         else:
             raise PlayError("play.bad_action", f"unknown action kind {kind!r}")
         self.advance(ACTION_BUDGET_MS - (self.virtual_time_ms - start))
-        self._settle_sent()
         if mouse:
             self._gesture(False)
         return ACTION_BUDGET_MS
