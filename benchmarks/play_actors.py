@@ -25,6 +25,8 @@ GAMES = {
     "unseen": (ROOT / "tests/playtest/fixtures/tapgame", 7, 84),
     # the same rules, a 9×9 board of fruit emoji drawn as text
     "emoji": (ROOT / "tests/playtest/fixtures/emojigame", 9, 144),
+    # a canvas board animated one step per requestAnimationFrame
+    "raf": (ROOT / "tests/playtest/fixtures/rafgame", 8, 112),
 }
 
 

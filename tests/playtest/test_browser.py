@@ -135,9 +135,11 @@ def test_unreachable_game_is_a_clean_error(browser, tmp_path):
     assert caught.value.code == "play.unreachable"
 
 
-@pytest.mark.parametrize(("game", "side", "swaps"), [("tapgame", 7, 84), ("emojigame", 9, 144)])
-def test_unseen_tap_only_match3(browser, tmp_path, game, side, swaps):
-    """Boards in row containers (dots on tiles; bare emoji text), click-only, no ?seed."""
+@pytest.mark.parametrize(("game", "side", "swaps", "taps_only"), [
+    ("tapgame", 7, 84, True), ("emojigame", 9, 144, True), ("rafgame", 8, 112, False)])
+def test_unseen_match3_boards(browser, tmp_path, game, side, swaps, taps_only):
+    """Boards not written for the harness: row containers with dots on tiles, bare emoji
+    text (both click-only), and a canvas animated one step per animation frame."""
     from lingxi.actor.actors import create_actor
     from lingxi.playtest.launch import play
 
@@ -148,7 +150,10 @@ def test_unseen_tap_only_match3(browser, tmp_path, game, side, swaps):
     assert summary["latticeDimensions"] == {"rows": side, "columns": side}
     assert summary["swapCandidates"] == swaps
     vias = [s["normalized"].get("via") for s in evidence["steps"]]
-    assert vias[:2] == ["drag", "drag"] and set(vias[2:]) == {"taps"}  # auto switched
+    if taps_only:
+        assert vias[:2] == ["drag", "drag"] and set(vias[2:]) == {"taps"}  # auto switched
+    else:
+        assert set(vias) == {"drag"}
     assert summary["score"] and summary["score"] > 0
 
 

@@ -4,7 +4,8 @@
 ``window.lingxi.emit(event)`` (queueing ``[performance.now(), JSON]`` pairs the
 harness drains after each action), suppresses native text selection and
 image/link drag-and-drop while the harness's own mouse gesture is under way,
-and replaces ``Math.random`` with a PRNG
+drives ``requestAnimationFrame`` from virtual-time timers at 60 frames per
+second, and replaces ``Math.random`` with a PRNG
 seeded from the run's seed so that games without their own seed still replay
 identically. ``SNAPSHOT_JS`` reads element rectangles only — never text — for
 the target catalog.
@@ -46,6 +47,28 @@ _BRIDGE = r"""
   };
   window.addEventListener('selectstart', quiet, true);
   window.addEventListener('dragstart', quiet, true);
+  // Animation frames on the virtual clock: Chromium produces real frames only every so
+  // often while virtual time races ahead, so a game that steps its animation once per
+  // requestAnimationFrame would barely move in 600 ms. Callbacks are batched into frames
+  // every 1000/60 ms of virtual time (one shared timestamp per frame), driven by timers.
+  const FRAME = 1000 / 60;
+  let frameQueue = new Map(), frameId = 0, frameTimer = null;
+  const runFrame = () => {
+    frameTimer = null;
+    const batch = frameQueue; frameQueue = new Map();
+    const now = performance.now();
+    for (const cb of batch.values()) { try { cb(now); } catch (e) { setTimeout(() => { throw e; }); } }
+  };
+  window.requestAnimationFrame = function (cb) {
+    const id = ++frameId;
+    frameQueue.set(id, cb);
+    if (frameTimer === null) {
+      const now = performance.now();
+      frameTimer = setTimeout(runFrame, Math.max(0, Math.ceil((Math.floor(now / FRAME) + 1) * FRAME - now)));
+    }
+    return id;
+  };
+  window.cancelAnimationFrame = function (id) { frameQueue.delete(id); };
   let state = (__SEED__ >>> 0) || 0x9e3779b9;
   Math.random = function () {
     state = (state + 0x6D2B79F5) >>> 0;
