@@ -93,6 +93,13 @@ def test_canvas_goes_to_the_pixel_finder_and_becomes_a_lattice():
     assert [(t.id, t.source) for t in catalog.targets] == [("l00", "pixels"), ("g01", "viewport")]
 
 
+def test_background_canvas_does_not_duplicate_a_dom_board():
+    snap = {"boxes": board_rects(), "canvases": [[0, 0, 390, 844]]}
+    catalog = build_catalog(snap, lambda region: Grid(13.5, 198, 45, 45, 8, 8))
+    assert [t.id for t in catalog.targets] == ["l00", "r00", "g01"]
+    assert catalog.by_id["l00"].source == "dom"
+
+
 def test_canvas_without_a_board_is_a_drag_region():
     catalog = build_catalog({"canvases": [[0, 0, 390, 844]]}, lambda region: None)
     assert [(t.id, t.gestures) for t in catalog.targets] == [("r00", ("tap", "drag")),

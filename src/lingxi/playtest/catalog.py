@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lingxi.canonical import canonical_bytes, sha256_hex
-from lingxi.playtest.dom_lattice import find_dom_lattices
+from lingxi.playtest.dom_lattice import find_dom_lattices, same_board
 from lingxi.playtest.geometry import (
     SUB_ANCHORS,
     VIEWPORT_GRID,
@@ -133,7 +133,8 @@ def build_catalog(snapshot: dict[str, Any],
                 continue
             region = (int(canvas.x), int(canvas.y), int(canvas.width), int(canvas.height))
             grid = find_pixel_lattice(region)
-            if grid is not None:
+            # a full-page canvas behind a DOM board would give the same board twice
+            if grid is not None and not any(same_board(grid, g) for g, _ in grids):
                 grids.append((grid, "pixels"))
         if not grids:
             grid = find_pixel_lattice(None)

@@ -95,13 +95,13 @@ def find_dom_lattices(rects: Iterable[Sequence[float]]) -> list[Grid]:
     found.sort(key=lambda item: (-item[0].box.width * item[0].box.height, -item[1]))
     kept: list[Grid] = []
     for grid, _ in found:
-        if any(_same_board(grid, other) for other in kept):
+        if any(same_board(grid, other) for other in kept):
             continue
         kept.append(grid)
     return kept
 
 
-def _same_board(a: Grid, b: Grid) -> bool:
+def same_board(a: Grid, b: Grid) -> bool:
     """True when two lattices overlap (one board's tiles and their children)."""
     ab, bb = a.box, b.box
     ix = min(ab.x + ab.width, bb.x + bb.width) - max(ab.x, bb.x)
