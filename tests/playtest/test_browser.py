@@ -168,3 +168,24 @@ def test_same_seed_same_frames_on_the_dom_demo(browser, tmp_path):
             for i in range(2)]
     assert runs[0]["frames"] == runs[1]["frames"]
     assert runs[0]["summary"]["score"] == runs[1]["summary"]["score"] > 0
+
+
+def test_hostile_page_cannot_break_the_run(browser, tmp_path):
+    from lingxi.playtest.launch import play
+
+    answers = [{"type": "tap", "target": {"targetId": "r00"}},
+               {"type": "tap", "target": {"targetId": "r27"}}]
+    evidence = play(str(FIXTURE.parent / "hostile"), ListActor(answers), actor_name="list",
+                    actor_options={}, seed=1, budget=2, brief=Brief("survive"), out=tmp_path,
+                    run_id="hostile", browser=browser)
+    validate_evidence(evidence)
+    views = views_of(tmp_path)
+    for view in views:
+        validate_view(view)
+    assert len(views[0]["visualTargetCatalog"]["targets"]) == 29
+    first = evidence["steps"][0]["gameEvents"]
+    bridge = [e for e in first if e["source"] == "bridge"]
+    assert len(bridge) == 256 and bridge[0]["type"] == "flood"
+    overflow = [e for e in first if e["type"] == "bridge_overflow"]
+    assert overflow and overflow[0]["data"]["dropped"] > 1000
+    assert evidence["summary"]["validActions"] == 2
