@@ -17,12 +17,13 @@ _BRIDGE = r"""
 (() => {
   const queue = [];
   let dropped = 0;
+  const stringify = JSON.stringify.bind(JSON), clock = performance.now.bind(performance);
   const emit = (event) => {
     try {
       if (queue.length >= 1024) { dropped++; return; }
-      const text = JSON.stringify(event);
+      const text = stringify(event);
       if (typeof text !== 'string' || text.length > 4096) { dropped++; return; }
-      queue.push([performance.now(), text]);
+      queue.push([clock(), text]);
     } catch (e) { dropped++; }
   };
   const bridge = Object.freeze({ emit });
