@@ -63,7 +63,7 @@ def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
     HTML report in the bundle folder. Exit 0 when the run completes, 2 for bad
     input or when the browser or game cannot be used.
     """
-    from lingxi.actor.actors import create_actor
+    from lingxi.playtest.launch import make_actor
     from lingxi.playtest.launch import play as run_play
     from lingxi.playtest.objectives import load_brief
     from lingxi.playtest.progress import progress_reporter
@@ -74,7 +74,7 @@ def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
     out = out if out is not None else Path("play-out") / run_id
     if actor_name == "human":
         options.setdefault("frame_root", str(out))
-    actor = create_actor(actor_name, seed=seed, options=options)
+    actor = make_actor(actor_name, seed=seed, options=options)
     try:
         show = not no_progress and not as_json and actor_name != "human"  # human prompts use stderr
         with progress_reporter(budget, enabled=show) as on_step:

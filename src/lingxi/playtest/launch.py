@@ -27,6 +27,13 @@ class GameSource:
     page: str  # path under root (local) or the full URL
 
 
+def make_actor(name: str, *, seed: int, options: dict[str, str]) -> Any:
+    """An actor from lingxi.actor's registry (so the CLI needs only this layer)."""
+    from lingxi.actor.actors import create_actor
+
+    return create_actor(name, seed=seed, options=options)
+
+
 def with_seed(url: str, seed: int) -> str:
     """``url`` with ``seed=<seed>`` added to its query unless it already has one."""
     parts = urlsplit(url)
