@@ -182,3 +182,11 @@ def test_a_failing_game_still_leaves_a_bundle(tmp_path):
     validate_evidence(evidence)
     assert evidence["summary"]["stopReason"] == "error: play.page_failed"
     assert evidence["summary"]["actions"] == 1
+
+
+def test_oversized_answers_are_bounded(tmp_path):
+    huge = {"type": "wait", "ms": 100, "reason": "x" * 100_000}
+    evidence, views, _, _ = run(tmp_path, [huge, "y" * 100_000, ["z"] * 50_000], budget=1)
+    assert evidence["steps"][0]["normalized"]["kind"] == "none"
+    assert all(len(e["message"]) <= 300 for e in views[2]["protocolErrors"])
+    assert all(len(json.dumps(a["selection"])) < 20_000 for a in evidence["steps"][0]["attempts"])

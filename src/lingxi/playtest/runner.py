@@ -205,12 +205,13 @@ class PlayRun:
                 try:
                     selection = self.actor.select(view, frame.png)
                 except LingxiError as error:
-                    err = {"code": error.code, "message": error.message or error.code}
+                    err = {"code": error.code, "message": _short(error.message or error.code)}
                     attempts.append({"selection": None, "error": err})
                     errors.append(err)
                     continue
                 except Exception as error:  # an actor bug must not end the run
-                    err = {"code": "actor.error", "message": f"{type(error).__name__}: {error}"}
+                    err = {"code": "actor.error",
+                           "message": _short(f"{type(error).__name__}: {error}")}
                     attempts.append({"selection": None, "error": err})
                     errors.append(err)
                     continue
@@ -222,9 +223,9 @@ class PlayRun:
                                        swap_via=self._swap_via())
                 except ContractViolation as error:
                     err = {"code": "selection.invalid",
-                           "message": f"{error.path or '$'}: {error.message}"}
+                           "message": _short(f"{error.path or '$'}: {error.message}")}
                 except SelectionRejected as error:
-                    err = {"code": error.code, "message": error.message}
+                    err = {"code": error.code, "message": _short(error.message)}
                 else:
                     attempts.append({"selection": _jsonable(selection), "error": None})
                     return selection, action, attempts, errors
@@ -308,9 +309,21 @@ class PlayRun:
         return write_bundle(self)
 
 
+MAX_RECORDED_ANSWER = 16_384  # bytes of an actor's answer kept in evidence
+MAX_ERROR_MESSAGE = 300  # characters of a protocol error message shown to the actor
+
+
 def _jsonable(value: Any) -> Any:
-    """``value`` if it survives a JSON round trip (actors may return anything), else its repr."""
+    """``value`` if it survives a JSON round trip (actors may return anything), else its repr;
+    an oversized answer is replaced by a note saying how big it was."""
     try:
-        return json.loads(json.dumps(value, allow_nan=False))
-    except (TypeError, ValueError):
+        text = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
         return repr(value)[:1000]
+    if len(text) > MAX_RECORDED_ANSWER:
+        return f"<answer of {len(text)} bytes, not recorded>"
+    return json.loads(text)
+
+
+def _short(message: str) -> str:
+    return message if len(message) <= MAX_ERROR_MESSAGE else message[:MAX_ERROR_MESSAGE - 1] + "…"
