@@ -106,14 +106,22 @@ SNAPSHOT_JS = r"""
   const hit = (el, r) => {
     const x = Math.min(Math.max(r.left + r.width / 2, 0), W - 1);
     const y = Math.min(Math.max(r.top + r.height / 2, 0), H - 1);
-    const top = document.elementFromPoint(x, y);
+    const root = el.getRootNode();
+    const top = (root && root.elementFromPoint ? root : document).elementFromPoint(x, y);
     return top && (top === el || el.contains(top) || top.contains(el));
   };
   const interactive = [], boxes = [], canvases = [];
-  const all = document.body ? document.body.querySelectorAll('*') : [];
-  let count = 0;
+  // Every element, open shadow roots included (web-component boards), at most 5000.
+  const all = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll('*')) {
+      if (all.length >= 5000) return;
+      all.push(el);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  if (document.body) walk(document.body);
   for (const el of all) {
-    if (++count > 5000) break;
     const r = el.getBoundingClientRect();
     if (!shown(el, r)) continue;
     const tag = el.tagName.toLowerCase();
