@@ -189,3 +189,17 @@ def test_hostile_page_cannot_break_the_run(browser, tmp_path):
     overflow = [e for e in first if e["type"] == "bridge_overflow"]
     assert overflow and overflow[0]["data"]["dropped"] > 1000
     assert evidence["summary"]["validActions"] == 2
+
+
+def test_shadow_dom_board_and_button(browser):
+    from lingxi.playtest.catalog import build_catalog
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(FIXTURE.parent / "shadow") as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            catalog = build_catalog(page.snapshot())
+        finally:
+            page.close()
+    kinds = [(t.id, t.kind, t.grid.rows if t.grid else None) for t in catalog.targets]
+    assert kinds == [("l00", "lattice", 6), ("r00", "region", None), ("g01", "spatial_grid", 17)]
