@@ -1,0 +1,1 @@
+../match3/engine.js
