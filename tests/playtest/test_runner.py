@@ -190,3 +190,22 @@ def test_oversized_answers_are_bounded(tmp_path):
     assert evidence["steps"][0]["normalized"]["kind"] == "none"
     assert all(len(e["message"]) <= 300 for e in views[2]["protocolErrors"])
     assert all(len(json.dumps(a["selection"])) < 20_000 for a in evidence["steps"][0]["attempts"])
+
+
+def test_an_actor_mutating_its_view_changes_nothing_recorded(tmp_path):
+    class Vandal(ListActor):
+        def select(self, view, frame_png):
+            for entry in view["history"]:
+                entry["selection"] = {"type": "teleport"}
+                entry["gameEvents"].clear()
+            view["visualTargetCatalog"]["targets"].clear()
+            return {"type": "tap", "target": {"targetId": "r00"}}
+
+    config = RunConfig(run_id="t", game_source="fake", game_url="http://fake/", actor_name="v",
+                       seed=1, budget=3, brief=Brief("play"))
+    evidence = PlayRun(FakeDriver(), Vandal([]), config, tmp_path).run()
+    views = [json.loads(line) for line in (tmp_path / "views.jsonl").read_text().splitlines()]
+    for view in views:
+        validate_view(view)
+    assert views[2]["history"][0]["selection"]["type"] == "tap"
+    assert evidence["summary"]["validActions"] == 3

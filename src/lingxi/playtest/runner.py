@@ -200,10 +200,12 @@ class PlayRun:
                 except ContractViolation as error:
                     raise PlayError("play.internal_view_invalid",
                                     f"the harness built an invalid view: {error}") from error
-                views.write(canonical_json(view) + "\n")
+                text = canonical_json(view)
+                views.write(text + "\n")
                 self.views_written += 1
                 try:
-                    selection = self.actor.select(view, frame.png)
+                    # the actor gets its own copy: nothing it does to it reaches the record
+                    selection = self.actor.select(json.loads(text), frame.png)
                 except LingxiError as error:
                     err = {"code": error.code, "message": _short(error.message or error.code)}
                     attempts.append({"selection": None, "error": err})
