@@ -203,3 +203,42 @@ def test_shadow_dom_board_and_button(browser):
             page.close()
     kinds = [(t.id, t.kind, t.grid.rows if t.grid else None) for t in catalog.targets]
     assert kinds == [("l00", "lattice", 6), ("r00", "region", None), ("g01", "spatial_grid", 17)]
+
+
+def test_llm_actor_through_the_harness(browser, tmp_path):
+    """The LLM actor against a fake chat endpoint: it gets the real view and frame, nothing else."""
+    import base64
+
+    import httpx
+
+    from lingxi.actor.actors import create_actor
+    from lingxi.playtest.launch import play
+
+    requests = []
+    replies = iter(['{"type":"tap","target":{"targetId":"r00"}}',  # valid
+                    'I would like to {"type":"tap","target":{"targetId":"r77"}}',  # unknown
+                    '```json\n{"type":"key","key":"Enter"}\n```'])
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        requests.append(json.loads(request.content))
+        content = next(replies, '{"type":"wait","ms":100}')
+        return httpx.Response(200, json={"choices": [{"message": {"content": content}}]})
+
+    actor = create_actor("llm", seed=1, options={"url": "http://llm.invalid/v1", "model": "m"},
+                         transport=httpx.MockTransport(handler))
+    evidence = play(str(FIXTURE), actor, actor_name="llm", actor_options={}, seed=1, budget=2,
+                    brief=Brief("press the button"), out=tmp_path, run_id="llm", browser=browser)
+    steps = evidence["steps"]
+    assert [s["valid"] for s in steps] == [True, True]
+    assert steps[1]["retryCount"] == 1 and steps[1]["normalized"] == {"kind": "key", "key": "Enter"}
+    views = views_of(tmp_path)
+    assert len(requests) == len(views) == 3
+    for request, view in zip(requests, views, strict=True):
+        assert [m["role"] for m in request["messages"]] == ["system", "user"]
+        parts = request["messages"][-1]["content"]
+        texts = [p["text"] for p in parts if p["type"] == "text"]
+        images = [p["image_url"]["url"] for p in parts if p["type"] == "image_url"]
+        assert len(texts) == 1 and json.loads(texts[0].split("\n", 1)[1]) == view
+        frame = (tmp_path / view["currentFrameRef"]).read_bytes()
+        assert images == ["data:image/png;base64," + base64.b64encode(frame).decode()]
+    assert views[2]["protocolErrors"][0]["code"] == "selection.unknown_target"
