@@ -128,3 +128,43 @@ function resolveChain(chain) {
     setTimeout(() => resolveChain(chain + 1), FALL_MS);
   }, CLEAR_MS);
 }
+
+// ---- input shared by both views: drag a tile onto a neighbour, or tap two ----
+// `el` receives pointer events, `cellAt(x, y)` maps client coordinates to a cell
+// ({r, c} or null), `threshold` is how far (px) a drag must go to count.
+function attachInput(el, cellAt, threshold) {
+  let drag = null;
+  el.addEventListener("pointerdown", (e) => {
+    const cell = cellAt(e.clientX, e.clientY);
+    if (!cell || busy) return;
+    drag = { cell, x: e.clientX, y: e.clientY, done: false };
+    try { el.setPointerCapture(e.pointerId); } catch (err) { /* synthetic pointers */ }
+    e.preventDefault();
+  });
+  el.addEventListener("pointermove", (e) => {
+    if (!drag || drag.done) return;
+    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+    if (Math.max(Math.abs(dx), Math.abs(dy)) < threshold) return;
+    drag.done = true;
+    const d = Math.abs(dx) > Math.abs(dy) ? { r: 0, c: Math.sign(dx) } : { r: Math.sign(dy), c: 0 };
+    const z = { r: drag.cell.r + d.r, c: drag.cell.c + d.c };
+    if (z.r >= 0 && z.r < ROWS && z.c >= 0 && z.c < COLS) trySwap(drag.cell, z, "drag");
+  });
+  el.addEventListener("pointerup", (e) => {
+    if (!drag) return;
+    const d = drag; drag = null;
+    if (d.done || busy) return;
+    const cell = cellAt(e.clientX, e.clientY) || d.cell;
+    if (selected && adjacent(selected, cell)) { trySwap(selected, cell, "taps"); return; }
+    if (selected && selected.r === cell.r && selected.c === cell.c) { selected = null; render(); emit({ type: "deselect" }); return; }
+    selected = cell; render();
+    emit({ type: "select", cell: [cell.r + 1, cell.c + 1] });
+  });
+  el.addEventListener("pointercancel", () => { drag = null; });
+}
+
+function startGame() {
+  fillBoard();
+  render();
+  emit({ type: "start", seed: SEED, rows: ROWS, columns: COLS });
+}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -35,7 +36,8 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     """Turn any LingxiError raised by a command into one line and its exit code.
 
     Also catches OSError (a missing or unreadable file) as a usage error, so a
-    bad path never shows a traceback.
+    bad path never shows a traceback, and ends quietly when the reader of our
+    output goes away (``lingxi … | head``).
     """
 
     @functools.wraps(func)
@@ -45,6 +47,10 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)
         except LingxiError as error:
             fail(error, as_json)
+        except BrokenPipeError:  # the reader of our output left (`| head`): not an error
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(0)
         except OSError as error:
             target = f" {error.filename}" if getattr(error, "filename", None) else ""
             fail(LingxiError("input.unreadable", f"cannot read{target}: {error.strerror or error}",

@@ -89,7 +89,8 @@ def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
         return
     click.echo(f"run {evidence['runId']}: {summary['actions']} actions "
                f"({summary['validActions']} valid, {summary['protocolErrors']} protocol errors), "
-               f"score {summary['score']}")
+               + ("no score reported" if summary["score"] is None
+                  else f"score {summary['score']}"))
     dims = summary.get("latticeDimensions")
     if dims:
         click.echo(f"board: {dims['rows']}×{dims['columns']} lattice, "
