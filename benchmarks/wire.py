@@ -1,6 +1,6 @@
 """Wire benchmark: sign+verify per second, and loopback TCP round trips per second.
 
-Run: .venv/bin/python benchmarks/wire.py [--seconds S]
+Run: .venv/bin/python benchmarks/wire.py [--seconds S] [--repeat N]
 
 Each figure comes with a baseline measured in the same run, and a ratio:
 - sign+verify: ``sign_envelope`` on a freshly built envelope and
@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import hashlib
 import hmac
+import statistics
 import struct
 import sys
 import time
@@ -54,6 +55,15 @@ class Rate:
 
     def __init__(self, count: int, wall: float, cpu: float) -> None:
         self.count, self.wall, self.cpu = count, count / wall, count / max(cpu, 1e-9)
+
+
+def median_rate(rates: list[Rate]) -> Rate:
+    """The median wall and CPU rates of several runs (taken separately)."""
+    out = Rate(1, 1.0, 1.0)
+    out.count = sum(rate.count for rate in rates)
+    out.wall = statistics.median(rate.wall for rate in rates)
+    out.cpu = statistics.median(rate.cpu for rate in rates)
+    return out
 
 
 def measure(fn, seconds: float) -> Rate:
@@ -167,20 +177,31 @@ def line(label: str, rate: Rate, base: Rate | None = None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="time per measurement")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run everything this many times, then print the median of each")
     args = parser.parse_args()
 
-    sv = bench_sign_verify(args.seconds)
+    frame = EnvelopeBuilder(GUEST, HOST, KEY, clock=time.time).build(PAYLOAD).to_bytes()
+    runs: list[dict[str, Rate]] = []
+    for number in range(1, max(1, args.repeat) + 1):
+        rates = bench_sign_verify(args.seconds)
+        rates["bare"] = asyncio.run(bare_echo(args.seconds, frame))
+        rates["channel"] = asyncio.run(channel_round_trips(args.seconds))
+        runs.append(rates)
+        if args.repeat > 1:
+            print(f"run {number}: round trips {rates['channel'].wall:,.0f} /s wall, "
+                  f"bare echo {rates['bare'].wall:,.0f} /s wall, "
+                  f"ratio {rates['channel'].wall / rates['bare'].wall:.3f}", flush=True)
+    sv = {name: median_rate([run[name] for run in runs]) for name in runs[0]}
+    if args.repeat > 1:
+        print(f"median of {len(runs)} runs (ratios are between the medians)")
     print("sign+verify in one process")
     print(line("baseline: 2 bare hmac (sign+compare)", sv["baseline"]))
     print(line("sign_envelope + verify_signature", sv["sign_verify"], sv["baseline"]))
     print(line("build+bytes+ReceivePipeline.accept", sv["pipeline"], sv["baseline"]))
-
-    frame = EnvelopeBuilder(GUEST, HOST, KEY, clock=time.time).build(PAYLOAD).to_bytes()
-    bare = asyncio.run(bare_echo(args.seconds, frame))
-    ours = asyncio.run(channel_round_trips(args.seconds))
     print(f"round trips over loopback TCP ({len(frame)}-byte envelopes, both ends on one loop)")
-    print(line("baseline: bare asyncio frame echo", bare))
-    print(line("SecureChannel send + recv reply", ours, bare))
+    print(line("baseline: bare asyncio frame echo", sv["bare"]))
+    print(line("SecureChannel send + recv reply", sv["channel"], sv["bare"]))
 
 
 if __name__ == "__main__":
