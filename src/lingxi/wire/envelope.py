@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from json.encoder import c_make_encoder as _c_make_encoder
 from json.encoder import encode_basestring as _encode_string
 from typing import Any
 
@@ -25,16 +26,44 @@ _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=
                             allow_nan=False)
 
 
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# The C encoder JSONEncoder.encode builds on every call, built once. Without the
+# circular-reference markers a cyclic value raises RecursionError instead of
+# ValueError; callers treat both as "not JSON".
+_C_ENCODE = (None if _c_make_encoder is None else
+             _c_make_encoder(None, _not_json, _encode_string, None, ":", ",", True, False, False))
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+_SCAN = _DECODER.scan_once
 
 
 def canonical_bytes(value: Any) -> bytes:
     """``lingxi.canonical.canonical_bytes``, faster for the hot path."""
+    if _C_ENCODE is not None and type(value) is dict:
+        return "".join(_C_ENCODE(value, 0)).encode("utf-8")
     return _ENCODER.encode(value).encode("utf-8")
+
+
+def decode_json(text: str) -> Any:
+    """``json.loads`` with our settings; a document that is exactly one object skips the
+    whitespace handling. Anything else (and every error) goes through the full decoder."""
+    if text[:1] == "{":
+        try:
+            value, end = _SCAN(text, 0)
+        except (StopIteration, ValueError, RecursionError):
+            pass
+        else:
+            if end == len(text):
+                return value
+    return _DECODER.decode(text)
 
 
 WIRE_VERSION = "1.0.0"
@@ -286,7 +315,7 @@ class Envelope:
         """Read an envelope from JSON text or UTF-8 bytes; typed errors only."""
         try:
             text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
-            value = _DECODER.decode(text)
+            value = decode_json(text)
         except (UnicodeDecodeError, ValueError, RecursionError, TypeError) as error:
             raise _fail("envelope.malformed", f"not a JSON document: {str(error)[:120]}",
                         "$") from None
