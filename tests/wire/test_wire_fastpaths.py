@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from lingxi.canonical import canonical_bytes as reference_canonical
 from lingxi.wire.envelope import _DECODER, canonical_bytes, decode_json
+from lingxi.wire.errors import EnvelopeError
+from lingxi.wire.timefmt import _parse_general, format_rfc3339, parse_rfc3339
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-10**20, 10**20)
@@ -64,3 +66,59 @@ def test_decode_json_agrees_with_the_full_decoder(value, before, after, cut):
                                   '{"a":"\\ud800"}', '{"a":1,"a":2}'])
 def test_decode_json_edge_cases_agree(text):
     assert _outcome(decode_json, text) == _outcome(_DECODER.decode, text)
+
+
+# ---- timestamps: the shortcut for "YYYY-MM-DDTHH:MM:SS.ffffffZ" ---------------------
+
+def _time_outcome(fn, text):
+    try:
+        return "ok", fn(text)
+    except EnvelopeError as error:
+        return "error", error.code, error.message
+
+
+_digit_or_odd = st.sampled_from(list("0123456789") + ["٣", "_", " ", "a", "+", "-", "9", "0"])
+
+
+@st.composite
+def near_emitted_timestamps(draw):
+    """Timestamps of the emitted form, some of them bent out of it (a character at a time)."""
+    instant = draw(st.integers(-62135596800, 253402300799))  # years 1..9999
+    micro = draw(st.integers(0, 999_999))
+    text = format_rfc3339(instant + micro / 1_000_000)
+    if len(text) != 27:
+        return text
+    chars = list(text)
+    for _ in range(draw(st.integers(0, 2))):
+        where = draw(st.integers(0, 26))
+        chars[where] = draw(_digit_or_odd | st.sampled_from(["Z", "z", "T", "t", ".", ":", "60"]))
+    return "".join(chars)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=near_emitted_timestamps())
+def test_fast_timestamp_parser_agrees_with_the_general_one(text):
+    expected = _time_outcome(_parse_general, text)
+    assert _time_outcome(parse_rfc3339, text) == expected
+    assert _time_outcome(parse_rfc3339, text) == expected  # again, now from the cache
+
+
+@settings(max_examples=300, deadline=None)
+@given(second=st.sampled_from(["2026-11-30T08:00:00", "2026-02-28T23:59:59", "2024-02-29T12:00:00",
+                               "2026-12-31T23:59:59", "1970-01-01T00:00:00"]),
+       fraction=st.text(alphabet="0123456789٣_ +-x", min_size=6, max_size=6))
+def test_fast_timestamp_parser_checks_the_fraction_of_a_cached_second(second, fraction):
+    parse_rfc3339(second + ".000000Z")  # the whole second is now cached
+    text = f"{second}.{fraction}Z"
+    assert _time_outcome(parse_rfc3339, text) == _time_outcome(_parse_general, text)
+
+
+@pytest.mark.parametrize("text", ["2026-06-27T15:30:60.000000Z", "2026-02-30T00:00:00.000000Z",
+                                  "2026-06-27T15:30:00.00000٣Z", "2026-06-27T15:30:00.0000_1Z",
+                                  "2026-06-27T15:30:00.+00001Z", "2026-06-27 15:30:00.000000Z",
+                                  "0000-01-01T00:00:00.000000Z"])
+def test_fast_timestamp_parser_rejects_malformed_emitted_forms(text):
+    for _ in range(2):
+        with pytest.raises(EnvelopeError) as info:
+            parse_rfc3339(text)
+        assert info.value.code == "envelope.bad_timestamp"

@@ -112,12 +112,6 @@ def _opt_text(value: Any, path: str, limit: int = _MAX_ID) -> str | None:
     return None if value is None else _text(value, path, limit=limit)
 
 
-def _opt_bool(value: Any, path: str) -> bool | None:
-    if value is None or isinstance(value, bool):
-        return value
-    raise _fail("envelope.malformed", "must be true or false", path)
-
-
 _VERSIONS: dict[str, tuple[int, int]] = {}
 
 
@@ -313,14 +307,15 @@ class Envelope:
     @classmethod
     def parse(cls, data: bytes | bytearray | str) -> Envelope:
         """Read an envelope from JSON text or UTF-8 bytes; typed errors only."""
+        binary = type(data) is bytes or isinstance(data, bytes | bytearray)
         try:
-            text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
+            text = data.decode("utf-8") if binary else data
             value = decode_json(text)
         except (UnicodeDecodeError, ValueError, RecursionError, TypeError) as error:
             raise _fail("envelope.malformed", f"not a JSON document: {str(error)[:120]}",
                         "$") from None
         env = cls.from_dict(value)
-        env.__dict__["_wire"] = (bytes(data) if isinstance(data, bytes | bytearray)
+        env.__dict__["_wire"] = (bytes(data) if binary
                                  else data.encode("utf-8", "surrogatepass"))
         return env
 
@@ -331,7 +326,8 @@ class Envelope:
             raise _fail("envelope.malformed", "an envelope must be a JSON object", "$")
         if "version" not in data:
             raise _fail("envelope.missing_field", "envelope needs version", "$.version")
-        _, minor = check_version(data["version"])
+        version = data["version"]
+        _, minor = check_version(version)
         newer = minor > _OUR_MINOR
         if not newer and not _REPLACEABLE.issuperset(data):
             extra = data.keys() - _REPLACEABLE
@@ -342,6 +338,7 @@ class Envelope:
         if not _REQUIRED_SET <= data.keys():
             key = next(k for k in REQUIRED_FIELDS if k not in data)
             raise _fail("envelope.missing_field", f"envelope needs {key}", f"$.{key}")
+        get = data.get
         env_id = data["id"]
         if not isinstance(env_id, str) or not _UUID.fullmatch(env_id):
             raise _fail("envelope.malformed", "id must be a UUID", "$.id")
@@ -350,24 +347,30 @@ class Envelope:
             raise _fail("envelope.bad_type",
                         f"type must be <prefix>:<name> with prefix one of {', '.join(PREFIXES)}",
                         "$.type")
-        prefix = kind.split(":", 1)[0]
+        prefix = kind[:kind.index(":")]
         sender = AgentEndpoint.from_dict(data["sender"], "$.sender", allow_extra=newer)
-        raw_receiver = data.get("receiver")
-        receiver = (None if raw_receiver is None else
-                    AgentEndpoint.from_dict(raw_receiver, "$.receiver", allow_extra=newer))
+        receiver = get("receiver")
+        if receiver is not None:
+            receiver = AgentEndpoint.from_dict(receiver, "$.receiver", allow_extra=newer)
         payload = data["payload"]
         if not isinstance(payload, dict):
             raise _fail("envelope.malformed", "payload must be a JSON object", "$.payload")
         timestamp = data["timestamp"]
         instant = parse_rfc3339(timestamp)
-        ttl = data.get("ttl")
+        ttl = get("ttl")
         if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int)
                                 or not 0 <= ttl <= _MAX_TTL):
             raise _fail("envelope.malformed", "ttl must be a non-negative integer of seconds",
                         "$.ttl")
-        broadcast = _opt_bool(data.get("broadcast"), "$.broadcast")
-        encrypt = _opt_bool(data.get("encrypt"), "$.encrypt")
-        group_id = _opt_text(data.get("group_id"), "$.group_id")
+        broadcast = get("broadcast")
+        if broadcast is not None and broadcast is not True and broadcast is not False:
+            raise _fail("envelope.malformed", "must be true or false", "$.broadcast")
+        encrypt = get("encrypt")
+        if encrypt is not None and encrypt is not True and encrypt is not False:
+            raise _fail("envelope.malformed", "must be true or false", "$.encrypt")
+        group_id = get("group_id")
+        if group_id is not None:
+            _text(group_id, "$.group_id", limit=_MAX_ID)
         if prefix in GROUP_PREFIXES:
             if group_id is None:
                 raise _fail("envelope.missing_field", f"{prefix}: messages need group_id",
@@ -381,31 +384,37 @@ class Envelope:
                 raise _fail("envelope.malformed",
                             f"{prefix}: messages are point-to-point and cannot be broadcast",
                             "$.broadcast")
-        signature = data.get("signature")
+        signature = get("signature")
         if signature is not None and not isinstance(signature, str):
             raise _fail("envelope.bad_signature", "signature must be a string", "$.signature")
-        algorithm = data.get("signature_algorithm")
+        algorithm = get("signature_algorithm")
         if algorithm is not None and not isinstance(algorithm, str):
             raise _fail("envelope.unknown_algorithm", "signature_algorithm must be a string",
                         "$.signature_algorithm")
-        get = data.get
-        correlation_id, reply_to, conversation_id = (
-            get("correlation_id"), get("reply_to"), get("conversation_id"))
-        env = cls._from_state({
+        correlation_id = get("correlation_id")
+        if correlation_id is not None:
+            _text(correlation_id, "$.correlation_id", limit=_MAX_ID)
+        reply_to = get("reply_to")
+        if reply_to is not None:
+            _text(reply_to, "$.reply_to", limit=_MAX_ID)
+        conversation_id = get("conversation_id")
+        if conversation_id is not None:
+            _text(conversation_id, "$.conversation_id", limit=_MAX_ID)
+        try:  # refuse payloads that have no canonical form (lone surrogates…)
+            payload_json = canonical_bytes(payload)
+        except (ValueError, TypeError, RecursionError) as error:
+            raise _fail("envelope.malformed", f"payload is not JSON-encodable: {error}",
+                        "$.payload") from None
+        new = object.__new__(cls)
+        object.__setattr__(new, "__dict__", {
             "id": env_id, "type": kind, "sender": sender, "payload": payload,
-            "timestamp": timestamp, "version": data["version"], "receiver": receiver,
-            "correlation_id": (None if correlation_id is None else
-                               _text(correlation_id, "$.correlation_id", limit=_MAX_ID)),
-            "reply_to": None if reply_to is None else _text(reply_to, "$.reply_to", limit=_MAX_ID),
-            "group_id": group_id,
-            "conversation_id": (None if conversation_id is None else
-                                _text(conversation_id, "$.conversation_id", limit=_MAX_ID)),
-            "ttl": ttl, "broadcast": broadcast, "encrypt": encrypt, "signature": signature,
-            "signature_algorithm": algorithm,
-            "_payload_json": None, "_instant": instant, "_wire": None,
+            "timestamp": timestamp, "version": version, "receiver": receiver,
+            "correlation_id": correlation_id, "reply_to": reply_to, "group_id": group_id,
+            "conversation_id": conversation_id, "ttl": ttl, "broadcast": broadcast,
+            "encrypt": encrypt, "signature": signature, "signature_algorithm": algorithm,
+            "_payload_json": payload_json, "_instant": instant, "_wire": None,
         })
-        env.payload_json()  # refuse payloads that have no canonical form (lone surrogates…)
-        return env
+        return new
 
     @classmethod
     def _from_state(cls, state: dict[str, Any]) -> Envelope:
