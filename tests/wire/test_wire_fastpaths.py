@@ -7,8 +7,16 @@ import json
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from wirehelpers import GUEST, HOST, KEY, FakeClock
 
 from lingxi.canonical import canonical_bytes as reference_canonical
+from lingxi.wire import (
+    AgentEndpoint,
+    Envelope,
+    EnvelopeBuilder,
+    compute_signature,
+    verify_signature,
+)
 from lingxi.wire.envelope import _DECODER, canonical_bytes, decode_json
 from lingxi.wire.errors import EnvelopeError
 from lingxi.wire.timefmt import _parse_general, format_rfc3339, parse_rfc3339
@@ -122,3 +130,53 @@ def test_fast_timestamp_parser_rejects_malformed_emitted_forms(text):
         with pytest.raises(EnvelopeError) as info:
             parse_rfc3339(text)
         assert info.value.code == "envelope.bad_timestamp"
+
+
+# ---- the builder's per-session template ----------------------------------------------
+
+_texts = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
+_ids = _texts.filter(lambda text: "|" not in text)
+_endpoints = st.builds(AgentEndpoint, _ids, _texts | st.just("%s%%\"\\"), _texts,
+                       st.none() | _texts, st.none() | _texts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(sender=_endpoints, receiver=st.none() | _endpoints,
+       conversation_id=st.none() | _texts, group_id=st.none() | _texts,
+       algorithm=st.sampled_from(["HMAC-SHA256", "HMAC-SHA512"]),
+       env_id=_texts, reply_to=st.none() | _texts, correlation_id=st.none() | _texts,
+       ttl=st.none() | st.integers(0, 10**6), broadcast=st.none() | st.booleans(),
+       payload=st.dictionaries(st.text(max_size=5), json_values, max_size=4),
+       action=_texts, instant=st.floats(0, 4e9))
+def test_built_frames_are_the_canonical_json_of_the_envelope(
+        sender, receiver, conversation_id, group_id, algorithm, env_id, reply_to,
+        correlation_id, ttl, broadcast, payload, action, instant):
+    builder = EnvelopeBuilder(sender, receiver, KEY, clock=lambda: instant,
+                              id_factory=lambda: env_id, conversation_id=conversation_id,
+                              group_id=group_id, algorithm=algorithm)
+    for _ in range(2):  # the second build uses the cached template
+        env = builder.build({**payload, "action": action}, reply_to=reply_to,
+                            correlation_id=correlation_id, ttl=ttl, broadcast=broadcast)
+        assert env.to_bytes() == reference_canonical(env.to_dict())
+        assert env.signature == compute_signature(env, KEY, algorithm)
+
+
+def test_the_template_follows_a_reassigned_builder_field():
+    builder = EnvelopeBuilder(GUEST, HOST, KEY, clock=FakeClock(), conversation_id="s1")
+    builder.build({"action": "warm"})
+    builder.sender, builder.receiver, builder.conversation_id = HOST, GUEST, "s2"
+    builder.key = b"another key"
+    env = builder.build({"action": "x"})
+    assert env.to_bytes() == reference_canonical(env.to_dict())
+    assert b'"conversation_id":"s2"' in env.to_bytes()
+    verify_signature(Envelope.parse(env.to_bytes()), b"another key")
+    with pytest.raises(EnvelopeError) as info:
+        verify_signature(Envelope.parse(env.to_bytes()), KEY)
+    assert info.value.code == "envelope.bad_signature"
+
+
+def test_a_built_envelope_changed_by_replace_is_serialised_afresh():
+    env = EnvelopeBuilder(GUEST, HOST, KEY, clock=FakeClock()).build({"action": "x"})
+    changed = env.replace(reply_to="r-1")
+    assert changed.to_bytes() == reference_canonical(changed.to_dict())
+    assert b"r-1" in changed.to_bytes() and b"r-1" not in env.to_bytes()

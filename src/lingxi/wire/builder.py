@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from lingxi.wire.aead import seal_envelope
-from lingxi.wire.envelope import WIRE_VERSION, AgentEndpoint, Envelope
-from lingxi.wire.signature import DEFAULT_ALGORITHM, as_key, compute_signature
+from lingxi.wire.envelope import WIRE_VERSION, AgentEndpoint, Envelope, json_string
+from lingxi.wire.signature import DEFAULT_ALGORITHM, as_key, compute_signature, keyed_hmac
 from lingxi.wire.timefmt import format_rfc3339
 
 _RANDOM_POOL: list[str] = []
@@ -52,6 +52,46 @@ class EnvelopeBuilder:
         self.nonce_factory = nonce_factory
         self.group_id = group_id
         self.version = version
+        self._template: tuple[tuple[Any, ...], Any, bytes, bytes, bytes] | None = None
+
+    def _session_template(self) -> tuple[Any, bytes, bytes, bytes]:
+        """What every plaintext envelope of this builder shares, computed once.
+
+        The keyed HMAC, the signed ``sender|receiver|`` prefix, and the frame's
+        constant JSON around the per-message fields (with and without ``reply_to``).
+        Recomputed if a field it depends on was reassigned.
+        """
+        inputs = (self.sender, self.receiver, self.key, self.algorithm, self.conversation_id,
+                  self.group_id, self.version)
+        cached = self._template
+        if cached is not None and cached[0] == inputs:
+            return cached[1:]
+        mac = keyed_hmac(self.key, self.algorithm)
+        receiver_id = self.receiver.agent_id if self.receiver is not None else ""
+        head = f"{self.sender.agent_id}|{receiver_id}|".encode()
+
+        def frame(with_reply_to: bool) -> bytes:
+            def const(value: bytes) -> bytes:
+                return value.replace(b"%", b"%%")
+            fields: list[tuple[str, bytes]] = [
+                ("id", b"%s"), ("payload", b"%s"), ("sender", const(self.sender.canonical())),
+                ("signature", b'"%s"'), ("timestamp", b'"%s"'), ("type", b"%s"),
+                ("signature_algorithm", const(json_string(self.algorithm))),
+                ("version", const(json_string(self.version)))]
+            if self.conversation_id is not None:
+                fields.append(("conversation_id", const(json_string(self.conversation_id))))
+            if self.group_id is not None:
+                fields.append(("group_id", const(json_string(self.group_id))))
+            if self.receiver is not None:
+                fields.append(("receiver", const(self.receiver.canonical())))
+            if with_reply_to:
+                fields.append(("reply_to", b"%s"))
+            fields.sort()
+            return b"{" + b",".join(b'"%s":%s' % (name.encode(), value)
+                                    for name, value in fields) + b"}"
+
+        self._template = (inputs, mac, head, frame(False), frame(True))
+        return self._template[1:]
 
     def build(self, payload: dict[str, Any], *, type: str | None = None,
               reply_to: str | None = None, correlation_id: str | None = None,
@@ -63,19 +103,34 @@ class EnvelopeBuilder:
             if not isinstance(action, str):
                 raise ValueError("payload needs a string 'action' (or pass type=)")
             type = f"{self.prefix}:{action}"
+        env_id = self.id_factory()
+        timestamp = format_rfc3339(self.clock())
         env = Envelope._from_state({
-            "id": self.id_factory(), "type": type, "sender": self.sender, "payload": payload,
-            "timestamp": format_rfc3339(self.clock()), "version": self.version,
+            "id": env_id, "type": type, "sender": self.sender, "payload": payload,
+            "timestamp": timestamp, "version": self.version,
             "receiver": self.receiver, "correlation_id": correlation_id, "reply_to": reply_to,
             "group_id": self.group_id, "conversation_id": self.conversation_id, "ttl": ttl,
             "broadcast": broadcast, "encrypt": None, "signature": None,
             "signature_algorithm": self.algorithm,
-            "_payload_json": None, "_instant": None, "_wire": None,
+            "_payload_json": None, "_instant": None, "_wire": None, "_bytes": None,
         })
+        state = env.__dict__  # ``env`` is ours alone until returned: finish it in place
         if encrypt:
             if self.aead_key is None:
                 raise ValueError("encrypt=True needs the builder's aead_key")
             env = seal_envelope(env, self.aead_key, self.nonce_factory)
-        # ``env`` is ours alone until returned, so sign it in place (no copy)
-        env.__dict__["signature"] = compute_signature(env, self.key, self.algorithm)
+            env.__dict__["signature"] = compute_signature(env, self.key, self.algorithm)
+            return env
+        mac, head, plain_frame, reply_frame = self._session_template()
+        payload_json = env.payload_json()
+        mac = mac.copy()
+        mac.update(head + timestamp.encode() + b"|" + payload_json)
+        signature = state["signature"] = mac.hexdigest()
+        if broadcast is None and correlation_id is None and ttl is None:
+            values = (json_string(env_id), payload_json, signature.encode(), timestamp.encode(),
+                      json_string(type))
+            if reply_to is None:
+                state["_bytes"] = plain_frame % values
+            else:
+                state["_bytes"] = reply_frame % (*values[:2], json_string(reply_to), *values[2:])
         return env

@@ -239,6 +239,7 @@ class Envelope:
     _payload_json: bytes | None = field(default=None, init=False, repr=False, compare=False)
     _instant: float | None = field(default=None, init=False, repr=False, compare=False)
     _wire: bytes | None = field(default=None, init=False, repr=False, compare=False)
+    _bytes: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     # ---- derived views -------------------------------------------------
     @property
@@ -301,6 +302,7 @@ class Envelope:
         if "timestamp" in changes:
             state["_instant"] = None
         state["_wire"] = None
+        state["_bytes"] = None
         return new
 
     # ---- (de)serialisation ----------------------------------------------
@@ -412,7 +414,7 @@ class Envelope:
             "correlation_id": correlation_id, "reply_to": reply_to, "group_id": group_id,
             "conversation_id": conversation_id, "ttl": ttl, "broadcast": broadcast,
             "encrypt": encrypt, "signature": signature, "signature_algorithm": algorithm,
-            "_payload_json": payload_json, "_instant": instant, "_wire": None,
+            "_payload_json": payload_json, "_instant": instant, "_wire": None, "_bytes": None,
         })
         return new
 
@@ -450,8 +452,12 @@ class Envelope:
 
         Assembled field by field in sorted key order, reusing the payload JSON
         computed for the signature and the endpoints' cached JSON; a test checks
-        it equals ``canonical_bytes(self.to_dict())``.
+        it equals ``canonical_bytes(self.to_dict())``. An ``EnvelopeBuilder`` fills
+        it in while building (from its per-session template; tested the same way).
         """
+        cached = self._bytes
+        if cached is not None:
+            return cached
         parts: list[bytes] = []
         add = parts.append
         if self.broadcast is not None:
@@ -483,5 +489,9 @@ class Envelope:
         return b"{" + b",".join(parts) + b"}"
 
 
-def _json_str(text: str) -> bytes:
+def json_string(text: str) -> bytes:
+    """``text`` as a JSON string, UTF-8 (as canonical JSON writes it)."""
     return _encode_string(text).encode("utf-8")
+
+
+_json_str = json_string

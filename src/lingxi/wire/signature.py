@@ -11,6 +11,7 @@ spelling (the replay guard keys on it).
 from __future__ import annotations
 
 import hmac
+import re
 
 from lingxi.wire.envelope import Envelope
 from lingxi.wire.errors import EnvelopeError
@@ -18,7 +19,7 @@ from lingxi.wire.errors import EnvelopeError
 DEFAULT_ALGORITHM = "HMAC-SHA256"
 ALGORITHMS = {"HMAC-SHA256": "sha256", "HMAC-SHA512": "sha512"}
 _HEX_LENGTH = {"HMAC-SHA256": 64, "HMAC-SHA512": 128}
-_HEX = frozenset("0123456789abcdef")
+_SPELLING = {name: re.compile(f"[0-9a-f]{{{length}}}") for name, length in _HEX_LENGTH.items()}
 
 
 def as_key(key: bytes | str) -> bytes:
@@ -36,27 +37,45 @@ def signature_content(env: Envelope) -> bytes:
     return head + env.payload_json()
 
 
+def keyed_hmac(key: bytes | str, algorithm: str = DEFAULT_ALGORITHM):
+    """An HMAC keyed with ``key`` for ``algorithm``, to ``copy()`` per message.
+
+    ``envelope.unknown_algorithm`` for an algorithm we do not know.
+    """
+    digest = ALGORITHMS.get(algorithm)
+    if digest is None:
+        raise EnvelopeError("envelope.unknown_algorithm",
+                            f"unknown signature algorithm {algorithm[:40]!r}; "
+                            f"use one of {', '.join(ALGORITHMS)}", path="$.signature_algorithm")
+    return _keyed(as_key(key), digest)
+
+
 def compute_signature(env: Envelope, key: bytes | str, algorithm: str = DEFAULT_ALGORITHM) -> str:
     digest = ALGORITHMS.get(algorithm)
     if digest is None:
         raise EnvelopeError("envelope.unknown_algorithm",
                             f"unknown signature algorithm {algorithm[:40]!r}; "
                             f"use one of {', '.join(ALGORITHMS)}", path="$.signature_algorithm")
-    mac = _keyed(as_key(key), digest).copy()
+    mac = _keyed(key if type(key) is bytes and key else as_key(key), digest).copy()
     mac.update(signature_content(env))
     return mac.hexdigest()
 
 
-_KEYED: dict[tuple[bytes, str], hmac.HMAC] = {}
+_KEYED: dict[tuple[bytes, str], object] = {}
 
 
-def _keyed(key: bytes, digest: str) -> hmac.HMAC:
-    """An HMAC already keyed with ``key``; copying it skips the key setup per message."""
+def _keyed(key: bytes, digest: str):
+    """An HMAC already keyed with ``key``; copying it skips the key setup per message.
+
+    The OpenSSL object inside ``hmac.HMAC`` (when there is one) has the same
+    copy/update/hexdigest and copies without the Python wrapper.
+    """
     base = _KEYED.get((key, digest))
     if base is None:
         if len(_KEYED) >= 256:
             _KEYED.clear()
-        base = _KEYED[(key, digest)] = hmac.new(key, digestmod=digest)
+        wrapper = hmac.new(key, digestmod=digest)
+        base = _KEYED[(key, digest)] = getattr(wrapper, "_hmac", None) or wrapper
     return base
 
 
@@ -77,7 +96,7 @@ def verify_signature(env: Envelope, key: bytes | str) -> None:
     if given is None:
         raise EnvelopeError("envelope.bad_signature", "the envelope is not signed",
                             path="$.signature")
-    if len(given) != _HEX_LENGTH[algorithm] or not _HEX.issuperset(given):
+    if _SPELLING[algorithm].fullmatch(given) is None:
         raise EnvelopeError("envelope.bad_signature",
                             f"signature must be {_HEX_LENGTH[algorithm]} lowercase hex characters "
                             f"for {algorithm}", path="$.signature")
