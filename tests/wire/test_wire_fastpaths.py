@@ -14,6 +14,7 @@ from lingxi.wire import (
     AgentEndpoint,
     Envelope,
     EnvelopeBuilder,
+    ReceivePipeline,
     compute_signature,
     verify_signature,
 )
@@ -180,3 +181,51 @@ def test_a_built_envelope_changed_by_replace_is_serialised_afresh():
     changed = env.replace(reply_to="r-1")
     assert changed.to_bytes() == reference_canonical(changed.to_dict())
     assert b"r-1" in changed.to_bytes() and b"r-1" not in env.to_bytes()
+
+
+# ---- the last-seen endpoint and the pipeline's standing expectations -----------------
+
+def test_an_endpoint_after_a_cached_one_is_still_checked_in_full():
+    good = {"agent_id": "a-1", "system_id": "s", "endpoint": "e"}
+    assert AgentEndpoint.from_dict(dict(good)) == AgentEndpoint("a-1", "s", "e")
+    assert AgentEndpoint.from_dict(dict(good)) is AgentEndpoint.from_dict(dict(good))
+    for bent, code in [({**good, "agent_id": "a|b"}, "envelope.malformed"),
+                       ({**good, "agent_id": "x" * 300}, "envelope.malformed"),
+                       ({**good, "extra": "1"}, "envelope.unknown_field"),
+                       ({**good, "system_id": 7}, "envelope.malformed"),
+                       ({"agent_id": "a-1", "system_id": "s"}, "envelope.missing_field")]:
+        AgentEndpoint.from_dict(dict(good))  # the good one is the last seen again
+        with pytest.raises(EnvelopeError) as info:
+            AgentEndpoint.from_dict(bent)
+        assert info.value.code == code
+    # a newer minor version may add fields; the same dict at our own version may not
+    AgentEndpoint.from_dict({**good, "extra": "1"}, allow_extra=True)
+    with pytest.raises(EnvelopeError):
+        AgentEndpoint.from_dict({**good, "extra": "1"})
+    # the receiver's last-seen entry does not answer for the sender
+    AgentEndpoint.from_dict(dict(good), "$.receiver")
+    assert AgentEndpoint.from_dict({**good, "agent_id": "a-2"}).agent_id == "a-2"
+
+
+@pytest.mark.parametrize(("sender", "receiver", "ok"), [
+    (GUEST, HOST, True), ("agent-guest-02", "agent-host-01", True),
+    ("agent-guest-02", HOST, True), (HOST, HOST, False), ("someone", None, False),
+    (None, "agent-guest-02", False), (None, GUEST, False),
+])
+def test_standing_expectations_by_endpoint_or_id(sender, receiver, ok):
+    clock = FakeClock()
+    builder = EnvelopeBuilder(GUEST, HOST, KEY, clock=clock, conversation_id="c1")
+    pipeline = ReceivePipeline(KEY, clock=clock, expect_sender=sender, expect_receiver=receiver,
+                               expect_conversation_id="c1")
+    frame = builder.build({"action": "x"}).to_bytes()
+    if ok:
+        assert pipeline.accept(frame).sender == GUEST
+    else:
+        with pytest.raises(EnvelopeError) as info:
+            pipeline.accept(frame)
+        assert info.value.code in ("envelope.bad_sender", "envelope.bad_receiver")
+    other = EnvelopeBuilder(GUEST, HOST, KEY, clock=clock, conversation_id="c2")
+    with pytest.raises(EnvelopeError) as info:
+        ReceivePipeline(KEY, clock=clock, expect_conversation_id="c1").accept(
+            other.build({"action": "x"}).to_bytes())
+    assert info.value.code == "envelope.bad_conversation"

@@ -135,6 +135,7 @@ def check_version(value: Any) -> tuple[int, int]:
 
 _ENDPOINT_CACHE: dict[tuple[Any, ...], AgentEndpoint] = {}
 _ENDPOINT_CACHE_SIZE = 4096
+_LAST_ENDPOINT: dict[str, tuple[bool, dict[str, Any], AgentEndpoint]] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +161,16 @@ class AgentEndpoint:
     @classmethod
     def from_dict(cls, data: Any, path: str = "$.sender", *, allow_extra: bool = False
                   ) -> AgentEndpoint:
-        """Check and build an endpoint; repeated identical endpoints come from a small cache."""
+        """Check and build an endpoint; repeated identical endpoints come from a small cache.
+
+        The endpoint last seen at ``path`` is compared first (a session's peer sends
+        the same two endpoints every time); the value compared is exactly the
+        dict the cache would have been keyed on.
+        """
+        last = _LAST_ENDPOINT.get(path)
+        if last is not None and type(data) is dict and last[0] is allow_extra \
+                and last[1] == data:
+            return last[2]
         try:
             key = (allow_extra, *data.items())
             cached = _ENDPOINT_CACHE.get(key)
@@ -173,6 +183,8 @@ class AgentEndpoint:
             if len(_ENDPOINT_CACHE) >= _ENDPOINT_CACHE_SIZE:
                 _ENDPOINT_CACHE.clear()
             _ENDPOINT_CACHE[key] = endpoint
+            if type(data) is dict and len(_LAST_ENDPOINT) < 16:
+                _LAST_ENDPOINT[path] = (allow_extra, dict(data), endpoint)
         return endpoint
 
     @classmethod

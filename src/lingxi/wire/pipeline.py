@@ -107,9 +107,12 @@ class ReceivePipeline:
                  aead_key: bytes | None = None, expect_conversation_id: str | None = None,
                  expect_sender: AgentEndpoint | str | None = None,
                  expect_receiver: AgentEndpoint | str | None = None) -> None:
+        self._fixed_key: bytes | None = None
         if isinstance(key_for, bytes | bytearray | str):
             fixed = as_key(key_for)
             self._key_for: Callable[[str], bytes | None] = lambda _agent: fixed
+            if type(self).key_for is ReceivePipeline.key_for:
+                self._fixed_key = fixed  # accept() may skip the lookup
         else:
             self._key_for = key_for
         if window_seconds <= 0:
@@ -138,13 +141,16 @@ class ReceivePipeline:
                expect_conversation_id: str | None = _UNSET,
                expect_group_id: str | None = None, check_clock: bool = True) -> Envelope:
         """The checked (and opened) envelope, or an :class:`EnvelopeError` with its code."""
-        if isinstance(data, Envelope):
+        if type(data) is bytes:
+            env = Envelope.parse(data)
+        elif isinstance(data, Envelope):
             env = Envelope.from_dict(data.to_dict())
         elif isinstance(data, dict):
             env = Envelope.from_dict(data)
         else:
             env = Envelope.parse(data)
-        verify_signature(env, self.key_for(env.sender.agent_id))
+        key = self._fixed_key
+        verify_signature(env, key if key is not None else self.key_for(env.sender.agent_id))
         signature = env.signature
         if env.encrypt:
             env = open_envelope(env, self.aead_key)
@@ -152,10 +158,17 @@ class ReceivePipeline:
         if check_clock:
             last = check_time(env, self.clock(), self.window_seconds)
             self.guard.check_and_remember(signature, last, self.clock())
+        conversation_id = (self.expect_conversation_id if expect_conversation_id is _UNSET
+                           else expect_conversation_id)
+        sender, receiver = self.expect_sender, self.expect_receiver
+        if (expect_reply_to is None and expect_correlation_id is None and expect_group_id is None
+                and (conversation_id is None or env.conversation_id == conversation_id)
+                and (sender is None or env.sender is sender or env.sender == sender)
+                and (receiver is None or env.receiver is receiver or env.receiver == receiver)):
+            return env  # the common case: the standing expectations hold, nothing else asked
         check_expectations(
             env, reply_to=expect_reply_to, correlation_id=expect_correlation_id,
-            conversation_id=(self.expect_conversation_id if expect_conversation_id is _UNSET
-                             else expect_conversation_id),
-            sender=self.expect_sender, receiver=self.expect_receiver, group_id=expect_group_id)
+            conversation_id=conversation_id, sender=sender, receiver=receiver,
+            group_id=expect_group_id)
         return env
 
