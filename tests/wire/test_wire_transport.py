@@ -251,3 +251,33 @@ def test_fuzz_random_bytes_give_frames_or_typed_errors(chunks):
             assert len(frame) <= 64
 
     asyncio.run(run())
+
+
+@settings(max_examples=100, deadline=None)
+@given(frames=st.lists(st.binary(max_size=80), min_size=1, max_size=6),
+       oversized=st.booleans())
+def test_frames_read_one_whole_frame_at_a_time_take_the_same_path_to_the_reader(frames,
+                                                                                oversized):
+    from lingxi.wire.transport import TcpTransport
+
+    async def run():
+        protocol = TcpTransport(max_frame=64)
+        fake = FakeSocketTransport()
+        protocol.connection_made(fake)
+        for frame in frames:  # each read is exactly one whole frame (the shortcut)
+            protocol.data_received(struct.pack(">I", len(frame)) + frame)
+        got, code = [], None
+        while code is None:
+            try:
+                got.append(await protocol.recv(idle_timeout=0.01))
+            except TransportError as error:
+                code = error.code
+        legal = frames[:next((i for i, f in enumerate(frames) if len(f) > 64), len(frames))]
+        assert got == legal
+        if len(legal) < len(frames):
+            assert code == "transport.frame_too_large" and fake.aborted
+        else:
+            assert code == "transport.peer_silent" and not fake.aborted
+        assert protocol._deadline is None
+
+    asyncio.run(run())

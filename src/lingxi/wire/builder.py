@@ -19,14 +19,18 @@ from lingxi.wire.timefmt import format_rfc3339
 _RANDOM_POOL: list[str] = []
 
 
-def random_id() -> str:
-    """A random (version 4) UUID string; randomness is fetched 256 ids at a time."""
-    if not _RANDOM_POOL:
-        block = os.urandom(16 * 256).hex()
-        _RANDOM_POOL.extend(block[i:i + 32] for i in range(0, len(block), 32))
-    h = _RANDOM_POOL.pop()
+def _uuid4(h: str) -> str:
+    """32 random hex digits as a version 4 UUID string."""
     variant = "89ab"[int(h[16], 16) & 3]
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{variant}{h[17:20]}-{h[20:]}"
+
+
+def random_id() -> str:
+    """A random (version 4) UUID string; 256 ids are drawn and formatted at a time."""
+    if not _RANDOM_POOL:
+        block = os.urandom(16 * 256).hex()
+        _RANDOM_POOL.extend(_uuid4(block[i:i + 32]) for i in range(0, len(block), 32))
+    return _RANDOM_POOL.pop()
 
 
 os.register_at_fork(after_in_child=_RANDOM_POOL.clear)  # a child must not reuse the parent's ids

@@ -165,13 +165,14 @@ class SecureChannel:
         """Sign (and seal, if ``encrypt``) ``payload``, send it, return the envelope sent."""
         if self._terminal is not None:
             raise self._terminal
+        env = self._builder.build(payload, type=type, reply_to=reply_to,
+                                  correlation_id=correlation_id, ttl=ttl, encrypt=encrypt)
         try:
-            return await self._send_payload(payload, type=type, reply_to=reply_to,
-                                            correlation_id=correlation_id, ttl=ttl,
-                                            encrypt=encrypt)
+            await self.transport.send(env.to_bytes())
         except TransportError as error:
             self._end(error)
             raise
+        return env
 
     async def send_control(self, kind: str, *, reply_to: str | None = None,
                            **fields: Any) -> Envelope:

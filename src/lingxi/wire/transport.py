@@ -190,6 +190,11 @@ class TcpTransport(_Inbox, asyncio.Protocol):
         if self._error is not None:
             return
         buffer = self._buffer
+        if not buffer and len(data) >= 4 and self._deadline is None:
+            (size,) = _HEADER.unpack_from(data)
+            if len(data) == 4 + size and size <= self.max_frame:
+                self._push(data[4:])  # exactly one whole frame: no buffering, no timer
+                return
         buffer += data
         completed = False
         while len(buffer) >= 4:
