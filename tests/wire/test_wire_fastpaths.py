@@ -229,3 +229,40 @@ def test_standing_expectations_by_endpoint_or_id(sender, receiver, ok):
         ReceivePipeline(KEY, clock=clock, expect_conversation_id="c1").accept(
             other.build({"action": "x"}).to_bytes())
     assert info.value.code == "envelope.bad_conversation"
+
+
+# ---- type/payload binding: the plain match and the full check agree ----------------------
+
+_type_parts = st.sampled_from(["p2p", "group", "caller", "inter_group", "p2p:x", "", "P2P"])
+_actions = st.one_of(st.sampled_from(["move", "x:y", "", "control.ping"]), st.integers(),
+                     st.none(), st.text(max_size=4))
+
+
+@settings(max_examples=400, deadline=None)
+@given(prefix=_type_parts, action=_actions, claimed=_actions,
+       expect_prefix=st.none() | _type_parts)
+def test_binding_in_accept_agrees_with_check_binding(prefix, action, claimed, expect_prefix):
+    from lingxi.wire.pipeline import check_binding
+    claimed = claimed if isinstance(claimed, str) and claimed else "move"
+    kind = f"{prefix}:{claimed}"
+    clock = FakeClock()
+    env = Envelope(id="6f1c2f0e-8d7a-4b53-9d43-1f2a3b4c5d6e", type=kind, sender=GUEST,
+                   receiver=HOST, payload={"action": action}, timestamp="2026-11-30T08:00:00Z",
+                   group_id="g")
+    try:
+        check_binding(env, expect_prefix)
+        expected = "ok"
+    except EnvelopeError as error:
+        expected = error.code
+    try:
+        env = Envelope.from_dict(env.to_dict())
+    except EnvelopeError:
+        return  # not a well-formed envelope: the parser refuses it before any binding
+    signed = EnvelopeBuilder(GUEST, HOST, KEY, clock=clock, group_id="g").build(
+        {"action": action}, type=kind)
+    try:
+        ReceivePipeline(KEY, clock=clock).accept(signed.to_bytes(), expect_prefix=expect_prefix)
+        got = "ok"
+    except EnvelopeError as error:
+        got = error.code
+    assert got == expected

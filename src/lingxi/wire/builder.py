@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from json.encoder import encode_basestring as _encode_string
 from typing import Any
 
 from lingxi.wire.aead import seal_envelope
@@ -131,10 +132,11 @@ class EnvelopeBuilder:
         mac.update(head + timestamp.encode() + b"|" + payload_json)
         signature = state["signature"] = mac.hexdigest()
         if broadcast is None and correlation_id is None and ttl is None:
-            values = (json_string(env_id), payload_json, signature.encode(), timestamp.encode(),
-                      json_string(type))
+            values = (_encode_string(env_id).encode(), payload_json, signature.encode(),
+                      timestamp.encode(), _encode_string(type).encode())
             if reply_to is None:
                 state["_bytes"] = plain_frame % values
             else:
-                state["_bytes"] = reply_frame % (*values[:2], json_string(reply_to), *values[2:])
+                state["_bytes"] = reply_frame % (*values[:2], _encode_string(reply_to).encode(),
+                                                 *values[2:])
         return env

@@ -219,7 +219,8 @@ class SecureChannel:
                  correlation_id: str | None) -> Envelope:
         if isinstance(item, EnvelopeError):
             raise item
-        check_expectations(item, reply_to=reply_to, correlation_id=correlation_id)
+        if reply_to is not None or correlation_id is not None:
+            check_expectations(item, reply_to=reply_to, correlation_id=correlation_id)
         return item
 
     def _on_frame(self, frame: bytes) -> None:

@@ -14,12 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from lingxi.wire.aead import open_envelope
-from lingxi.wire.envelope import AgentEndpoint, Envelope
+from lingxi.wire.envelope import PREFIXES, AgentEndpoint, Envelope
 from lingxi.wire.errors import EnvelopeError
 from lingxi.wire.replay import ReplayGuard
 from lingxi.wire.signature import as_key, verify_signature
 
 DEFAULT_WINDOW_SECONDS = 120.0
+_PLAIN_PREFIXES = frozenset(PREFIXES)  # no ':' inside, so "<prefix>:<action>" splits back
 _UNSET: Any = object()
 
 
@@ -154,7 +155,10 @@ class ReceivePipeline:
         signature = env.signature
         if env.encrypt:
             env = open_envelope(env, self.aead_key)
-        check_binding(env, expect_prefix)
+        action = env.payload.get("action")
+        if not (type(action) is str and expect_prefix in _PLAIN_PREFIXES
+                and env.type == expect_prefix + ":" + action):
+            check_binding(env, expect_prefix)  # anything but the plain match: the full check
         if check_clock:
             last = check_time(env, self.clock(), self.window_seconds)
             self.guard.check_and_remember(signature, last, self.clock())
