@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from lingxi.actor.actors.match3 import adjacent_pairs
 from lingxi.canonical import canonical_bytes, sha256_hex
 from lingxi.playtest.geometry import Grid
 
@@ -78,18 +79,6 @@ def _looks_standard(kinds: list[int], grid: Grid) -> bool:
     cells = grid.rows * grid.columns
     real = [k for k in kinds if k >= 2]  # a lone odd cell is a highlight, not a tile kind
     return MIN_KINDS <= len(real) <= MAX_KINDS and kinds[0] <= MAX_DOMINANT_SHARE * cells
-
-
-def adjacent_pairs(rows: int, columns: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """Every horizontally or vertically adjacent pair of 1-based cells."""
-    pairs = []
-    for row in range(1, rows + 1):
-        for column in range(1, columns + 1):
-            if column < columns:
-                pairs.append(((row, column), (row, column + 1)))
-            if row < rows:
-                pairs.append(((row, column), (row + 1, column)))
-    return pairs
 
 
 def swap_candidates(lattice_id: str, rows: int, columns: int, seed: int) -> list[dict[str, Any]]:

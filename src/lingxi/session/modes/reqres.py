@@ -32,6 +32,21 @@ def _new_correlation(rng) -> str:
     return "rr-" + "".join(rng.choice("0123456789abcdef") for _ in range(16))
 
 
+def link_correlation(machine: Any, name: str, payload: dict[str, Any],
+                     correlation_id: str | None, *, starts_request: bool) -> None:
+    """The request fixes the exchange's correlation id; every later message must carry it."""
+    if starts_request:
+        if not correlation_id:
+            machine.violation(codes.BAD_CORRELATION, "the request carries no correlation id",
+                              {"payload": payload})
+        machine.correlation = correlation_id
+    elif correlation_id != machine.correlation:
+        machine.violation(codes.BAD_CORRELATION,
+                          f"{name} is linked to {correlation_id!r}, not to the request "
+                          f"{machine.correlation!r}", {"payload": payload,
+                                                       "correlation_id": correlation_id})
+
+
 class PhasedRequestResponseMachine(SessionLoopMachine):
     """request_response with declared phases: session_loop order plus correlation ids."""
 
@@ -47,16 +62,8 @@ class PhasedRequestResponseMachine(SessionLoopMachine):
         super().send(payload, self.correlation)
 
     def on_message(self, name: str, payload: dict[str, Any], correlation_id: str | None) -> None:
-        if self.correlation is None:
-            if not correlation_id:
-                self.violation(codes.BAD_CORRELATION, "the request carries no correlation id",
-                               {"payload": payload})
-            self.correlation = correlation_id
-        elif correlation_id != self.correlation:
-            self.violation(codes.BAD_CORRELATION,
-                           f"{name} is linked to {correlation_id!r}, not to the request "
-                           f"{self.correlation!r}", {"payload": payload,
-                                                     "correlation_id": correlation_id})
+        link_correlation(self, name, payload, correlation_id,
+                         starts_request=self.correlation is None)
         super().on_message(name, payload, correlation_id)
 
 
@@ -143,16 +150,8 @@ class RequestResponseMachine(SessionMachine):
     def on_message(self, name: str, payload: dict[str, Any], correlation_id: str | None) -> None:
         allowed, who = self._expected()
         if name in allowed and who == self.peer:
-            if self._role_of(name) == "request":
-                if not correlation_id:
-                    self.violation(codes.BAD_CORRELATION, "the request carries no correlation id",
-                                   {"payload": payload})
-                self.correlation = correlation_id
-            elif correlation_id != self.correlation:
-                self.violation(codes.BAD_CORRELATION,
-                               f"{name} is linked to {correlation_id!r}, not to the request "
-                               f"{self.correlation!r}", {"payload": payload,
-                                                         "correlation_id": correlation_id})
+            link_correlation(self, name, payload, correlation_id,
+                             starts_request=self._role_of(name) == "request")
             self.emit("message.received", message=name, payload=payload, **self.position())
             self._advance_stage(name)
         elif self._oob_ok(name, self.peer_dir):
