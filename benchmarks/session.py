@@ -3,7 +3,7 @@
 Four ways, measured in the same run:
   baseline   the two sans-IO machines alone, payloads handed across directly
              (hooks, flow, validation both ways, commit-reveal; no envelopes);
-  memory     the in-memory driver (lingxi.session.local): every message a
+  memory     the in-memory driver (lingxi.session.drivers.memory): every message a
              signed Synapse envelope through the receive pipeline, transcript
              chain and receipts, virtual clock;
   memory-io  the network driver over the wire's in-memory transport pair
@@ -23,11 +23,11 @@ import tempfile
 import time
 from collections import deque
 
-from lingxi.session.events import Send, SendControl, Start
-from lingxi.session.link import control_to_payload, payload_to_event
-from lingxi.session.machine import SessionConfig
-from lingxi.session.net import guest_session, host_session, memory_session
-from lingxi.session.registry import machine_class
+from lingxi.session.core.events import Send, SendControl, Start
+from lingxi.session.drivers.link import control_to_payload, payload_to_event
+from lingxi.session.core.machine import SessionConfig
+from lingxi.session.drivers.endpoints import guest_session, host_session, memory_session
+from lingxi.session.core.registry import machine_class
 from lingxi.session.runner import load_protocol, run_pair
 from lingxi.wire.identity import Identity
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from lingxi.contract import load_spec
 from lingxi.hooks import HookContext, HookResult, Hooks
-from lingxi.session.events import ControlReceived, Emit, SendControl, Start
-from lingxi.session.machine import SessionConfig
-from lingxi.session.registry import make_machine
+from lingxi.session.core.events import ControlReceived, Emit, SendControl, Start
+from lingxi.session.core.machine import SessionConfig
+from lingxi.session.core.registry import make_machine
 
 
 def msg(name: str, direction: str, **fields: Any) -> dict[str, Any]:

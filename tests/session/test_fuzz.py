@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lingxi.hooks import HookContext
-from lingxi.session.events import (
+from lingxi.session.core.events import (
     ControlReceived,
     DecisionMade,
     Finish,
@@ -18,7 +18,7 @@ from lingxi.session.events import (
     Start,
     TimerFired,
 )
-from lingxi.session.registry import machine_class
+from lingxi.session.core.registry import machine_class
 from lingxi.session.runner import load_protocol
 
 PROTOCOLS = {name: load_protocol(name) for name in

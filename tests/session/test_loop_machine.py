@@ -15,7 +15,7 @@ from session_helpers import (
 
 from lingxi.contract import OptionsError
 from lingxi.hooks import HookResult
-from lingxi.session.events import (
+from lingxi.session.core.events import (
     CancelTimer,
     ControlReceived,
     EnvelopeRejected,
@@ -28,7 +28,7 @@ from lingxi.session.events import (
     Start,
     TimerFired,
 )
-from lingxi.session.machine import SessionConfig
+from lingxi.session.core.machine import SessionConfig
 
 
 def test_host_offers_options_then_answers_in_phase() -> None:
@@ -244,7 +244,7 @@ def test_open_boundary_lets_hooks_choose_next_phase() -> None:
                 return HookResult()  # wait for the host's bye
             return super().proto_next_message(allowed, decision)
 
-    from lingxi.session.local import LocalPair
+    from lingxi.session.drivers.memory import LocalPair
     result = LocalPair(machine("host", raw, Host), machine("guest", raw, Guest)).run()
     assert result.host.status == result.guest.status == "completed"
     assert result.host.rounds == 2 and result.receipts_verified

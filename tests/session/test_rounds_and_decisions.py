@@ -9,9 +9,9 @@ import pytest
 from session_helpers import abort_of, events_named, machine, msg, of_type
 
 from lingxi.hooks import DecisionPoint, HookResult, Hooks
-from lingxi.session.commit import CommitRules, commitment, matches
-from lingxi.session.decisions import DecisionPolicy
-from lingxi.session.events import (
+from lingxi.session.core.commit import CommitRules, commitment, matches
+from lingxi.session.core.decisions import DecisionPolicy
+from lingxi.session.core.events import (
     ControlReceived,
     DecisionMade,
     Finish,
@@ -22,10 +22,10 @@ from lingxi.session.events import (
     Start,
     TimerFired,
 )
-from lingxi.session.local import LocalPair
-from lingxi.session.machine import SessionConfig
+from lingxi.session.drivers.memory import LocalPair
+from lingxi.session.core.machine import SessionConfig
 from lingxi.session.runner import load_protocol, run_pair
-from lingxi.session.shadow import diff_judged
+from lingxi.session.core.shadow import diff_judged
 
 # A bidding game whose reveal field is free text, so only the engine's choices
 # check (not message validation) stands between a cheater and an illegal bid.

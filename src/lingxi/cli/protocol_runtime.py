@@ -72,9 +72,9 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
     --adversarial, every cheat is detected), 1 otherwise, 2 for bad input.
     """
     from lingxi.home import sessions_dir
-    from lingxi.session.machine import SessionConfig
+    from lingxi.session.core.machine import SessionConfig
     from lingxi.session.runner import load_protocol, run_pair
-    from lingxi.session.summary import round_lines
+    from lingxi.session.core.summary import round_lines
 
     options = parse_options(options_text)
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)

@@ -45,8 +45,8 @@ state_option = click.option("--state-dir", type=click.Path(file_okay=False),
 
 def _config(peer_timeout: float | None, control_mode: str | None, spec=None,
             idle_timeout: float = 300.0):
-    from lingxi.session.decisions import DEFAULT_TIMEOUT
-    from lingxi.session.machine import SessionConfig
+    from lingxi.session.core.decisions import DEFAULT_TIMEOUT
+    from lingxi.session.core.machine import SessionConfig
 
     if peer_timeout is None:
         decision = getattr(spec, "decision", None)
@@ -87,7 +87,7 @@ def _report(result, as_json: bool) -> None:
 
 
 def _inputs(source: str | None):
-    from lingxi.session.driver import lines_from
+    from lingxi.session.drivers.network import lines_from
 
     if source is None:
         return None
@@ -122,7 +122,7 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
          control_mode: str | None, input_source: str | None, state_dir: str | None,
          allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Host a protocol session on ENDPOINT and play it with one guest."""
-    from lingxi.session.net import host_session
+    from lingxi.session.drivers.endpoints import host_session
     from lingxi.session.runner import load_protocol
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
@@ -165,7 +165,7 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str |
           idle_timeout: float, control_mode: str | None, input_source: str | None, state_dir: str | None,
           allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Join the session hosted at ENDPOINT as the guest."""
-    from lingxi.session.net import guest_session
+    from lingxi.session.drivers.endpoints import guest_session
     from lingxi.session.runner import load_protocol
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks) if protocol else None
@@ -217,8 +217,8 @@ def _waiting_session() -> Path:
 def decide(state_dir: str | None, decision_text: str, point_id: str | None,
            as_json: bool) -> None:
     """Answer a pending decision of a running session (through its inbox)."""
-    from lingxi.session.decisions import legal_value
-    from lingxi.session.recorder import INBOX, SNAPSHOT, write_json_atomic
+    from lingxi.session.core.decisions import legal_value
+    from lingxi.session.record.recorder import INBOX, SNAPSHOT, write_json_atomic
 
     folder = Path(state_dir) if state_dir else _waiting_session()
     value = parse_json_arg(decision_text, "--decision")
@@ -254,7 +254,7 @@ def decide(state_dir: str | None, decision_text: str, point_id: str | None,
 @handle_errors
 def verify(state_dir: str, as_json: bool) -> None:
     """Check a session folder offline: the transcript hash chain and both receipts."""
-    from lingxi.session.verify import verify_state_dir
+    from lingxi.session.record.verify import verify_state_dir
 
     result = verify_state_dir(state_dir)
     if as_json:
@@ -277,7 +277,7 @@ def verify(state_dir: str, as_json: bool) -> None:
 @handle_errors
 def show(state_dir: str, as_json: bool) -> None:
     """Print a session folder's snapshot (state, outcome, pending decision)."""
-    from lingxi.session.recorder import SNAPSHOT
+    from lingxi.session.record.recorder import SNAPSHOT
 
     path = Path(state_dir) / SNAPSHOT
     if not path.is_file():

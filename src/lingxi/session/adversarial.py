@@ -19,10 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lingxi.session.local import Adversary, Side, StuckError
-from lingxi.session.machine import ROLE_DIRECTION, SessionConfig
+from lingxi.session.drivers.memory import Adversary, Side, StuckError
+from lingxi.session.core.machine import ROLE_DIRECTION, SessionConfig
 from lingxi.session.runner import LoadedProtocol, run_pair
-from lingxi.session.shadow import JUDGED
+from lingxi.session.core.shadow import JUDGED
 
 ROLES = ("host", "guest")
 RANGE_CODES = ("message.out_of_range", "message.bad_value", "message.too_long",

@@ -16,9 +16,9 @@ from lingxi.contract import load_spec
 from lingxi.hooks import HookContext, load_hooks_class
 from lingxi.protocols import builtin_dir
 from lingxi.session.errors import SessionError
-from lingxi.session.local import Adversary, LocalPair, PairResult
-from lingxi.session.machine import SessionConfig
-from lingxi.session.registry import machine_class
+from lingxi.session.drivers.memory import Adversary, LocalPair, PairResult
+from lingxi.session.core.machine import SessionConfig
+from lingxi.session.core.registry import machine_class
 
 TEST_INPUTS = "test-inputs.json"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from lingxi.session.errors import SessionError
-from lingxi.session.machine import SessionMachine
-from lingxi.session.modes.free import FreeMachine
-from lingxi.session.modes.loop import SessionLoopMachine
-from lingxi.session.modes.reqres import RequestResponseMachine
-from lingxi.session.modes.rounds import SimultaneousRoundMachine
+from lingxi.session.core.machine import SessionMachine
+from lingxi.session.core.modes.free import FreeMachine
+from lingxi.session.core.modes.loop import SessionLoopMachine
+from lingxi.session.core.modes.reqres import RequestResponseMachine
+from lingxi.session.core.modes.rounds import SimultaneousRoundMachine
 
 MACHINES: dict[str, type[SessionMachine]] = {
     "session_loop": SessionLoopMachine,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lingxi.session.events import (
+from lingxi.session.core.events import (
     CancelTimer,
     ControlReceived,
     DecisionMade,
@@ -36,11 +36,11 @@ from lingxi.session.events import (
     Start,
     TimerFired,
 )
-from lingxi.session.link import control_to_payload, is_receipt, payload_to_event
-from lingxi.session.local import snapshot_of
-from lingxi.session.machine import ROLE_DIRECTION, SessionMachine
-from lingxi.session.recorder import INBOX, Recorder
-from lingxi.session.transcript import check_receipt, receipt_body, receipt_hash, sign_receipt
+from lingxi.session.drivers.link import control_to_payload, is_receipt, payload_to_event
+from lingxi.session.drivers.memory import snapshot_of
+from lingxi.session.core.machine import ROLE_DIRECTION, SessionMachine
+from lingxi.session.record.recorder import INBOX, Recorder
+from lingxi.session.record.transcript import check_receipt, receipt_body, receipt_hash, sign_receipt
 from lingxi.wire import EnvelopeError, TransportError
 from lingxi.wire.channel import SecureChannel
 

@@ -21,8 +21,8 @@ from lingxi.canonical import canonical_json
 from lingxi.errors import LingxiError
 from lingxi.hooks import DecisionPoint, HookResult, Hooks
 from lingxi.session import errors as codes
-from lingxi.session.decisions import DecisionPolicy, legal_value
-from lingxi.session.events import (
+from lingxi.session.core.decisions import DecisionPolicy, legal_value
+from lingxi.session.core.events import (
     CancelTimer,
     ControlReceived,
     DecisionMade,

@@ -3,7 +3,7 @@
 ``host_session`` listens on ``tcp://HOST:PORT`` and serves one guest;
 ``guest_session`` connects. Both run the handshake (Ed25519 identities,
 X25519 ephemeral keys, per-direction HMAC keys), then the same session
-machine as ``protocol test`` through :class:`~lingxi.session.driver.Driver`.
+machine as ``protocol test`` through :class:`~lingxi.session.drivers.network.Driver`.
 A guest without a local protocol folder looks the offered protocol_id up
 among the built-ins and the protocol cache.
 """
@@ -21,12 +21,12 @@ from typing import Any
 from lingxi.errors import LingxiError
 from lingxi.home import identity_dir, protocol_cache_dir, sessions_dir
 from lingxi.protocols import builtin_dir, builtin_names
-from lingxi.session.driver import Driver, DriveResult
+from lingxi.session.drivers.network import Driver, DriveResult
 from lingxi.session.errors import SessionError
-from lingxi.session.link import payload_to_event
-from lingxi.session.machine import ROLE_DIRECTION, SessionConfig
-from lingxi.session.recorder import Recorder
-from lingxi.session.registry import machine_class
+from lingxi.session.drivers.link import payload_to_event
+from lingxi.session.core.machine import ROLE_DIRECTION, SessionConfig
+from lingxi.session.record.recorder import Recorder
+from lingxi.session.core.registry import machine_class
 from lingxi.session.runner import LoadedProtocol, load_protocol
 from lingxi.wire import AgentEndpoint, WireError
 from lingxi.wire.channel import SecureChannel

@@ -17,9 +17,9 @@ from typing import Any
 
 from lingxi.hooks import DecisionPoint, implements
 from lingxi.session import errors as codes
-from lingxi.session.commit import CommitRules, commitment, matches
-from lingxi.session.modes.loop import SessionLoopMachine
-from lingxi.session.shadow import diff_judged
+from lingxi.session.core.commit import CommitRules, commitment, matches
+from lingxi.session.core.modes.loop import SessionLoopMachine
+from lingxi.session.core.shadow import diff_judged
 
 
 def _field_of_type(message: dict[str, Any] | None, kind: str) -> str | None:

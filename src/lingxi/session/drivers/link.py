@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lingxi.session.events import (
+from lingxi.session.core.events import (
     ControlReceived,
     PayloadReceived,
     PeerAborted,

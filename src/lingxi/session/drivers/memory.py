@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lingxi.session.events import (
+from lingxi.session.core.events import (
     CancelTimer,
     DecisionMade,
     Emit,
@@ -33,10 +33,10 @@ from lingxi.session.events import (
     Start,
     TimerFired,
 )
-from lingxi.session.link import control_to_payload, payload_to_event
-from lingxi.session.machine import ROLE_DIRECTION, SessionMachine
-from lingxi.session.recorder import Recorder
-from lingxi.session.transcript import check_receipt, receipt_body, receipt_hash, sign_receipt
+from lingxi.session.drivers.link import control_to_payload, payload_to_event
+from lingxi.session.core.machine import ROLE_DIRECTION, SessionMachine
+from lingxi.session.record.recorder import Recorder
+from lingxi.session.record.transcript import check_receipt, receipt_body, receipt_hash, sign_receipt
 from lingxi.wire import (
     AgentEndpoint,
     EnvelopeBuilder,

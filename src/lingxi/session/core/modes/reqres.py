@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from lingxi.session import errors as codes
-from lingxi.session.flow import BOTH
-from lingxi.session.machine import SessionMachine
-from lingxi.session.modes.loop import SessionLoopMachine
+from lingxi.session.core.flow import BOTH
+from lingxi.session.core.machine import SessionMachine
+from lingxi.session.core.modes.loop import SessionLoopMachine
 
 ROLES = {
     "request": ("request",),

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from lingxi.session import errors as codes
-from lingxi.session.events import SendControl, SetTimer
-from lingxi.session.flow import BOTH
-from lingxi.session.modes.loop import SessionLoopMachine
+from lingxi.session.core.events import SendControl, SetTimer
+from lingxi.session.core.flow import BOTH
+from lingxi.session.core.modes.loop import SessionLoopMachine
 
 
 class FreeMachine(SessionLoopMachine):

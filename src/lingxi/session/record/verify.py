@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from lingxi.session.errors import SessionError
-from lingxi.session.recorder import RECEIPTS, SNAPSHOT, TRANSCRIPT
-from lingxi.session.transcript import check_receipt, load_transcript
+from lingxi.session.record.recorder import RECEIPTS, SNAPSHOT, TRANSCRIPT
+from lingxi.session.record.transcript import check_receipt, load_transcript
 
 
 @dataclass

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lingxi.session.transcript import Transcript
+from lingxi.session.record.transcript import Transcript
 
 EVENTS = "events.jsonl"
 SNAPSHOT = "snapshot.json"

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from lingxi.session import errors as codes
-from lingxi.session.flow import BOTH, FlowCursor, build_plan
-from lingxi.session.machine import SessionMachine
+from lingxi.session.core.flow import BOTH, FlowCursor, build_plan
+from lingxi.session.core.machine import SessionMachine
 
 
 class SessionLoopMachine(SessionMachine):

@@ -1,0 +1,1 @@
+"""One machine per flow mode; see :mod:`lingxi.session.core.registry`."""

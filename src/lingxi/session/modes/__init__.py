@@ -1,1 +1,0 @@
-"""One machine per flow mode; see :mod:`lingxi.session.registry`."""
