@@ -17,17 +17,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import random
 import statistics
 import tempfile
 import time
 from collections import deque
 
+from lingxi.session import guest_session, host_session, memory_session
+from lingxi.session.core.entropy import seeded
 from lingxi.session.core.events import Send, SendControl, Start
-from lingxi.session.drivers.link import control_to_payload, payload_to_event
 from lingxi.session.core.machine import SessionConfig
-from lingxi.session.drivers.endpoints import guest_session, host_session, memory_session
-from lingxi.session.core.registry import machine_class
+from lingxi.session.core.registry import make_machine
+from lingxi.session.drivers.link import control_to_payload, payload_to_event
 from lingxi.session.runner import load_protocol, run_pair
 from lingxi.wire.identity import Identity
 
@@ -37,12 +37,11 @@ def options(rounds: int) -> dict:
 
 
 def machines_alone(protocol, rounds: int) -> int:
-    cls = machine_class(protocol.spec.flow.mode)
     sides = {
-        "host": cls(role="host", spec=protocol.spec, hooks=protocol.hooks("host", 1),
-                    options=options(rounds), rng=random.Random(1)),
-        "guest": cls(role="guest", spec=protocol.spec, hooks=protocol.hooks("guest", 1),
-                     rng=random.Random(2)),
+        "host": make_machine("host", protocol.spec, protocol.hooks("host", 1),
+                             options=options(rounds), entropy=seeded(1)),
+        "guest": make_machine("guest", protocol.spec, protocol.hooks("guest", 1),
+                              entropy=seeded(2)),
     }
     queue: deque = deque()
 

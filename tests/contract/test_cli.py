@@ -119,8 +119,26 @@ def test_every_template_creates_a_clean_spec(tmp_path, template):
     assert result.exit_code == 0, result.output
     check = run("protocol", "validate", str(out), "--strict", "--json")
     data = json.loads(check.stdout)
-    assert check.exit_code == 0 and data["findings"] == []
+    from lingxi.session import runnable_modes
+
+    if data["flow_mode"] in runnable_modes():
+        assert check.exit_code == 0 and data["findings"] == []
+    else:  # validates, but the runtime says it does not run it: --strict fails, like test
+        assert check.exit_code == 1
+        assert [f["code"] for f in data["findings"]] == ["session.mode_not_supported"]
     assert run("protocol", "hash", str(out)).stdout.strip() == data["protocol_id"]
+
+
+def test_validate_strict_and_protocol_test_agree_on_every_template(tmp_path):
+    """Regression: validate --strict said ok for card-game while protocol test refused it."""
+    for template in TEMPLATES:
+        folder = tmp_path / template
+        assert run("protocol", "create", "--template", template, "--output",
+                   str(folder / "spec.json")).exit_code == 0
+        strict_ok = run("protocol", "validate", str(folder), "--strict").exit_code == 0
+        test = run("protocol", "test", str(folder), "--json")
+        refused = "session.mode_not_supported" in test.output
+        assert strict_ok == (not refused), template
 
 
 def test_templates_cover_the_five_modes():

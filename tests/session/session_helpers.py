@@ -7,6 +7,7 @@ from typing import Any
 
 from lingxi.contract import load_spec
 from lingxi.hooks import HookContext, HookResult, Hooks
+from lingxi.session.core.entropy import seeded
 from lingxi.session.core.events import ControlReceived, Emit, SendControl, Start
 from lingxi.session.core.machine import SessionConfig
 from lingxi.session.core.registry import make_machine
@@ -63,7 +64,7 @@ def machine(role: str, raw: dict[str, Any] | Any, hooks_cls: type = PingPong, *,
     spec = raw if hasattr(raw, "raw") else load_spec(raw)
     hooks = hooks_cls(HookContext(role, spec, rng=random.Random(seed)))
     return make_machine(role, spec, hooks, options=options if role == "host" else None,
-                        config=config, rng=random.Random(seed))
+                        config=config, entropy=seeded(f"{seed}-{role}"))
 
 
 def started(role: str, raw: Any, hooks_cls: type = PingPong, **kwargs: Any):

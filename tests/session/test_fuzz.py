@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lingxi.hooks import HookContext
+from lingxi.session.core.entropy import seeded
 from lingxi.session.core.events import (
     ControlReceived,
     DecisionMade,
@@ -18,7 +19,7 @@ from lingxi.session.core.events import (
     Start,
     TimerFired,
 )
-from lingxi.session.core.registry import machine_class
+from lingxi.session.core.registry import make_machine
 from lingxi.session.runner import load_protocol
 
 PROTOCOLS = {name: load_protocol(name) for name in
@@ -54,10 +55,9 @@ def events(protocol):
 
 def _run(name: str, role: str, sequence, opening: bool) -> None:
     protocol = PROTOCOLS[name]
-    cls = machine_class(protocol.spec.flow.mode)
     hooks = protocol.hooks_class(HookContext(role, protocol.spec, rng=random.Random(0)))
-    machine = cls(role=role, spec=protocol.spec, hooks=hooks,
-                  options={} if role == "host" else None, rng=random.Random(0))
+    machine = make_machine(role, protocol.spec, hooks,
+                           options={} if role == "host" else None, entropy=seeded(0))
     machine.handle(Start())
     if opening:  # get past offer/accept so payloads reach the flow
         if role == "host":

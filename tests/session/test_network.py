@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from lingxi.cli import cli
 from lingxi.session.core.machine import SessionConfig
 from lingxi.session.drivers.endpoints import memory_session, run_on_channel
-from lingxi.session.runner import load_protocol
 from lingxi.session.record.verify import verify_state_dir
+from lingxi.session.runner import load_protocol
 from lingxi.wire.channel import SecureChannel
 from lingxi.wire.handshake import client_handshake, server_handshake
 from lingxi.wire.identity import Identity
@@ -163,7 +163,7 @@ def test_tcp_session_between_two_processes(tmp_path) -> None:
 
 
 async def test_a_bad_handshake_does_not_stop_the_host(tmp_path) -> None:
-    from lingxi.session.drivers.endpoints import guest_session, host_session
+    from lingxi.session import guest_session, host_session
 
     protocol = load_protocol("word-count")
     ready: asyncio.Future = asyncio.get_running_loop().create_future()
@@ -189,7 +189,7 @@ async def test_a_bad_handshake_does_not_stop_the_host(tmp_path) -> None:
 
 async def test_guest_without_the_protocol_tells_the_host(tmp_path) -> None:
     from lingxi.errors import LingxiError
-    from lingxi.session.drivers.endpoints import guest_session, host_session
+    from lingxi.session import guest_session, host_session
 
     protocol = load_protocol("word-count")
     protocol.spec.protocol_id = "ab" * 32  # a protocol no guest has

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from lingxi.cli import cli
 from lingxi.hooks import write_skeleton
 from lingxi.protocols import builtin_dir, builtin_names
+from lingxi.session import flow_mode
 
 BUILTINS = ["chat", "guess-number", "hero-duel", "rock-paper-scissors", "word-count"]
 
@@ -112,7 +113,7 @@ def test_skeleton_hooks_are_refused_with_the_methods_to_write(tmp_path: Path,
     folder.mkdir()
     spec = json.loads((builtin_dir("rock-paper-scissors") / "spec.json").read_text())
     (folder / "spec.json").write_text(json.dumps(spec))
-    write_skeleton(spec, folder)
+    write_skeleton(spec, folder, flow_mode("simultaneous_round").skeleton_methods(spec))
     result = run("protocol", "test", str(folder))
     assert result.exit_code == 2
     assert "hooks.skeleton" in result.output and "proto_round_choose" in result.output

@@ -8,8 +8,8 @@ import random
 import pytest
 from session_helpers import abort_of, events_named, machine, msg, of_type
 
+from lingxi.contract.commit_reveal import CommitReveal, commitment, matches
 from lingxi.hooks import DecisionPoint, HookResult, Hooks
-from lingxi.session.core.commit import CommitRules, commitment, matches
 from lingxi.session.core.decisions import DecisionPolicy
 from lingxi.session.core.events import (
     ControlReceived,
@@ -22,10 +22,10 @@ from lingxi.session.core.events import (
     Start,
     TimerFired,
 )
-from lingxi.session.drivers.memory import LocalPair
 from lingxi.session.core.machine import SessionConfig
-from lingxi.session.runner import load_protocol, run_pair
 from lingxi.session.core.shadow import diff_judged
+from lingxi.session.drivers.memory import LocalPair
+from lingxi.session.runner import load_protocol, run_pair
 
 # A bidding game whose reveal field is free text, so only the engine's choices
 # check (not message validation) stands between a cheater and an illegal bid.
@@ -78,8 +78,8 @@ def test_commitment_is_sha256_of_value_colon_nonce() -> None:
     assert commitment("rock", nonce) == hashlib.sha256(b"rock:0123456789abcdef").hexdigest()
     assert matches("rock", nonce, commitment("rock", nonce))
     assert not matches("paper", nonce, commitment("rock", nonce))
-    rules = CommitRules.from_spec({"nonce_length": 24, "nonce_charset": "hex (0-9a-f)"})
-    made = rules.make_nonce(random.Random(1))
+    rules = CommitReveal.from_block({"nonce_length": 24, "nonce_charset": "hex (0-9a-f)"})
+    made = rules.make_nonce(random.Random(1).randbytes)
     assert len(made) == 24 and rules.nonce_ok(made) and set(made) <= set("0123456789abcdef")
     assert not rules.nonce_ok(made[:-1]) and not rules.nonce_ok(made[:-1] + "G")
 
@@ -138,19 +138,27 @@ def test_nonce_and_round_checks() -> None:
     assert abort_of(actions)["code"] == "session.wrong_round"
 
 
-def test_shadow_judge_diff_only_judged_fields() -> None:
-    host = {"host_hp": 5, "guest_hp": 3, "host_move": "ult", "round_winner": "host",
-            "guest_cd_ult": 2}
+def test_shadow_judge_on_a_full_message_compares_the_seed_fields_only() -> None:
+    host = {"action": "round_result", "host_hp": 5, "guest_hp": 3, "host_move": "ult",
+            "round_winner": "host", "guest_cd_ult": 2}
     same = dict(host, host_move="strike")  # moves are not the judge's output
     assert diff_judged(host, same) == {}
     assert diff_judged(host, {**host, "guest_cd_ult": 1}) == {
         "guest_cd_ult": {"host": 2, "recomputed": 1}}
 
 
+def test_shadow_judge_on_a_partial_result_compares_every_field_it_returns() -> None:
+    host = {"action": "settle", "round": 2, "winning_bid": 40, "host_budget": 60, "note": "x"}
+    judged = {"winning_bid": 40, "host_budget": 60}
+    assert diff_judged(host, judged) == {}
+    assert diff_judged({**host, "host_budget": 61}, judged) == {
+        "host_budget": {"host": 61, "recomputed": 60}}
+
+
 def test_shadow_judge_catches_a_lying_host_but_not_an_honest_one() -> None:
     protocol = load_protocol("hero-duel")
     assert run_pair(protocol, seed=5).guest.status == "completed"
-    from lingxi.session.adversarial import MutateNth
+    from lingxi.session.core.adversaries import MutateNth
 
     def lie(payload):
         payload["guest_mana"] = max(0, payload["guest_mana"] - 1)
@@ -284,8 +292,8 @@ def test_without_a_pure_judge_the_guest_degrades_visibly() -> None:
     class NoPure(protocol.hooks_class):
         proto_round_judge_pure = None  # hide the pure judge
 
-    from lingxi.session.adversarial import MutateNth
-    from lingxi.session.runner import LoadedProtocol
+    from lingxi.protocols.catalogue import LoadedProtocol
+    from lingxi.session.core.adversaries import MutateNth
 
     def lie(payload):
         payload["guest_mana"] = max(0, payload["guest_mana"] - 1)

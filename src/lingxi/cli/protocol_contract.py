@@ -15,6 +15,21 @@ def _echo_findings(findings, *, err: bool = False) -> None:
         click.echo(str(finding), err=err)
 
 
+def _runtime_findings(mode: object, findings: list) -> list:
+    """Whether the runtime runs the mode: asked of the session layer, not the contract."""
+    from lingxi.errors import Finding
+    from lingxi.session import runnable_modes
+
+    if not isinstance(mode, str) or any(f.code == "spec.mode_not_supported" for f in findings):
+        return []
+    if mode in runnable_modes():
+        return []
+    return [Finding("session.mode_not_supported",
+                    f"flow mode {mode!r} validates, but this runtime does not run it yet "
+                    f"(it runs: {', '.join(runnable_modes())}); `protocol test`, host and guest "
+                    "refuse it", "$.flow.mode", "warning")]
+
+
 @click.command("validate")
 @click.argument("spec", metavar="SPEC_OR_DIR")
 @click.option("--strict", is_flag=True, help="Treat warnings (including an unsupported "
@@ -31,11 +46,12 @@ def validate_cmd(spec: str, strict: bool, as_json: bool) -> None:
     from lingxi.contract import inspect_spec, protocol_id
 
     doc, origin, findings = inspect_spec(spec)
+    mode = doc.get("flow", {}).get("mode", "session_loop") if isinstance(
+        doc.get("flow"), dict) else None
+    findings = findings + _runtime_findings(mode, findings)
     errors = [f for f in findings if f.is_error]
     warnings = [f for f in findings if not f.is_error]
     ok = not errors and not (strict and warnings)
-    mode = doc.get("flow", {}).get("mode", "session_loop") if isinstance(
-        doc.get("flow"), dict) else None
     pid = _safe_id(doc, protocol_id)
     if as_json:
         print_json({"ok": ok, "file": origin, "name": doc.get("name"), "protocol_id": pid,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import secrets
+import time
 from pathlib import Path
 from typing import Any
 
@@ -72,9 +74,7 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
     --adversarial, every cheat is detected), 1 otherwise, 2 for bad input.
     """
     from lingxi.home import sessions_dir
-    from lingxi.session.core.machine import SessionConfig
-    from lingxi.session.runner import load_protocol, run_pair
-    from lingxi.session.core.summary import round_lines
+    from lingxi.session import SessionConfig, flow_mode, load_protocol, run_pair
 
     options = parse_options(options_text)
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
@@ -88,15 +88,17 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
     if peer_timeout <= 0:
         raise InputError("input.bad_timeout", "--timeout must be positive")
     config = SessionConfig(peer_timeout=peer_timeout, control_mode=control_mode)
-    folder = Path(state_dir) if state_dir else sessions_dir() / "protocol-test" / loaded.folder.name
+    # a folder of its own per run, so concurrent tests of one protocol never share one
+    run_name = f"{loaded.folder.name}-{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
+    folder = Path(state_dir) if state_dir else sessions_dir() / "protocol-test" / run_name
     result = run_pair(loaded, options=options, seed=seed, state_dir=folder, config=config,
                       inputs=inputs)
-    lines = round_lines(result.events["host"], result.machines["host"].hooks,
-                        loaded.spec.flow.mode)
+    lines = flow_mode(loaded.spec.flow.mode).summary(result.events["host"],
+                                                     result.machines["host"].hooks)
     ok = result.host.ok and result.guest.ok and result.receipts_verified
     report = None
     if adversarial:
-        from lingxi.session.adversarial import run_adversarial
+        from lingxi.session import run_adversarial
         report = run_adversarial(loaded, options=options, seed=seed,
                                  config=SessionConfig(peer_timeout=peer_timeout,
                                                       control_mode=control_mode))
@@ -148,6 +150,13 @@ def _print_test(data: dict[str, Any]) -> None:
                 if case["case"].startswith("silent"):
                     what += f" ({case['detail']})"
             echo(f"  [{mark}] {case['case']} (cheater: {case['cheater']}) {what}")
+        if report.get("rules"):
+            echo("rules (the hooks' duty; probes of schema-valid dishonest moves, not counted "
+                 "above):")
+            for probe in report["rules"]:
+                code = f" {probe['code']}" if probe["code"] else ""
+                echo(f"  [{probe['reaction']}{code}] {probe['probe']} (from the "
+                     f"{probe['sender']}) {probe['detail']}")
     echo("PASS" if data["ok"] else "FAIL")
 
 

@@ -45,8 +45,8 @@ state_option = click.option("--state-dir", type=click.Path(file_okay=False),
 
 def _config(peer_timeout: float | None, control_mode: str | None, spec=None,
             idle_timeout: float = 300.0):
+    from lingxi.session import SessionConfig
     from lingxi.session.core.decisions import DEFAULT_TIMEOUT
-    from lingxi.session.core.machine import SessionConfig
 
     if peer_timeout is None:
         decision = getattr(spec, "decision", None)
@@ -87,7 +87,7 @@ def _report(result, as_json: bool) -> None:
 
 
 def _inputs(source: str | None):
-    from lingxi.session.drivers.network import lines_from
+    from lingxi.session import lines_from
 
     if source is None:
         return None
@@ -122,8 +122,7 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
          control_mode: str | None, input_source: str | None, state_dir: str | None,
          allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Host a protocol session on ENDPOINT and play it with one guest."""
-    from lingxi.session.drivers.endpoints import host_session
-    from lingxi.session.runner import load_protocol
+    from lingxi.session import host_session, load_protocol
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
     options = parse_options(options_text)
@@ -165,8 +164,7 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str |
           idle_timeout: float, control_mode: str | None, input_source: str | None, state_dir: str | None,
           allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Join the session hosted at ENDPOINT as the guest."""
-    from lingxi.session.drivers.endpoints import guest_session
-    from lingxi.session.runner import load_protocol
+    from lingxi.session import guest_session, load_protocol
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks) if protocol else None
     result = asyncio.run(guest_session(
@@ -217,8 +215,9 @@ def _waiting_session() -> Path:
 def decide(state_dir: str | None, decision_text: str, point_id: str | None,
            as_json: bool) -> None:
     """Answer a pending decision of a running session (through its inbox)."""
+    from lingxi.files import write_private_json as write_json_atomic
     from lingxi.session.core.decisions import legal_value
-    from lingxi.session.record.recorder import INBOX, SNAPSHOT, write_json_atomic
+    from lingxi.session.record.recorder import INBOX, SNAPSHOT
 
     folder = Path(state_dir) if state_dir else _waiting_session()
     value = parse_json_arg(decision_text, "--decision")
@@ -250,20 +249,31 @@ def decide(state_dir: str | None, decision_text: str, point_id: str | None,
 
 @session.command("verify")
 @click.argument("state_dir", type=click.Path(file_okay=False))
+@click.option("--peer-key", metavar="HEX",
+              help="The peer's Ed25519 public key (64 hex): check the peer receipt against it "
+                   "instead of the key snapshot.json names.")
 @json_option
 @handle_errors
-def verify(state_dir: str, as_json: bool) -> None:
-    """Check a session folder offline: the transcript hash chain and both receipts."""
-    from lingxi.session.record.verify import verify_state_dir
+def verify(state_dir: str, peer_key: str | None, as_json: bool) -> None:
+    """Check a session folder offline: the transcript hash chain, both receipts, and the
+    flow mode's own check (e.g. every reveal against its commitment).
 
-    result = verify_state_dir(state_dir)
+    Example: lingxi session verify ~/.lingxi/sessions/<id>-guest --peer-key <hex>
+    """
+    from lingxi.session import verify_session
+
+    result = verify_session(state_dir, peer_key=peer_key)
     if as_json:
         print_json(result.to_dict())
     else:
         click.echo(f"transcript: {result.entries} envelopes, head {result.head}")
+        for which, info in result.keys.items():
+            click.echo(f"{which} key: {info['key']} ({info['source']})")
         for which, info in result.receipts.items():
             state = "ok" if info["ok"] else "BAD (see problems)"
             click.echo(f"{which} receipt ({info.get('role', '?')}): {state}")
+        for note in result.notes:
+            click.echo(f"note: {note}")
         for problem in result.problems:
             click.echo(f"problem: {problem}")
         click.echo("verified" if result.ok else "NOT verified")
@@ -304,11 +314,14 @@ def skeleton(protocol_dir: str, force: bool, as_json: bool) -> None:
     placeholder is written and the LINGXI_SKELETON line removed.
     """
     from lingxi.contract import load_spec
-    from lingxi.hooks import required_for, write_skeleton
+    from lingxi.hooks import write_skeleton
+    from lingxi.session import flow_mode
 
     spec = load_spec(protocol_dir)
-    path = write_skeleton(spec, protocol_dir, protocol_id=spec.protocol_id, force=force)
-    methods = required_for(spec.flow.mode)
+    mode = flow_mode(spec.flow.mode)
+    written = mode.skeleton_methods(spec.raw)
+    path = write_skeleton(spec, protocol_dir, written, protocol_id=spec.protocol_id, force=force)
+    methods = [m.name for m in written]
     if as_json:
         print_json({"ok": True, "hooks": str(path), "mode": spec.flow.mode, "methods": methods})
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lingxi.contract.commit_reveal import block_problems
 from lingxi.contract.fields import (
     MESSAGE_TYPES,
     PARAMETER_TYPES,
@@ -350,26 +351,9 @@ def _check_choices(doc: dict, report: Report) -> None:
 
 
 def _check_commit_reveal(doc: dict, report: Report) -> None:
-    if "commit_reveal" not in doc:
-        return
-    cr = doc["commit_reveal"]
-    if not isinstance(cr, dict):
-        report.add("spec.bad_commit_reveal", "commit_reveal must be an object", "commit_reveal")
-        return
-    algorithm = cr.get("algorithm", "SHA256")
-    if algorithm != "SHA256":
-        report.add("spec.bad_commit_reveal", f"commit_reveal.algorithm must be 'SHA256', got "
-                   f"{algorithm!r}", "commit_reveal.algorithm")
-    if "nonce_length" in cr:
-        n = cr["nonce_length"]
-        if type(n) is not int or not 16 <= n <= 64:
-            report.add("spec.bad_commit_reveal", f"commit_reveal.nonce_length must be an integer "
-                       f"from 16 to 64 (the nonce field type), got {n!r}",
-                       "commit_reveal.nonce_length")
-    for key, value in cr.items():
-        if key not in ("algorithm", "nonce_length") and not isinstance(value, str):
-            report.add("spec.bad_commit_reveal", f"commit_reveal.{key} must be text",
-                       f"commit_reveal.{key}")
+    if "commit_reveal" in doc:
+        for path, message in block_problems(doc["commit_reveal"]):
+            report.add("spec.bad_commit_reveal", message, path)
 
 
 def _is_text_tree(value: Any) -> bool:

@@ -66,7 +66,7 @@ class Flow:
 
     @property
     def supported(self) -> bool:
-        """False for modes this runtime does not run (still loaded and hashed)."""
+        """False for modes the contract does not validate (still loaded and hashed)."""
         return self.mode in SUPPORTED_MODES
 
 

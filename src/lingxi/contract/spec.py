@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lingxi.contract.check import check_spec_document, message_actions
+from lingxi.contract.commit_reveal import CommitReveal
 from lingxi.contract.errors import MessageError, SpecError
 from lingxi.contract.messages import MessageIndex, check_direction
 from lingxi.contract.model import (
@@ -49,6 +50,7 @@ class Spec:
         self.flow = _build_flow(raw.get("flow") or {}, self.messages)
         self.choices: list | None = raw.get("choices")
         self.commit_reveal: dict | None = raw.get("commit_reveal")
+        self.commit_rules = CommitReveal.from_block(self.commit_reveal)
         self.rules: dict = raw.get("rules", {})
         self.parameters: dict = raw.get("parameters", {})
         self.timing: dict | None = raw.get("timing")
@@ -64,7 +66,7 @@ class Spec:
 
     @property
     def supported(self) -> bool:
-        """Whether this runtime can run the spec's flow mode."""
+        """Whether the contract validates the spec's flow mode (whether it runs: the runtime)."""
         return self.flow.supported
 
     def message_for(self, action: str, direction: str) -> MessageSchema | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lingxi.hooks.base import Hooks, implements
 from lingxi.hooks.errors import HooksError
-from lingxi.hooks.methods import required_for
+from lingxi.hooks.methods import HookMethod, required_names
 from lingxi.hooks.skeleton import HOOKS_FILE, skeleton_status
 
 ALLOW_SKELETON_ENV = "LINGXI_ALLOW_SKELETON_HOOKS"
@@ -92,15 +92,20 @@ def _find_class(module, path: Path) -> type[Hooks]:
     return found[0]
 
 
-def load_hooks_class(folder: str | Path, *, mode: str = "session_loop",
+def load_hooks_class(folder: str | Path, *, methods: tuple[HookMethod, ...] | list[HookMethod] = (),
+                     mode: str = "session_loop",
                      allow_skeleton: bool | None = None) -> type[Hooks]:
-    """The hooks class of a local protocol folder, ready to instantiate."""
+    """The hooks class of a local protocol folder, ready to instantiate.
+
+    ``methods`` are the hook methods of the spec's flow mode (from its
+    descriptor); the class must implement every required one.
+    """
     path = hooks_path(folder)
     pending = check_not_skeleton(path, allow_skeleton)
     cls = _find_class(_import(path), path)
     if not pending:  # an allowed skeleton is expected to lack methods
         probe = cls.__new__(cls)
-        missing = [name for name in required_for(mode) if not implements(probe, name)]
+        missing = [name for name in required_names(methods) if not implements(probe, name)]
         if missing:
             raise HooksError("hooks.missing_methods",
                              f"{path}: {cls.__name__} does not implement {', '.join(missing)} "

@@ -1,8 +1,9 @@
-"""The documented hook methods, per flow mode.
+"""The documented hook methods, as building blocks for the flow modes.
 
-This table is the single source for three things: the base class docs,
-skeleton generation (which methods a generated ``hooks.py`` must contain) and
-the check that a loaded hooks class implements every required method.
+Each flow mode's descriptor (``lingxi.session.core.registry``) lists the
+methods its hooks have, from these definitions; that list is the single source
+for skeleton generation (which methods a generated ``hooks.py`` must contain)
+and for the check that a loaded hooks class implements every required method.
 """
 
 from __future__ import annotations
@@ -68,27 +69,16 @@ ON_INPUT = HookMethod(
     "Free mode: one line of local input (script file or stdin); return the message to send "
     "(HookResult(response=...)) or completed=True to end.")
 
-MP = [HookMethod(n, "*args", "Any", "Mental poker hook (engine not in this runtime yet).")
-      for n in ("proto_mp_deck_universe", "proto_mp_initial_deal", "proto_mp_choose_action",
-                "proto_mp_check_winner", "proto_mp_validate_play")]
-
-COMMON_OPTIONAL = [START, DECISION_POINT, FINISH, DESCRIBE]
-
-METHODS_BY_MODE: dict[str, list[HookMethod]] = {
-    "session_loop": [NEXT, ON_MESSAGE, *COMMON_OPTIONAL],
-    "simultaneous_round": [NEXT, ON_MESSAGE, ROUND_CHOOSE, ROUND_JUDGE, ROUND_POINT,
-                           ROUND_JUDGE_PURE, *COMMON_OPTIONAL],
-    "request_response": [NEXT, ON_MESSAGE, *COMMON_OPTIONAL],
-    "free": [NEXT, ON_MESSAGE, ON_INPUT, *COMMON_OPTIONAL],
-    "mental_poker": [NEXT, ON_MESSAGE, *MP, *COMMON_OPTIONAL],
-}
+COMMON_OPTIONAL = (START, DECISION_POINT, FINISH, DESCRIBE)
 
 
-def methods_for(mode: str) -> list[HookMethod]:
-    """Every documented hook for ``mode`` (required first)."""
-    methods = METHODS_BY_MODE.get(mode, METHODS_BY_MODE["session_loop"])
-    return sorted(methods, key=lambda m: not m.required)
+def ordered(methods: tuple[HookMethod, ...] | list[HookMethod]) -> list[HookMethod]:
+    """Required methods first, each name once (the order skeletons are written in)."""
+    seen: dict[str, HookMethod] = {}
+    for method in methods:
+        seen.setdefault(method.name, method)
+    return sorted(seen.values(), key=lambda m: not m.required)
 
 
-def required_for(mode: str) -> list[str]:
-    return [m.name for m in methods_for(mode) if m.required]
+def required_names(methods: tuple[HookMethod, ...] | list[HookMethod]) -> list[str]:
+    return [m.name for m in ordered(methods) if m.required]

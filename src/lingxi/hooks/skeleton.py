@@ -18,7 +18,7 @@ from typing import Any
 from lingxi import __version__
 from lingxi.canonical import canonical_bytes, sha256_hex
 from lingxi.hooks.errors import HooksError
-from lingxi.hooks.methods import ROUND_JUDGE_PURE, methods_for
+from lingxi.hooks.methods import HookMethod
 
 SENTINEL = "LINGXI_SKELETON"
 PLACEHOLDER = "LINGXI_SKELETON_NOT_IMPLEMENTED"
@@ -73,13 +73,13 @@ def constraint_lines(raw: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_skeleton(spec: Any) -> str:
-    """The text of a skeleton ``hooks.py`` for ``spec`` (a Spec or a spec dict)."""
+def render_skeleton(spec: Any, methods: list[HookMethod]) -> str:
+    """The text of a skeleton ``hooks.py`` for ``spec`` (a Spec or a spec dict).
+
+    ``methods`` are the ones to write, from the flow mode's descriptor.
+    """
     raw = _raw(spec)
     mode = _mode(raw)
-    methods = [m for m in methods_for(mode) if m.required]
-    if raw.get("shadow_judge") and mode == "simultaneous_round":
-        methods.append(ROUND_JUDGE_PURE)
     doc = "\n".join("    " + line for line in constraint_lines(raw))
     out = [
         f'r"""Hooks skeleton for {raw.get("name", "a protocol")!s} (generated; not an implementation).',
@@ -110,15 +110,15 @@ def render_skeleton(spec: Any) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_skeleton(spec: Any, folder: str | Path, *, protocol_id: str | None = None,
-                   force: bool = False) -> Path:
+def write_skeleton(spec: Any, folder: str | Path, methods: list[HookMethod], *,
+                   protocol_id: str | None = None, force: bool = False) -> Path:
     """Write ``hooks.py`` and the sidecar ``.lingxi-hooks.json`` into ``folder``."""
     folder = Path(folder)
     target = folder / HOOKS_FILE
     if target.exists() and not force:
         raise HooksError("hooks.exists", f"{target} exists; not overwriting it")
     raw = _raw(spec)
-    text = render_skeleton(raw)
+    text = render_skeleton(raw, methods)
     folder.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     sidecar = {

@@ -7,204 +7,39 @@ expected codes. Cases are built from the spec: for every message type an
 unknown field, a missing required field, a wrong type and a value out of
 range (or "not applicable" when the message has no such field); an unknown
 action, an out-of-phase message, a replayed envelope, a forged signature and
-silence from each side; and for simultaneous_round a commit that does not
-match its reveal, a value outside the choices, a wrong round number and (with
-shadow_judge) a lying round result.
+silence from each side; and the flow mode's own cases from its descriptor
+(simultaneous_round: a reveal that does not match its commit, a value outside
+the choices, a wrong round number, a lying shadow-judged result).
+
+These are what the *engine* enforces. Game rules are the hooks' duty, so they
+are probed separately (:func:`run_rule_probes`): schema-valid mutations of
+each peer message (other legal values, a false ``game_over``, a claimed win, a
+repeated move), reported as what the hooks did — aborted, continued or ended —
+and never counted as cheats detected.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lingxi.session.drivers.memory import Adversary, Side, StuckError
+from lingxi.session.core.adversaries import (
+    RANGE_CODES,
+    ROLES,
+    Case,
+    ForgeFirst,
+    InjectBeforeStart,
+    ReplaceFirst,
+    ReplayFirst,
+    Silent,
+    out_of_range_value,
+    sample_message,
+    wrong_type_value,
+)
 from lingxi.session.core.machine import ROLE_DIRECTION, SessionConfig
+from lingxi.session.core.registry import flow_mode
+from lingxi.session.drivers.memory import StuckError
 from lingxi.session.runner import LoadedProtocol, run_pair
-from lingxi.session.core.shadow import JUDGED
-
-ROLES = ("host", "guest")
-RANGE_CODES = ("message.out_of_range", "message.bad_value", "message.too_long",
-               "message.too_large")
-
-
-def _is_control(payload: dict[str, Any]) -> bool:
-    action = payload.get("action")
-    return isinstance(action, str) and (action.startswith("control.")
-                                        or action.startswith("session."))
-
-
-# ------------------------------------------------------------------ samples
-
-
-def sample_value(schema: dict[str, Any]) -> Any:
-    kind = schema.get("type")
-    if kind == "integer":
-        low, high = schema.get("min"), schema.get("max")
-        value = low if low is not None else 1
-        return min(value, high) if high is not None else value
-    if kind == "boolean":
-        return False
-    if kind == "enum":
-        return (schema.get("values") or ["x"])[0]
-    if kind in ("hash", "key"):
-        return "0" * 64
-    if kind == "signature":
-        return "0" * 128
-    if kind == "nonce":
-        return "0" * 16
-    if kind == "ciphertext":
-        return "00"
-    if kind == "array":
-        return [sample_value(schema.get("items") or {})] * int(schema.get("min_items") or 0)
-    if kind == "json":
-        return [] if schema.get("container") == "array" else {}
-    if kind == "id":
-        return "x1"
-    return "x"
-
-
-def sample_message(message: dict[str, Any]) -> dict[str, Any]:
-    """A valid payload for ``message`` with its required fields only."""
-    fields = message.get("fields") or {}
-    action = fields.get("action", {})
-    values = action.get("values") or [message.get("name")]
-    payload = {"action": values[0] if message.get("name") not in values else message["name"]}
-    for name, schema in fields.items():
-        if name != "action" and schema.get("required"):
-            payload[name] = sample_value(schema)
-    return payload
-
-
-def wrong_type_value(schema: dict[str, Any]) -> Any:
-    kind = schema.get("type")
-    if kind == "integer":
-        return "1"
-    if kind == "boolean":
-        return "true"
-    if kind == "array":
-        return "not-an-array"
-    if kind == "json":
-        return None
-    return 12345
-
-
-def out_of_range_value(schema: dict[str, Any]) -> Any:
-    kind = schema.get("type")
-    if kind == "integer":
-        if schema.get("max") is not None:
-            return schema["max"] + 1
-        if schema.get("min") is not None:
-            return schema["min"] - 1
-        return None
-    if kind == "enum":
-        return "zz-not-a-declared-value"
-    if kind == "text":
-        return "x" * (int(schema.get("max_length") or 2000) + 1)
-    if kind in ("hash", "key", "signature", "nonce", "ciphertext", "id"):
-        return "Z!" * 40
-    return None
-
-
-# -------------------------------------------------------------- adversaries
-
-
-class ReplaceFirst(Adversary):
-    """Replace the cheater's first protocol message with ``make()``."""
-
-    def __init__(self, make: Callable[[], dict[str, Any]]) -> None:
-        self.make = make
-        self.done = False
-
-    def outgoing(self, side, payload, correlation_id):
-        if self.done or _is_control(payload):
-            return [(payload, correlation_id)]
-        self.done = True
-        return [(self.make(), correlation_id)]
-
-
-class InjectBeforeStart(Adversary):
-    """Send a protocol message before the session's offer/accept."""
-
-    def __init__(self, make: Callable[[], dict[str, Any]]) -> None:
-        self.make = make
-        self.done = False
-
-    def outgoing(self, side, payload, correlation_id):
-        if not self.done and payload.get("action") in ("session.offer", "session.accept"):
-            self.done = True
-            return [(self.make(), None), (payload, correlation_id)]
-        return [(payload, correlation_id)]
-
-
-class MutateNth(Adversary):
-    """Rewrite the n-th real ``message`` the cheater sends."""
-
-    def __init__(self, message: str, mutate: Callable[[dict[str, Any]], dict[str, Any]],
-                 nth: int = 1) -> None:
-        self.message, self.mutate, self.nth, self.seen = message, mutate, nth, 0
-
-    def outgoing(self, side, payload, correlation_id):
-        if payload.get("action") == self.message:
-            self.seen += 1
-            if self.seen == self.nth:
-                return [(self.mutate(copy.deepcopy(payload)), correlation_id)]
-        return [(payload, correlation_id)]
-
-
-class ReplayFirst(Adversary):
-    """Send the first protocol envelope twice, byte for byte."""
-
-    def __init__(self) -> None:
-        self.done = False
-
-    def wire(self, side: Side, envelope):
-        if self.done or _is_control(envelope.get("payload") or {}):
-            return [envelope]
-        self.done = True
-        return [envelope, copy.deepcopy(envelope)]
-
-
-class ForgeFirst(Adversary):
-    """Change the first protocol envelope's payload after it was signed."""
-
-    def __init__(self) -> None:
-        self.done = False
-
-    def wire(self, side: Side, envelope):
-        if self.done or _is_control(envelope.get("payload") or {}):
-            return [envelope]
-        self.done = True
-        forged = copy.deepcopy(envelope)
-        forged["payload"]["zz_forged"] = True
-        return [forged]
-
-
-class Silent(Adversary):
-    """Start the session, then never send anything again (not even an abort)."""
-
-    def outgoing(self, side, payload, correlation_id):
-        action = payload.get("action")
-        if action in ("session.offer", "session.accept"):
-            return [(payload, correlation_id)]
-        return []
-
-
-# ------------------------------------------------------------------- cases
-
-
-@dataclass
-class Case:
-    name: str
-    cheater: str
-    expect: tuple[str, ...]
-    make: Callable[[], Adversary] | None
-    note: str = ""
-
-    @property
-    def victim(self) -> str:
-        return "guest" if self.cheater == "host" else "host"
 
 
 @dataclass
@@ -230,6 +65,7 @@ class CaseResult:
 class AdversarialReport:
     protocol: str
     results: list[CaseResult] = field(default_factory=list)
+    rules: list[Any] = field(default_factory=list)  # rule probes: reported, never counted
 
     @property
     def ok(self) -> bool:
@@ -240,7 +76,8 @@ class AdversarialReport:
         return {"protocol": self.protocol, "ok": self.ok, "cases": len(self.results),
                 "applicable": len(applicable),
                 "detected": sum(1 for r in applicable if r.ok),
-                "results": [r.to_dict() for r in self.results]}
+                "results": [r.to_dict() for r in self.results],
+                "rules": [probe.to_dict() for probe in self.rules]}
 
 
 def _sender_of(message: dict[str, Any]) -> str:
@@ -286,20 +123,17 @@ def _message_cases(message: dict[str, Any]) -> list[Case]:
 
 def _out_of_phase(protocol: LoadedProtocol, cheater: str) -> Case:
     """The cheater opens with a message of its own direction that is not due yet."""
-    raw = protocol.spec.raw
+    spec = protocol.spec
+    special = flow_mode(spec.flow.mode).out_of_phase_case
+    if special is not None:
+        return special(spec, cheater)
     direction = ROLE_DIRECTION[cheater]
-    flow = raw.get("flow") or {}
-    first = None
-    for phase in flow.get("phases") or []:
-        for step in phase.get("exchange") or []:
-            msg = protocol.spec.messages.get(step.get("message"))
-            step_dir = step.get("direction") or (msg.direction if msg else None)
-            if step_dir in (direction, "both") and first is None:
-                first = step.get("message")
-    mine = [m for m in raw.get("messages") or []
+    first = next((step.message for phase in spec.flow.phases for step in phase.exchange
+                  if step.direction in (direction, "both")), None)
+    mine = [m for m in spec.raw.get("messages") or []
             if m.get("direction") in (direction, "both") and m["name"] not in ("error", "end")]
     candidates = [m for m in mine if m["name"] != first]
-    if flow.get("mode") == "request_response" or not candidates:
+    if not candidates:
         if not mine:
             return Case(f"out-of-phase message from the {cheater}", cheater, (), None,
                         "not applicable: the side sends no protocol message")
@@ -313,65 +147,17 @@ def _out_of_phase(protocol: LoadedProtocol, cheater: str) -> Case:
                 lambda: ReplaceFirst(lambda: sample_message(chosen)))
 
 
-def _round_cases(protocol: LoadedProtocol) -> list[Case]:
-    spec = protocol.spec
-    raw = spec.raw
-    rnd = (raw.get("flow") or {}).get("round") or {}
-    value_field = rnd.get("value_field", "choice")
-    ref_message = str(rnd.get("value_type_ref", "reveal.fields.x")).split(".fields.")[0]
-    choices = list(raw.get("choices") or [])
-    commit = next((m["name"] for m in raw["messages"]
-                   if any(f.get("type") == "hash" for f in m["fields"].values())), "commit")
-    cases = []
-    for cheater in ROLES:
-        def other_choice(p, vf=value_field):
-            legal = [c for c in choices if c != p[vf]] or ["zz"]
-            p[vf] = legal[0]
-            return p
-
-        def outside(p, vf=value_field):
-            p[vf] = "zz-not-a-choice"
-            return p
-
-        def bump_round(p):
-            p["round"] = p.get("round", 0) + 1
-            return p
-
-        cases.append(Case(f"commit does not match reveal ({cheater})", cheater,
-                          ("session.commit_mismatch",),
-                          lambda f=other_choice: MutateNth(ref_message, f)))
-        cases.append(Case(f"revealed value outside the choices ({cheater})", cheater,
-                          ("session.value_not_in_choices", "message.bad_value"),
-                          lambda f=outside: MutateNth(ref_message, f)))
-        cases.append(Case(f"wrong round number in commit ({cheater})", cheater,
-                          ("session.wrong_round",), lambda f=bump_round: MutateNth(commit, f)))
-    result = next((m for m in raw["messages"] if m["direction"] == "host_to_guest"
-                   and any(JUDGED.match(k) for k in m["fields"])), None)
-    if spec.shadow_judge and result is not None:
-        judged = next((k for k, v in result["fields"].items()
-                       if JUDGED.match(k) and v.get("type") == "integer"), None)
-
-        def lie(p, key=judged):
-            p[key] = p[key] + 1 if p[key] < 90 else p[key] - 1
-            return p
-
-        cases.append(Case(f"shadow-judge lie in {result['name']}.{judged}", "host",
-                          ("session.balance_mismatch",),
-                          lambda f=lie: MutateNth(result["name"], f)))
-    echoed = f"guest_{value_field}"
-    if result is not None and echoed in result["fields"]:
-        def misreport(p, key=echoed):
-            legal = [c for c in choices if c != p[key]] or [p[key]]
-            p[key] = legal[0]
-            return p
-
-        cases.append(Case(f"round result misreports the guest's {value_field}", "host",
-                          ("session.result_mismatch", "session.balance_mismatch"),
-                          lambda f=misreport: MutateNth(result["name"], f)))
-    return cases
+def honest_events(protocol: LoadedProtocol, *, options: dict[str, Any] | None, seed: int,
+                  config: SessionConfig) -> dict[str, list[dict[str, Any]]]:
+    """What an honest self-play does, for cases and probes that build on it."""
+    try:
+        return run_pair(protocol, options=options, seed=seed, config=config).events
+    except StuckError:
+        return {"host": [], "guest": []}
 
 
-def build_cases(protocol: LoadedProtocol) -> list[Case]:
+def build_cases(protocol: LoadedProtocol, honest: dict[str, list[dict[str, Any]]] | None = None
+                ) -> list[Case]:
     raw = protocol.spec.raw
     cases: list[Case] = []
     for message in raw.get("messages") or []:
@@ -386,8 +172,8 @@ def build_cases(protocol: LoadedProtocol) -> list[Case]:
         cases.append(Case(f"forged envelope from the {cheater}", cheater,
                           ("envelope.bad_signature",), ForgeFirst))
         cases.append(Case(f"silent {cheater}", cheater, ("session.timeout",), Silent))
-    if protocol.spec.flow.mode == "simultaneous_round":
-        cases.extend(_round_cases(protocol))
+    mode = flow_mode(protocol.spec.flow.mode)
+    cases.extend(mode.adversarial_cases(protocol.spec, honest or {"host": [], "guest": []}))
     return cases
 
 
@@ -416,10 +202,18 @@ def run_case(protocol: LoadedProtocol, case: Case, *, options: dict[str, Any] | 
 
 
 def run_adversarial(protocol: LoadedProtocol, *, options: dict[str, Any] | None = None,
-                    seed: int = 0, config: SessionConfig | None = None) -> AdversarialReport:
+                    seed: int = 0, config: SessionConfig | None = None,
+                    probes: bool = True) -> AdversarialReport:
+    """Every engine cheat (counted) and, unless ``probes`` is False, the rule probes."""
     config = config or SessionConfig()
     report = AdversarialReport(protocol.spec.name)
-    for case in build_cases(protocol):
+    honest = honest_events(protocol, options=options, seed=seed, config=config)
+    for case in build_cases(protocol, honest):
         report.results.append(run_case(protocol, case, options=options, seed=seed,
                                        config=config))
+    if probes:
+        from lingxi.session.probes import run_rule_probes
+
+        report.rules = run_rule_probes(protocol, honest, options=options, seed=seed,
+                                       config=config)
     return report

@@ -7,6 +7,7 @@ actions. Machines never touch sockets, clocks or global randomness.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +60,14 @@ class TimerFired:
 class DecisionMade:
     point_id: str
     value: Any
+
+
+@dataclass(frozen=True)
+class ComputeDone:
+    """A :class:`Compute` action's work finished: its return value, or the exception it raised."""
+
+    name: str
+    result: Any
 
 
 @dataclass(frozen=True)
@@ -121,6 +130,18 @@ class RequestDecision:
 
 
 @dataclass(frozen=True)
+class Compute:
+    """Run ``work()`` (pure, possibly slow) and feed back :class:`ComputeDone`.
+
+    The in-memory driver runs it inline; the network driver runs it in a worker
+    thread so heartbeats keep flowing meanwhile.
+    """
+
+    name: str
+    work: Callable[[], Any]
+
+
+@dataclass(frozen=True)
 class Outcome:
     """How a session ended."""
 
@@ -149,5 +170,6 @@ class Finish:
 
 
 Event = (Start | PayloadReceived | ControlReceived | PeerAborted | EnvelopeRejected
-         | TimerFired | DecisionMade | LocalInput)
-Action = Send | SendControl | SetTimer | CancelTimer | Emit | RequestDecision | Finish
+         | TimerFired | DecisionMade | ComputeDone | LocalInput)
+Action = (Send | SendControl | SetTimer | CancelTimer | Emit | RequestDecision | Compute
+          | Finish)

@@ -41,22 +41,17 @@ class FlowPlan:
     in_exchange: set[str] = field(default_factory=set)
 
 
-def build_plan(raw: dict[str, Any]) -> FlowPlan:
-    """The phases of a spec dict, with each step's direction resolved."""
-    messages = {m.get("name"): m for m in raw.get("messages") or [] if isinstance(m, dict)}
+def build_plan(spec: Any) -> FlowPlan:
+    """The phases of a loaded spec, each step with its resolved direction."""
     plan = FlowPlan()
-    for index, phase in enumerate((raw.get("flow") or {}).get("phases") or []):
-        steps = []
-        for item in phase.get("exchange") or []:
-            name = item.get("message")
-            direction = item.get("direction") or (messages.get(name) or {}).get("direction") or BOTH
-            steps.append(Step(name, direction))
-            plan.in_exchange.add(name)
-        has_game_over = any("game_over" in ((messages.get(s.message) or {}).get("fields") or {})
-                            for s in steps)
-        repeat = phase.get("repeat")
-        plan.phases.append(PhasePlan(str(phase.get("phase") or f"phase{index + 1}"),
-                                     str(repeat) if repeat else None, steps, has_game_over))
+    for phase in spec.flow.phases:
+        steps = [Step(step.message, step.direction or BOTH) for step in phase.exchange]
+        plan.in_exchange.update(step.message for step in steps)
+        has_game_over = any("game_over" in spec.messages[step.message].fields for step in steps
+                            if step.message in spec.messages)
+        repeat = phase.repeat
+        plan.phases.append(PhasePlan(phase.name, str(repeat) if repeat else None, steps,
+                                     has_game_over))
     return plan
 
 

@@ -7,27 +7,39 @@ turning every violation into an abort (control envelope + event + finish).
 Mode subclasses implement :meth:`begin`, :meth:`on_message`,
 :meth:`allow_send`, :meth:`after_send`, :meth:`advance` and
 :meth:`waiting_for_peer`.
+
+Entropy (nonces, correlation ids) comes from an injected byte source,
+``secrets.token_bytes`` unless a test passes a seeded one; the hooks' game
+randomness is separate (``HookContext.rng``). Heavy work runs through a
+:class:`Compute` action, so a network driver can run it off its event loop.
 """
 
 from __future__ import annotations
 
 import copy
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from enum import StrEnum
+from typing import Any, ClassVar, NoReturn
 
 from lingxi.canonical import canonical_json
+from lingxi.contract.model import MessageSchema
 from lingxi.errors import LingxiError
-from lingxi.hooks import DecisionPoint, HookResult, Hooks
+from lingxi.hooks.base import Hooks
+from lingxi.hooks.result import DecisionPoint, HookResult
 from lingxi.session import errors as codes
 from lingxi.session.core.decisions import DecisionPolicy, legal_value
+from lingxi.session.core.entropy import SYSTEM, Entropy
 from lingxi.session.core.events import (
+    Action,
     CancelTimer,
+    Compute,
+    ComputeDone,
     ControlReceived,
     DecisionMade,
     Emit,
     EnvelopeRejected,
+    Event,
     Finish,
     LocalInput,
     Outcome,
@@ -43,6 +55,24 @@ from lingxi.session.core.events import (
 
 ROLE_DIRECTION = {"host": "host_to_guest", "guest": "guest_to_host"}
 EVIDENCE_LIMIT = 4096
+
+
+class State(StrEnum):
+    """Where a session stands; the opening's transitions are in :data:`OPENING`."""
+
+    NEW = "new"
+    OFFERED = "offered"  # host: offer sent, waiting for the accept
+    WAITING_OFFER = "waiting_offer"  # guest: waiting for the host's offer
+    RUNNING = "running"
+
+
+# (state, role, what happens) -> next state. Anything else in the opening is a violation.
+OPENING: dict[tuple[State, str, str], State] = {
+    (State.NEW, "host", "start"): State.OFFERED,
+    (State.NEW, "guest", "start"): State.WAITING_OFFER,
+    (State.WAITING_OFFER, "guest", "offer"): State.RUNNING,
+    (State.OFFERED, "host", "accept"): State.RUNNING,
+}
 
 
 @dataclass
@@ -81,7 +111,7 @@ class SessionMachine:
 
     def __init__(self, *, role: str, spec: Any, hooks: Hooks,
                  options: dict[str, Any] | None = None, config: SessionConfig | None = None,
-                 rng: random.Random | None = None) -> None:
+                 entropy: Entropy | None = None) -> None:
         if role not in ROLE_DIRECTION:
             raise ValueError(f"role must be host or guest, not {role!r}")
         self.role = role
@@ -89,17 +119,16 @@ class SessionMachine:
         self.my_dir = ROLE_DIRECTION[role]
         self.peer_dir = ROLE_DIRECTION[self.peer]
         self.spec = spec
-        self.raw: dict[str, Any] = spec.raw
         self.hooks = hooks
         self.config = config or SessionConfig()
-        self.rng = rng or random.Random(0)
+        self.entropy: Entropy = entropy or SYSTEM
         self.policy = DecisionPolicy.resolve(spec.decision, self.config.control_mode)
-        self.declared = {m["name"]: m for m in self.raw.get("messages") or []}
+        self.declared: dict[str, MessageSchema] = spec.messages
         # The host's options are checked now (a usage error raises here); the
         # guest receives them in the offer and checks them there.
         self.options: dict[str, Any] | None = (
             spec.check_options(options or {}).values if role == "host" else None)
-        self.state = "new"
+        self.state: State = State.NEW
         self.finished = False
         self.outcome: Outcome | None = None
         self.sent_count = 0
@@ -110,9 +139,10 @@ class SessionMachine:
         self._point_seq = 0
         self._peer_timer = False
         self._progress = False
+        self._computing: dict[str, Callable[[Any], None]] = {}
 
     # ------------------------------------------------------------ public API
-    def handle(self, event: Any) -> list[Any]:
+    def handle(self, event: Event) -> list[Action]:
         """Feed one event; return the actions to perform, in order."""
         if self.finished:
             return []
@@ -146,8 +176,10 @@ class SessionMachine:
             self._on_timer(event.name)
         elif isinstance(event, DecisionMade):
             self._on_decision(event)
+        elif isinstance(event, ComputeDone):
+            self._on_compute(event)
         elif isinstance(event, LocalInput):
-            if self.state == "running":
+            if self.state == State.RUNNING:
                 self.on_input(event.line)
                 self.advance()
             else:
@@ -156,21 +188,21 @@ class SessionMachine:
             raise TypeError(f"unknown event {event!r}")
 
     def _start(self) -> None:
-        if self.state != "new":
+        if self.state != State.NEW:
             return
+        self.state = OPENING[(State.NEW, self.role, "start")]
         if self.role == "host":
-            self.state = "offered"
             self._out.append(SendControl("offer", {
                 "protocol_id": self.spec.protocol_id, "options": self.options,
                 "mode": self.mode, "spec_version": self.spec.spec_version}))
             self.emit("session.offered", protocol_id=self.spec.protocol_id, options=self.options)
         else:
-            self.state = "waiting_offer"
             self.emit("session.waiting_offer", protocol_id=self.spec.protocol_id)
 
     def _on_control(self, event: ControlReceived) -> None:
         kind, body = event.kind, event.body or {}
-        if kind == "offer" and self.role == "guest" and self.state == "waiting_offer":
+        opening = OPENING.get((self.state, self.role, kind))
+        if opening is not None and kind == "offer":
             theirs = body.get("protocol_id")
             if theirs != self.spec.protocol_id:
                 self.violation(codes.PROTOCOL_MISMATCH,
@@ -184,7 +216,7 @@ class SessionMachine:
                                 "findings": [f.to_dict() for f in error.findings]})
             self._out.append(SendControl("accept", {"protocol_id": self.spec.protocol_id}))
             self._begin()
-        elif kind == "accept" and self.role == "host" and self.state == "offered":
+        elif opening is not None and kind == "accept":
             if body.get("protocol_id") not in (None, self.spec.protocol_id):
                 self.violation(codes.PROTOCOL_MISMATCH, "the guest accepted a different protocol",
                                {"accepted": body.get("protocol_id")})
@@ -201,7 +233,7 @@ class SessionMachine:
                            {"kind": kind, "state": self.state})
 
     def _begin(self) -> None:
-        self.state = "running"
+        self.state = State.RUNNING
         self.hooks.ctx.options = copy.deepcopy(self.options or {})
         self.emit("session.started", role=self.role, options=self.options, mode=self.mode)
         self.call("proto_start")
@@ -210,7 +242,7 @@ class SessionMachine:
 
     def _on_payload(self, event: PayloadReceived) -> None:
         payload = event.payload
-        if self.state != "running":
+        if self.state != State.RUNNING:
             self.violation(codes.OUT_OF_PHASE, "protocol message before the session started",
                            {"payload": payload, "state": self.state})
         try:
@@ -283,6 +315,32 @@ class SessionMachine:
         resume(event.value)
         self.advance()
 
+    # ----------------------------------------------------------------- compute
+    def compute(self, name: str, work: Callable[[], Any], then: Callable[[Any], None]) -> None:
+        """Run pure, heavy ``work`` outside the machine, then ``then(result)``.
+
+        A failure inside ``work`` is an exception value in the result, turned
+        into a violation here (the peer's data made it fail).
+        """
+        self._computing[name] = then
+        self._out.append(Compute(name, work))
+
+    def _on_compute(self, event: ComputeDone) -> None:
+        then = self._computing.pop(event.name, None)
+        if then is None:
+            return
+        if isinstance(event.result, LingxiError):
+            self.violation(event.result.code, event.result.message, dict(event.result.details))
+        if isinstance(event.result, BaseException):
+            self.violation(codes.HOOKS_ERROR, f"computation {event.name} failed: "
+                           f"{type(event.result).__name__}: {event.result}", {"compute": event.name})
+        then(event.result)
+        self.advance()
+
+    @property
+    def computing(self) -> bool:
+        return bool(self._computing)
+
     @property
     def awaiting_decision(self) -> bool:
         return self._awaiting is not None
@@ -336,7 +394,8 @@ class SessionMachine:
         self.emit("message.sent", message=schema.name, payload=payload, **self.position())
         self.after_send(schema.name, payload)
 
-    def violation(self, code: str, message: str, evidence: dict[str, Any] | None = None) -> None:
+    def violation(self, code: str, message: str,
+                  evidence: dict[str, Any] | None = None) -> NoReturn:
         """End the session: abort envelope to the peer, a local event, Finish. Never returns."""
         evidence = {k: bounded(v) for k, v in (evidence or {}).items()}
         self.emit("violation", code=code, reason=message, evidence=evidence)
@@ -345,7 +404,7 @@ class SessionMachine:
         self.finish("aborted", code=code, reason=message, by="local")
 
     def finish(self, status: str, *, code: str | None = None, reason: str = "",
-               by: str | None = None) -> None:
+               by: str | None = None) -> NoReturn:
         if self.finished:
             raise _Stop
         self.finished = True
@@ -378,9 +437,10 @@ class SessionMachine:
 
     def base_waiting(self) -> bool | None:
         """Waiting states common to every mode (None: ask the mode)."""
-        if self.state in ("offered", "waiting_offer"):
+        if self.state in (State.OFFERED, State.WAITING_OFFER):
             return True
-        if self.state != "running" or self.finished or self._awaiting is not None:
+        if (self.state != State.RUNNING or self.finished or self._awaiting is not None
+                or self._computing):
             return False
         return None
 

@@ -1,38 +1,46 @@
-"""Flow mode -> machine class. New modes (mental poker) register here."""
+"""The one answer to "which flow modes does this runtime run": name -> FlowMode.
+
+The contract knows which modes it can hash and validate; whether a mode runs
+is asked here. A new mode registers its descriptor with :func:`register`.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from lingxi.session.errors import SessionError
+from lingxi.session.core.descriptor import FlowMode
 from lingxi.session.core.machine import SessionMachine
-from lingxi.session.core.modes.free import FreeMachine
-from lingxi.session.core.modes.loop import SessionLoopMachine
-from lingxi.session.core.modes.reqres import RequestResponseMachine
-from lingxi.session.core.modes.rounds import SimultaneousRoundMachine
+from lingxi.session.core.modes import free, loop, reqres, rounds
+from lingxi.session.errors import SessionError
 
-MACHINES: dict[str, type[SessionMachine]] = {
-    "session_loop": SessionLoopMachine,
-    "simultaneous_round": SimultaneousRoundMachine,
-    "request_response": RequestResponseMachine,
-    "free": FreeMachine,
-}
+_MODES: dict[str, FlowMode] = {}
 
 
-def register_mode(mode: str, machine: type[SessionMachine]) -> None:
-    """Plug in a machine for another flow mode (e.g. mental_poker)."""
-    MACHINES[mode] = machine
+def register(mode: FlowMode) -> FlowMode:
+    """Make ``mode`` runnable (a later registration of the same name replaces it)."""
+    _MODES[mode.name] = mode
+    return mode
 
 
-def machine_class(mode: str) -> type[SessionMachine]:
+for _module in (loop, rounds, reqres, free):
+    register(_module.DESCRIPTOR)
+
+
+def runnable_modes() -> list[str]:
+    return sorted(_MODES)
+
+
+def flow_mode(name: str) -> FlowMode:
+    """The descriptor of ``name``, or ``session.mode_not_supported``."""
     try:
-        return MACHINES[mode]
+        return _MODES[name]
     except KeyError:
         raise SessionError("session.mode_not_supported",
-                           f"flow mode {mode!r} has no session machine in this runtime "
-                           f"(available: {', '.join(sorted(MACHINES))})") from None
+                           f"flow mode {name!r} is not run by this runtime "
+                           f"(it runs: {', '.join(runnable_modes())})") from None
 
 
 def make_machine(role: str, spec: Any, hooks: Any, **kwargs: Any) -> SessionMachine:
     """A machine for ``spec.flow.mode`` playing ``role``."""
-    return machine_class(spec.flow.mode)(role=role, spec=spec, hooks=hooks, **kwargs)
+    return flow_mode(spec.flow.mode).machine_for(spec)(role=role, spec=spec, hooks=hooks,
+                                                       **kwargs)

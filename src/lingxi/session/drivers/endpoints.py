@@ -12,22 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
+import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from lingxi.errors import LingxiError
-from lingxi.home import identity_dir, protocol_cache_dir, sessions_dir
-from lingxi.protocols import builtin_dir, builtin_names
+from lingxi.home import identity_dir, sessions_dir
+from lingxi.protocols.catalogue import LoadedProtocol
+from lingxi.session.core.machine import ROLE_DIRECTION, SessionConfig, SessionMachine
+from lingxi.session.core.registry import make_machine
+from lingxi.session.drivers.link import payload_to_event
 from lingxi.session.drivers.network import Driver, DriveResult
 from lingxi.session.errors import SessionError
-from lingxi.session.drivers.link import payload_to_event
-from lingxi.session.core.machine import ROLE_DIRECTION, SessionConfig
 from lingxi.session.record.recorder import Recorder
-from lingxi.session.core.registry import machine_class
-from lingxi.session.runner import LoadedProtocol, load_protocol
 from lingxi.wire import AgentEndpoint, WireError
 from lingxi.wire.channel import SecureChannel
 from lingxi.wire.handshake import client_handshake, server_handshake
@@ -43,22 +42,6 @@ def endpoint_of(identity: Identity, where: str) -> AgentEndpoint:
     return AgentEndpoint(identity.agent_id, "lingxi", where)
 
 
-def find_protocol(protocol_id: str, *, allow_skeleton: bool | None = None) -> LoadedProtocol:
-    """A local folder whose spec has ``protocol_id``: a built-in or the protocol cache."""
-    from lingxi.contract import load_spec
-
-    for name in builtin_names():
-        folder = builtin_dir(name)
-        if folder is not None and load_spec(folder).protocol_id == protocol_id:
-            return load_protocol(folder, allow_skeleton=allow_skeleton)
-    cached = protocol_cache_dir(protocol_id)
-    if (cached / "spec.json").is_file():
-        return load_protocol(cached, allow_skeleton=allow_skeleton)
-    raise SessionError("session.unknown_protocol",
-                       f"the host offers protocol {protocol_id[:16]}…, which is neither built in "
-                       "nor in the local protocol cache; pass --protocol-dir")
-
-
 def _state_dir(state_dir: str | Path | None, session_id: str, role: str) -> Path:
     return Path(state_dir) if state_dir is not None else sessions_dir() / f"{session_id}-{role}"
 
@@ -70,12 +53,11 @@ def _channel(transport: Any, keys: Any, config: SessionConfig) -> SecureChannel:
 
 
 def _machine(protocol: LoadedProtocol, role: str, options: dict[str, Any] | None,
-             config: SessionConfig, seed: int | None):
-    rng = random.Random(seed) if seed is not None else random.SystemRandom()
-    hooks = protocol.hooks(role, seed if seed is not None else random.SystemRandom().randrange(2**62))
-    cls = machine_class(protocol.spec.flow.mode)
-    return cls(role=role, spec=protocol.spec, hooks=hooks,
-               options=(options or {}) if role == "host" else None, config=config, rng=rng)
+             config: SessionConfig, seed: int | None) -> SessionMachine:
+    """``seed`` seeds the hooks' game randomness only; nonces and keys are the OS's."""
+    hooks = protocol.hooks(role, seed if seed is not None else secrets.randbits(62))
+    return make_machine(role, protocol.spec, hooks,
+                        options=(options or {}) if role == "host" else None, config=config)
 
 
 async def run_on_channel(protocol: LoadedProtocol, role: str, channel: SecureChannel, *,
@@ -154,6 +136,8 @@ async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
                         identity: Identity | None = None, seed: int | None = None,
                         allow_skeleton: bool | None = None, keep_events: bool = True,
                         expected_host_key: str | None = None,
+                        expected_protocol_id: str | None = None,
+                        protocol_for: Callable[[str], LoadedProtocol] | None = None,
                         **driver_kwargs: Any) -> DriveResult:
     """Connect to a host at ``endpoint`` and play the guest's side."""
     config = config or SessionConfig()
@@ -176,7 +160,13 @@ async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
                 raise SessionError("session.no_offer", "the host did not start with an offer",
                                    exit_code=1)
             try:
-                protocol = find_protocol(offered, allow_skeleton=allow_skeleton)
+                if expected_protocol_id is not None and offered != expected_protocol_id:
+                    raise SessionError("session.protocol_mismatch",
+                                       "the host offers another protocol than the one this "
+                                       "guest joined for", exit_code=1)
+                if protocol_for is None:
+                    raise SessionError("session.unknown_protocol", "no local protocol given")
+                protocol = protocol_for(offered)
             except LingxiError as error:  # tell the host instead of leaving it waiting
                 with contextlib.suppress(WireError):
                     await channel.abort(error.code, error.message)

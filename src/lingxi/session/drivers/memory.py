@@ -18,47 +18,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lingxi.session.core.adversaries import Adversary
 from lingxi.session.core.events import (
-    CancelTimer,
+    Compute,
+    ComputeDone,
     DecisionMade,
-    Emit,
     EnvelopeRejected,
-    Finish,
     LocalInput,
     Outcome,
     RequestDecision,
-    Send,
-    SendControl,
-    SetTimer,
     Start,
     TimerFired,
 )
-from lingxi.session.drivers.link import control_to_payload, payload_to_event
 from lingxi.session.core.machine import ROLE_DIRECTION, SessionMachine
+from lingxi.session.drivers.actions import perform, run_compute
+from lingxi.session.drivers.link import payload_to_event
+from lingxi.session.record.receipts import receipt_body, settle, sign_receipt
 from lingxi.session.record.recorder import Recorder
-from lingxi.session.record.transcript import check_receipt, receipt_body, receipt_hash, sign_receipt
-from lingxi.wire import (
-    AgentEndpoint,
-    EnvelopeBuilder,
-    EnvelopeError,
-    ReceivePipeline,
-    format_rfc3339,
-)
+from lingxi.session.record.snapshot import snapshot_of
+from lingxi.wire.builder import EnvelopeBuilder
+from lingxi.wire.envelope import AgentEndpoint
+from lingxi.wire.errors import EnvelopeError
 from lingxi.wire.identity import Identity
+from lingxi.wire.pipeline import ReceivePipeline
 
 EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00Z: virtual time zero
 NO_ANSWER = object()
-
-
-class Adversary:
-    """A cheating side: rewrites what an honest machine sends. Identity by default."""
-
-    def outgoing(self, side: Side, payload: dict[str, Any],
-                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
-        return [(payload, correlation_id)]
-
-    def wire(self, side: Side, envelope: dict[str, Any]) -> list[dict[str, Any]]:
-        return [envelope]
 
 
 @dataclass
@@ -185,7 +170,7 @@ class LocalPair:
                 self.queue.appendleft((target, item))
                 self._record_late(target)
             return
-        if isinstance(item, DecisionMade):
+        if isinstance(item, DecisionMade | ComputeDone):
             self._process(target, side.machine.handle(item))
             return
         try:
@@ -218,28 +203,7 @@ class LocalPair:
                 self.queue.append((peer, sent))
 
     def _process(self, role: str, actions: list[Any]) -> None:
-        side = self.sides[role]
-        for action in actions:
-            if isinstance(action, Send):
-                self._transmit(side, action.payload, action.correlation_id)
-            elif isinstance(action, Emit):
-                side.recorder.event(action.event)
-            elif isinstance(action, SetTimer):
-                side.timers[action.name] = self.now + action.seconds
-            elif isinstance(action, CancelTimer):
-                side.timers.pop(action.name, None)
-            elif isinstance(action, SendControl):
-                self._transmit(side, control_to_payload(action), None)
-            elif isinstance(action, RequestDecision):
-                self._snapshot(role, pending=action)
-                decider = self.deciders.get(role)
-                value = decider(action) if decider is not None else NO_ANSWER
-                if value is not NO_ANSWER:
-                    self.queue.append((role, DecisionMade(action.point_id, value)))
-            elif isinstance(action, Finish):
-                side.outcome = action.outcome
-                side.timers.clear()
-                self._snapshot(role)
+        perform(actions, _SideTarget(self, self.sides[role]))
 
     def _snapshot(self, role: str, pending: RequestDecision | None = None) -> None:
         side = self.sides[role]
@@ -272,13 +236,11 @@ class LocalPair:
             receipts[role] = sign_receipt(body, side.identity)
         for role, side in self.sides.items():
             peer = "guest" if role == "host" else "host"
-            problems[role] = check_receipt(receipts[peer], side.recorder.transcript,
-                                           public_key=self.sides[peer].identity.public_hex,
-                                           session_id=self.session_id)
-            side.recorder.receipts({"local": receipts[role], "peer": receipts[peer],
-                                    "peer_problems": problems[role],
-                                    "local_hash": receipt_hash(receipts[role]),
-                                    "peer_hash": receipt_hash(receipts[peer])})
+            record = settle(receipts[role], receipts[peer], side.recorder.transcript,
+                            peer_key=self.sides[peer].identity.public_hex,
+                            session_id=self.session_id)
+            problems[role] = record["peer_problems"]
+            side.recorder.receipts(record)
             side.recorder.close()
         return PairResult(self.sides["host"].outcome, self.sides["guest"].outcome,
                           {r: s.recorder.transcript.head() for r, s in self.sides.items()},
@@ -287,22 +249,36 @@ class LocalPair:
                           {r: s.machine for r, s in self.sides.items()})
 
 
-def snapshot_of(machine: SessionMachine, session_id: str, identity: Identity, peer_key: str,
-                pending: RequestDecision | None = None,
-                deadline: float | None = None) -> dict[str, Any]:
-    """What snapshot.json says about a machine right now."""
-    outcome = machine.outcome.to_dict() if machine.outcome else None
-    return {
-        "session_id": session_id, "role": machine.role, "mode": machine.mode,
-        "protocol_id": machine.spec.protocol_id, "protocol": machine.spec.name,
-        "state": "finished" if machine.finished else machine.state,
-        "options": machine.options, "position": machine.position() if not machine.finished else {},
-        "sent": machine.sent_count, "received": machine.received_count,
-        "public_key": identity.public_hex, "peer_public_key": peer_key,
-        "outcome": outcome,
-        "pending_decision": None if pending is None else {
-            "point_id": pending.point_id, "legal": pending.legal, "view": pending.view,
-            "bounds": list(pending.bounds) if pending.bounds else None,
-            "timeout_seconds": pending.timeout_seconds, "message": pending.message,
-            "deadline": format_rfc3339(deadline) if deadline is not None else None},
-    }
+class _SideTarget:
+    """How one side's actions play out in the in-memory world."""
+
+    def __init__(self, pair: LocalPair, side: Side) -> None:
+        self.pair, self.side = pair, side
+
+    def send(self, payload: dict[str, Any], correlation_id: str | None) -> None:
+        self.pair._transmit(self.side, payload, correlation_id)
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self.side.recorder.event(event)
+
+    def set_timer(self, name: str, seconds: float) -> None:
+        self.side.timers[name] = self.pair.now + seconds
+
+    def cancel_timer(self, name: str) -> None:
+        self.side.timers.pop(name, None)
+
+    def request_decision(self, request: RequestDecision) -> None:
+        self.pair._snapshot(self.side.role, pending=request)
+        decider = self.pair.deciders.get(self.side.role)
+        value = decider(request) if decider is not None else NO_ANSWER
+        if value is not NO_ANSWER:
+            self.pair.queue.append((self.side.role, DecisionMade(request.point_id, value)))
+
+    def compute(self, action: Compute) -> None:
+        """Inline: the work is done before anything else happens (deterministic)."""
+        self.pair.queue.appendleft((self.side.role, ComputeDone(action.name, run_compute(action))))
+
+    def finished(self, outcome: Outcome) -> None:
+        self.side.outcome = outcome
+        self.side.timers.clear()
+        self.pair._snapshot(self.side.role)

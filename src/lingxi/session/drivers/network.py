@@ -21,28 +21,25 @@ from pathlib import Path
 from typing import Any
 
 from lingxi.session.core.events import (
-    CancelTimer,
+    Compute,
+    ComputeDone,
     ControlReceived,
     DecisionMade,
-    Emit,
     EnvelopeRejected,
-    Finish,
     LocalInput,
     Outcome,
     RequestDecision,
-    Send,
-    SendControl,
-    SetTimer,
     Start,
     TimerFired,
 )
-from lingxi.session.drivers.link import control_to_payload, is_receipt, payload_to_event
-from lingxi.session.drivers.memory import snapshot_of
 from lingxi.session.core.machine import ROLE_DIRECTION, SessionMachine
+from lingxi.session.drivers.actions import perform, run_compute
+from lingxi.session.drivers.link import is_receipt, payload_to_event
+from lingxi.session.record.receipts import receipt_body, receipt_hash, settle, sign_receipt
 from lingxi.session.record.recorder import INBOX, Recorder
-from lingxi.session.record.transcript import check_receipt, receipt_body, receipt_hash, sign_receipt
-from lingxi.wire import EnvelopeError, TransportError
+from lingxi.session.record.snapshot import snapshot_of
 from lingxi.wire.channel import SecureChannel
+from lingxi.wire.errors import EnvelopeError, TransportError
 
 INBOX_POLL = 0.1
 SNAPSHOT_EVERY = 0.5
@@ -86,7 +83,10 @@ class Driver:
         self.peer_receipt: dict[str, Any] | None = None
         self.my_dir = ROLE_DIRECTION[machine.role]
         self.peer_dir = ROLE_DIRECTION[machine.peer]
-        self.queue: list[Any] = []  # events produced locally (decisions)
+        self.queue: list[Any] = []  # events produced locally (decisions, computations)
+        self.computing: set[asyncio.Future] = set()
+        self._wake = asyncio.Event()
+        self._outbox: list[tuple[str, Any]] = []
         self._snapshot_due = True  # snapshot.json: at once on changes, else at most every 0.5 s
         self._snapshot_at = 0.0
 
@@ -105,28 +105,49 @@ class Driver:
             self.recorder.envelope(self.my_dir, env.to_dict(), "sent")
 
     async def process(self, actions: list[Any]) -> None:
-        for action in actions:
-            if isinstance(action, Send):
-                await self._send(action.payload, action.correlation_id)
-            elif isinstance(action, SendControl):
-                await self._send(control_to_payload(action))
-            elif isinstance(action, Emit):
-                self.recorder.event(action.event)
-            elif isinstance(action, SetTimer):
-                self.timers[action.name] = self.loop.time() + action.seconds
-            elif isinstance(action, CancelTimer):
-                self.timers.pop(action.name, None)
-            elif isinstance(action, RequestDecision):
-                await self._ask(action)
-            elif isinstance(action, Finish):
-                self.timers.clear()
-                self.pending = None
-                self._snapshot_due = True
+        """Perform a batch of machine actions; sends and decisions are awaited in order."""
+        self._outbox: list[tuple[str, Any]] = []
+        perform(actions, self)
+        for kind, item in self._outbox:
+            if kind == "send":
+                await self._send(*item)
+            else:
+                await self._ask(item)
         now = self.loop.time()
         if self._snapshot_due or now - self._snapshot_at >= SNAPSHOT_EVERY:
             self.snapshot()
             self._snapshot_due = False
             self._snapshot_at = now
+
+    # ActionTarget: what each action means over a channel
+    def send(self, payload: dict[str, Any], correlation_id: str | None) -> None:
+        self._outbox.append(("send", (payload, correlation_id)))
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self.recorder.event(event)
+
+    def set_timer(self, name: str, seconds: float) -> None:
+        self.timers[name] = self.loop.time() + seconds
+
+    def cancel_timer(self, name: str) -> None:
+        self.timers.pop(name, None)
+
+    def request_decision(self, request: RequestDecision) -> None:
+        self._outbox.append(("ask", request))
+
+    def compute(self, action: Compute) -> None:
+        """In a worker thread, so heartbeats and the peer's frames keep flowing."""
+        future = self.loop.run_in_executor(None, run_compute, action)
+        self.computing.add(asyncio.ensure_future(self._computed(action.name, future)))
+
+    async def _computed(self, name: str, future: Any) -> None:
+        self.queue.append(ComputeDone(name, await future))
+        self._wake.set()
+
+    def finished(self, outcome: Outcome) -> None:
+        self.timers.clear()
+        self.pending = None
+        self._snapshot_due = True
 
     async def _ask(self, request: RequestDecision) -> None:
         self.pending = request
@@ -210,9 +231,13 @@ class Driver:
                 wait = min([at - now for at in self.timers.values()] or [3600.0])
                 if self.pending is not None and self.recorder.state_dir is not None:
                     wait = min(wait, INBOX_POLL)
-                waiters = {receiver} | ({reader} if reader is not None else set())
+                self._wake.clear()
+                woken = asyncio.ensure_future(self._wake.wait())
+                waiters = {receiver, woken} | ({reader} if reader is not None else set())
                 done, _ = await asyncio.wait(waiters, timeout=max(wait, 0.0),
                                              return_when=asyncio.FIRST_COMPLETED)
+                if not woken.done():
+                    woken.cancel()
                 if receiver in done:
                     item = receiver.result()
                     terminal = isinstance(item, TransportError)
@@ -230,7 +255,7 @@ class Driver:
                     await self.process(self.machine.handle(LocalInput(line)))
             return await self._receipts(receiver)
         finally:
-            for task in (receiver, reader):
+            for task in (receiver, reader, *self.computing):
                 if task is not None and not task.done():
                     task.cancel()
             self.recorder.close()
@@ -266,14 +291,11 @@ class Driver:
                 receiver = asyncio.ensure_future(self._recv())
         if receiver is not None and not receiver.done():
             receiver.cancel()
-        problems = (check_receipt(self.peer_receipt, transcript,
-                                  public_key=self.channel.keys.peer_identity,
-                                  session_id=self.channel.session_id,
-                                  handshake=self.channel.keys.transcript_hash)
-                    if self.peer_receipt is not None else ["no receipt from the peer"])
-        receipts = {"local": mine, "peer": self.peer_receipt, "peer_problems": problems,
-                    "local_hash": receipt_hash(mine),
-                    "peer_hash": receipt_hash(self.peer_receipt) if self.peer_receipt else None}
+        receipts = settle(mine, self.peer_receipt, transcript,
+                          peer_key=self.channel.keys.peer_identity,
+                          session_id=self.channel.session_id,
+                          handshake=self.channel.keys.transcript_hash)
+        problems = receipts["peer_problems"]
         self.recorder.receipts(receipts)
         self.recorder.event({"event": "receipts.exchanged", "verified": not problems,
                              "problems": problems})

@@ -1,8 +1,11 @@
 """A session's state folder: events.jsonl, snapshot.json, transcript.jsonl, receipts.json.
 
-``Recorder(None, …)`` keeps everything in memory (benchmarks, the adversarial
-library); with a folder every line is appended as it happens, so a crashed
-session still leaves its evidence behind.
+``Recorder(None, …)`` writes nothing (benchmarks, the adversarial library);
+with a folder every line is appended as it happens, so a crashed session
+still leaves its evidence behind. Only chain heads and counts stay in memory,
+plus the events when ``keep_events`` asks for them (a short self-play's
+summary), so a session that runs for days does not grow. The folder is private
+to the user (0700, files 0600), like the keys.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from lingxi.errors import LingxiError
+from lingxi.files import private_dir, write_private_json
 from lingxi.session.record.transcript import Transcript
 
 EVENTS = "events.jsonl"
@@ -26,11 +31,10 @@ def _line(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
-                   encoding="utf-8")
-    os.replace(tmp, path)
+def _append(path: Path):
+    """A private (0600) file opened for appending."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    return os.fdopen(fd, "a", encoding="utf-8")
 
 
 class Recorder:
@@ -44,12 +48,16 @@ class Recorder:
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self._events_file = self._transcript_file = None
         if self.state_dir is not None:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-            (self.state_dir / INBOX).mkdir(exist_ok=True)
-            for name in (EVENTS, TRANSCRIPT, RECEIPTS, SNAPSHOT):
-                (self.state_dir / name).unlink(missing_ok=True)
-            self._events_file = open(self.state_dir / EVENTS, "a", encoding="utf-8")  # noqa: SIM115
-            self._transcript_file = open(self.state_dir / TRANSCRIPT, "a", encoding="utf-8")  # noqa: SIM115
+            private_dir(self.state_dir / INBOX)
+            os.chmod(self.state_dir, 0o700)
+            try:
+                for name in (EVENTS, TRANSCRIPT, RECEIPTS, SNAPSHOT):
+                    (self.state_dir / name).unlink(missing_ok=True)
+                self._events_file = _append(self.state_dir / EVENTS)
+                self._transcript_file = _append(self.state_dir / TRANSCRIPT)
+            except OSError as error:
+                raise LingxiError("io.write_failed", f"cannot write into {self.state_dir}: "
+                                  f"{error.strerror or error}") from None
 
     def event(self, event: dict[str, Any]) -> None:
         record = {"t": round(self.clock(), 6), **event}
@@ -71,12 +79,12 @@ class Recorder:
     def snapshot(self, data: dict[str, Any]) -> None:
         if self.state_dir is not None:
             self.flush()
-            write_json_atomic(self.state_dir / SNAPSHOT, {"updated": round(self.clock(), 6),
+            write_private_json(self.state_dir / SNAPSHOT, {"updated": round(self.clock(), 6),
                                                           **data})
 
     def receipts(self, data: dict[str, Any]) -> None:
         if self.state_dir is not None:
-            write_json_atomic(self.state_dir / RECEIPTS, data)
+            write_private_json(self.state_dir / RECEIPTS, data)
 
     def close(self) -> None:
         for handle in (self._events_file, self._transcript_file):

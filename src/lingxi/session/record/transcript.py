@@ -1,18 +1,25 @@
-"""Hash-chained transcript of every envelope, and Ed25519-signed receipts over it.
+"""Hash-chained transcript of every envelope, kept as chain heads and counts.
 
 Each direction (host_to_guest, guest_to_host) has its own chain, because in a
 free conversation two messages may cross in flight and the sides then see a
 different interleaving; within one direction the order is the same on both
 sides. Link i of a chain is ``sha256(prev + ":" + sha256(canonical(envelope)))``
-(``prev`` is 64 zeros for the first link). The transcript head combines both
-chain heads with their counts. A receipt states the counts and heads its
-signer saw and is valid against any transcript with that prefix, so a
-message still in flight when a side finished does not break it.
+(``prev`` is 64 zeros for the first link), where ``envelope`` is the envelope
+object exactly as it was signed and sent (or received and accepted), in the
+canonical JSON form. The transcript head combines both chain heads with their
+counts.
+
+Memory stays flat however long a session runs: entries go to
+``transcript.jsonl`` as they happen and only the heads of the last
+:data:`RECENT` links per direction are kept, enough to check a peer's receipt
+that stopped a few messages earlier (messages still in flight when it
+finished).
 """
 
 from __future__ import annotations
 
 import json
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +29,7 @@ from lingxi.session.errors import SessionError, SessionFailed
 
 ZERO = "0" * 64
 DIRECTIONS = ("host_to_guest", "guest_to_host")
-RECEIPT_DOMAIN = b"lingxi/session/receipt/v1|"
+RECENT = 4096
 
 
 def link(prev: str, envelope: dict[str, Any]) -> str:
@@ -33,129 +40,95 @@ def combine(heads: dict[str, dict[str, Any]]) -> str:
     return sha256_hex(canonical_bytes({d: heads[d] for d in DIRECTIONS}))
 
 
+def _recent() -> dict[str, deque[str]]:
+    return {d: deque([ZERO], maxlen=RECENT) for d in DIRECTIONS}
+
+
 @dataclass
 class Transcript:
-    """The chains as they grow; ``entries`` are what transcript.jsonl holds."""
+    """The chains as they grow: counts, the recent heads, and the entry count."""
 
-    entries: list[dict[str, Any]] = field(default_factory=list)
-    chains: dict[str, list[str]] = field(default_factory=lambda: {d: [ZERO] for d in DIRECTIONS})
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DIRECTIONS, 0))
+    recent: dict[str, deque[str]] = field(default_factory=_recent)
+    entries: int = 0
 
     def add(self, direction: str, envelope: dict[str, Any], local: str) -> dict[str, Any]:
-        """Append an envelope (``local`` = "sent" | "received"); return the entry."""
-        chain = self.chains[direction]
-        digest = link(chain[-1], envelope)
+        """Append an envelope (``local`` = "sent" | "received" | "late"); return its entry."""
+        chain = self.recent[direction]
+        prev = chain[-1]
+        digest = link(prev, envelope)
         chain.append(digest)
-        entry = {"n": len(self.entries) + 1, "direction": direction, "local": local,
-                 "index": len(chain) - 1, "prev": chain[-2], "hash": digest,
-                 "envelope": envelope}
-        self.entries.append(entry)
-        return entry
+        self.counts[direction] += 1
+        self.entries += 1
+        return {"n": self.entries, "direction": direction, "local": local,
+                "index": self.counts[direction], "prev": prev, "hash": digest,
+                "envelope": envelope}
 
     def heads(self) -> dict[str, dict[str, Any]]:
-        return {d: {"count": len(self.chains[d]) - 1, "head": self.chains[d][-1]}
-                for d in DIRECTIONS}
+        return {d: {"count": self.counts[d], "head": self.recent[d][-1]} for d in DIRECTIONS}
 
     def head(self) -> str:
         return combine(self.heads())
 
-    def has_prefix(self, heads: dict[str, dict[str, Any]]) -> bool:
+    def head_at(self, direction: str, count: int) -> str | None:
+        """The chain head after ``count`` links, while it is among the recent ones."""
+        back = self.counts[direction] - count
+        chain = self.recent[direction]
+        if not 0 <= back < len(chain):
+            return None
+        return chain[-1 - back]
+
+    def has_prefix(self, heads: dict[str, Any]) -> bool:
         """Whether this transcript contains exactly the chains a receipt names, as a prefix."""
         for d in DIRECTIONS:
-            item = heads.get(d) or {}
-            count = item.get("count")
-            if not isinstance(count, int) or not 0 <= count < len(self.chains[d]):
+            item = heads.get(d)
+            if not isinstance(item, dict):
                 return False
-            if self.chains[d][count] != item.get("head"):
+            count = item.get("count")
+            if type(count) is not int or self.head_at(d, count) != item.get("head"):
                 return False
         return True
 
 
-def receipt_body(transcript: Transcript, *, session_id: str, protocol_id: str, role: str,
-                 public_key: str, status: str, handshake: str | None = None) -> dict[str, Any]:
-    """What a side signs. ``handshake`` (the wire handshake's transcript hash) binds the
-    receipt to the authenticated channel both sides derived their keys from."""
-    heads = transcript.heads()
-    body = {"kind": "lingxi.session.receipt/1", "session_id": session_id,
-            "protocol_id": protocol_id, "role": role, "public_key": public_key,
-            "status": status, "chains": heads, "head": combine(heads)}
-    if handshake is not None:
-        body["handshake"] = handshake
-    return body
-
-
-def sign_receipt(body: dict[str, Any], identity: Any) -> dict[str, Any]:
-    signature = identity.sign(RECEIPT_DOMAIN + canonical_bytes(body)).hex()
-    return {**body, "signature": signature}
-
-
-def receipt_hash(receipt: dict[str, Any]) -> str:
-    return sha256_hex(canonical_bytes(receipt))
-
-
-def check_receipt(receipt: Any, transcript: Transcript, *, public_key: str | None = None,
-                  session_id: str | None = None, handshake: str | None = None) -> list[str]:
-    """Problems with ``receipt`` against ``transcript`` (empty list: valid)."""
-    from lingxi.wire.identity import verify_ed25519
-
-    if not isinstance(receipt, dict):
-        return ["the receipt is not an object"]
-    problems = []
-    body = {k: v for k, v in receipt.items() if k != "signature"}
-    signature = receipt.get("signature")
-    key = receipt.get("public_key")
-    if public_key is not None and key != public_key:
-        problems.append("the receipt is signed by another key than the peer's identity")
+def read_entries(path: Path):
+    """Yield ``(line number, entry)`` from transcript.jsonl; raise on unreadable lines."""
     try:
-        ok = isinstance(signature, str) and isinstance(key, str) and verify_ed25519(
-            key, bytes.fromhex(signature), RECEIPT_DOMAIN + canonical_bytes(body))
-    except (ValueError, TypeError):
-        ok = False
-    if not ok:
-        problems.append("the receipt's Ed25519 signature does not verify")
-    chains = receipt.get("chains")
-    if not isinstance(chains, dict) or receipt.get("head") != combine_safe(chains):
-        problems.append("the receipt's head does not match its chain heads")
-    elif not transcript.has_prefix(chains):
-        problems.append("the receipt's chain heads are not in this transcript")
-    if session_id is not None and receipt.get("session_id") != session_id:
-        problems.append("the receipt names another session")
-    if handshake is not None and receipt.get("handshake") != handshake:
-        problems.append("the receipt belongs to another handshake")
-    return problems
-
-
-def combine_safe(chains: dict[str, Any]) -> str | None:
-    try:
-        return combine(chains)
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-# ---------------------------------------------------------------- offline verify
-
-
-def load_transcript(path: Path) -> Transcript:
-    """Re-read transcript.jsonl and recompute every link; raise on any break."""
-    transcript = Transcript()
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        handle = path.open(encoding="utf-8")
     except OSError as error:
         raise SessionError("session.unreadable", f"cannot read {path}: {error}") from None
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    with handle:
         try:
-            entry = json.loads(line)
-            direction, envelope = entry["direction"], entry["envelope"]
-            if direction not in DIRECTIONS or not isinstance(envelope, dict):
-                raise ValueError("bad direction or envelope")
-        except (ValueError, KeyError, TypeError) as error:
-            raise SessionFailed("transcript.malformed", f"{path}:{number}: {error}") from None
-        recomputed = transcript.add(direction, envelope, entry.get("local", "?"))
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    entry = json.loads(line)
+                    if not isinstance(entry, dict) or entry.get("direction") not in DIRECTIONS \
+                            or not isinstance(entry.get("envelope"), dict):
+                        raise ValueError("bad direction or envelope")
+                except (ValueError, RecursionError) as error:
+                    raise SessionFailed("transcript.malformed",
+                                        f"{path}:{number}: {error}") from None
+                yield number, entry
+        except UnicodeDecodeError as error:
+            raise SessionFailed("transcript.malformed", f"{path}: not UTF-8 ({error.reason})"
+                                ) from None
+
+
+def load_transcript(path: Path, entries: list[dict[str, Any]] | None = None) -> Transcript:
+    """Re-read transcript.jsonl and recompute every link; raise on any break.
+
+    Pass a list as ``entries`` to collect the entries (for an offline flow check).
+    """
+    transcript = Transcript()
+    for number, entry in read_entries(path):
+        recomputed = transcript.add(entry["direction"], entry["envelope"], "?")
         if entry.get("hash") != recomputed["hash"] or entry.get("prev") != recomputed["prev"]:
             raise SessionFailed("transcript.broken_chain",
                                 f"{path}:{number}: the hash chain breaks here (an envelope "
                                 "was changed, removed or reordered)",
                                 details={"line": number, "recorded": entry.get("hash"),
                                          "recomputed": recomputed["hash"]})
+        if entries is not None:
+            entries.append(entry)
     return transcript

@@ -1,4 +1,14 @@
-"""Offline check of a session state folder: the hash chain and both receipts."""
+"""Offline check of a session state folder: the hash chain and both receipts.
+
+What it proves: the transcript is one unbroken chain; the local receipt and
+the peer's receipt are signed by the keys they name and cover a prefix of it.
+What it cannot prove alone: *who* the peer was — ``snapshot.json`` names the
+peer's key, but anyone who can write the folder can re-sign a receipt and edit
+that line. Pin the peer with ``peer_key`` (``--peer-key``, or the key a
+registry knows) to close that gap. Entries that no receipt covers fail the
+check (nobody signed them); entries only the local receipt covers (messages
+still in flight when the peer finished) are listed as not verified by the peer.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lingxi.errors import LingxiError
 from lingxi.session.errors import SessionError
+from lingxi.session.record.receipts import check_receipt
 from lingxi.session.record.recorder import RECEIPTS, SNAPSHOT, TRANSCRIPT
-from lingxi.session.record.transcript import check_receipt, load_transcript
+from lingxi.session.record.transcript import DIRECTIONS, load_transcript
 
 
 @dataclass
@@ -20,6 +32,10 @@ class Verification:
     problems: list[str] = field(default_factory=list)
     receipts: dict[str, Any] = field(default_factory=dict)
     status: str | None = None
+    protocol_id: str | None = None
+    keys: dict[str, Any] = field(default_factory=dict)
+    uncovered: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -28,44 +44,67 @@ class Verification:
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "state_dir": self.state_dir, "entries": self.entries,
                 "transcript_head": self.head, "session_status": self.status,
-                "receipts": self.receipts, "problems": self.problems}
+                "protocol_id": self.protocol_id, "keys": self.keys,
+                "uncovered": self.uncovered, "receipts": self.receipts,
+                "notes": self.notes, "problems": self.problems}
 
 
-def _read_json(path: Path) -> Any:
+def _read_object(path: Path) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SessionError("session.missing_file", f"{path} does not exist") from None
-    except ValueError as error:
-        raise SessionError("session.bad_state", f"{path}: {error}") from None
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as error:
+        raise SessionError("session.bad_state", f"{path}: not readable JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise SessionError("session.bad_state",
+                           f"{path}: expected a JSON object, found {type(data).__name__}")
+    return data
 
 
-def verify_state_dir(state_dir: str | Path) -> Verification:
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def verify_state_dir(state_dir: str | Path, *, peer_key: str | None = None,
+                     entries: list[dict[str, Any]] | None = None) -> Verification:
     """Recompute the transcript chain and check both receipts against it.
 
     Raises SessionError (exit 2) when the folder is not a session folder; a
-    broken chain or a bad receipt is reported in ``problems`` (exit 1).
+    broken chain, a bad receipt, a peer key other than ``peer_key`` or entries
+    no receipt covers are reported in ``problems`` (exit 1). ``entries``
+    collects the transcript entries for a flow mode's own check.
     """
     folder = Path(state_dir)
     if not folder.is_dir():
         raise SessionError("session.not_found", f"{folder} is not a session state folder")
-    snapshot = _read_json(folder / SNAPSHOT)
-    receipts = _read_json(folder / RECEIPTS)
-    out = Verification(str(folder), status=(snapshot.get("outcome") or {}).get("status"))
-    from lingxi.errors import LingxiError
+    snapshot = _read_object(folder / SNAPSHOT)
+    receipts = _read_object(folder / RECEIPTS)
+    outcome = snapshot.get("outcome")
+    out = Verification(str(folder),
+                       status=_text(outcome.get("status")) if isinstance(outcome, dict) else None,
+                       protocol_id=_text(snapshot.get("protocol_id")))
     try:
-        transcript = load_transcript(folder / TRANSCRIPT)
+        transcript = load_transcript(folder / TRANSCRIPT, entries)
     except LingxiError as error:
         if error.code == "session.unreadable":
             raise
         out.problems.append(f"{error.code}: {error.message}")
         return out
-    out.entries = len(transcript.entries)
+    out.entries = transcript.entries
     out.head = transcript.head()
-    session_id = snapshot.get("session_id")
-    keys = {"local": snapshot.get("public_key"), "peer": snapshot.get("peer_public_key")}
-    local = receipts.get("local") or {}
-    handshake = local.get("handshake") if isinstance(local, dict) else None
+    session_id = _text(snapshot.get("session_id"))
+    recorded_peer = _text(snapshot.get("peer_public_key"))
+    keys = {"local": _text(snapshot.get("public_key")), "peer": peer_key or recorded_peer}
+    out.keys = {"local": {"key": keys["local"], "source": "snapshot.json"},
+                "peer": {"key": keys["peer"],
+                         "source": "pinned (--peer-key)" if peer_key else
+                         "snapshot.json (not pinned: pass --peer-key to check who the peer was)"}}
+    if peer_key and recorded_peer != peer_key:
+        out.problems.append("snapshot.json names another peer key than the pinned one")
+    local = receipts.get("local")
+    handshake = _text(local.get("handshake")) if isinstance(local, dict) else None
+    signed: dict[str, dict[str, int]] = {}
     for which in ("local", "peer"):
         receipt = receipts.get(which)
         if not receipt:
@@ -75,6 +114,22 @@ def verify_state_dir(state_dir: str | Path) -> Verification:
         problems = check_receipt(receipt, transcript, public_key=keys[which],
                                  session_id=session_id, handshake=handshake)
         out.receipts[which] = {"ok": not problems, "role": receipt.get("role"),
-                               "head": receipt.get("head"), "problems": problems}
+                               "head": receipt.get("head"), "checked_against": keys[which],
+                               "problems": problems}
         out.problems.extend(f"{which} receipt: {p}" for p in problems)
+        if not problems:
+            signed[which] = {d: receipt["chains"][d]["count"] for d in DIRECTIONS}
+    if out.problems:
+        return out
+    for direction in DIRECTIONS:
+        total = transcript.counts[direction]
+        unsigned = total - max(counts[direction] for counts in signed.values())
+        if unsigned > 0:
+            out.problems.append(f"{unsigned} {direction} entr{'y' if unsigned == 1 else 'ies'} "
+                                "after every receipted prefix: signed by nobody")
+        beyond_peer = total - signed["peer"][direction]
+        if beyond_peer > 0:
+            out.uncovered[direction] = beyond_peer
+            out.notes.append(f"{beyond_peer} {direction} entr{'y' if beyond_peer == 1 else 'ies'}"
+                             " not covered by the peer's receipt (not verified by the peer)")
     return out

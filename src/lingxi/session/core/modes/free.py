@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from lingxi.hooks import methods
 from lingxi.session import errors as codes
+from lingxi.session.core.descriptor import FlowMode
 from lingxi.session.core.events import SendControl, SetTimer
 from lingxi.session.core.flow import BOTH
+from lingxi.session.core.machine import State
 from lingxi.session.core.modes.loop import SessionLoopMachine
 
 
@@ -38,8 +41,8 @@ class FreeMachine(SessionLoopMachine):
         return False  # a free session ends only by `end`, completion or timeout
 
     def _free_ok(self, name: str, direction: str) -> bool:
-        declared = (self.declared.get(name) or {}).get("direction")
-        return declared in (direction, BOTH)
+        declared = self.declared.get(name)
+        return declared is not None and declared.direction in (direction, BOTH)
 
     def _oob_ok(self, name: str, direction: str) -> bool:
         if self.opening and name not in ("error", "end"):
@@ -56,7 +59,7 @@ class FreeMachine(SessionLoopMachine):
         return getattr(self, "free_rounds", 0)
 
     def position(self) -> dict[str, Any]:
-        if self.state != "running":
+        if self.state != State.RUNNING:
             return {}
         return self.cursor.position() if self.opening else {"phase": "free", "iteration": None}
 
@@ -111,10 +114,15 @@ class FreeMachine(SessionLoopMachine):
 
     def _arm_timers(self) -> None:
         super()._arm_timers()
-        if self.state == "running" and not self.opening:
+        if self.state == State.RUNNING and not self.opening:
             self._out.append(SetTimer("idle", self.config.idle_timeout))
 
     def on_idle(self) -> None:
-        if self.state == "running" and not self.finished:
+        if self.state == State.RUNNING and not self.finished:
             self.violation(codes.IDLE_TIMEOUT,
                            f"no message for {self.config.idle_timeout:g}s", {})
+
+
+DESCRIPTOR = FlowMode(
+    "free", lambda spec: FreeMachine,
+    (methods.NEXT, methods.ON_MESSAGE, methods.ON_INPUT, *methods.COMMON_OPTIONAL))

@@ -9,18 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from lingxi.hooks import methods
 from lingxi.session import errors as codes
+from lingxi.session.core.descriptor import FlowMode
 from lingxi.session.core.flow import BOTH, FlowCursor, build_plan
-from lingxi.session.core.machine import SessionMachine
+from lingxi.session.core.machine import SessionMachine, State
 
 
 class SessionLoopMachine(SessionMachine):
     mode = "session_loop"
 
     def begin(self) -> None:
-        self.plan = build_plan(self.raw)
+        self.plan = build_plan(self.spec)
         self.cursor = FlowCursor(self.plan, self._repeat_count)
-        self.out_of_band = {name: m.get("direction", BOTH) for name, m in self.declared.items()
+        self.out_of_band = {name: m.direction for name, m in self.declared.items()
                             if name not in self.plan.in_exchange}
 
     # -- flow queries -------------------------------------------------------
@@ -34,7 +36,7 @@ class SessionLoopMachine(SessionMachine):
         return None
 
     def flow_done(self) -> bool:
-        return self.state == "running" and self.cursor.done
+        return self.state == State.RUNNING and self.cursor.done
 
     def _mine(self) -> list[str]:
         return [s.message for s in self.cursor.expected() if s.direction in (self.my_dir, BOTH)]
@@ -53,15 +55,15 @@ class SessionLoopMachine(SessionMachine):
         return not self.cursor.done and not self._mine()
 
     def waiting_description(self) -> Any:
-        if self.state != "running":
+        if self.state != State.RUNNING:
             return self.state
         return [f"{s.message}({s.direction})" for s in self.cursor.expected()]
 
     def position(self) -> dict[str, Any]:
-        return self.cursor.position() if self.state == "running" else {}
+        return self.cursor.position() if self.state == State.RUNNING else {}
 
     def rounds_played(self) -> int:
-        return self.cursor.iterations_total if self.state == "running" else 0
+        return self.cursor.iterations_total if self.state == State.RUNNING else 0
 
     # -- receiving ----------------------------------------------------------
     def on_message(self, name: str, payload: dict[str, Any], correlation_id: str | None) -> None:
@@ -96,7 +98,7 @@ class SessionLoopMachine(SessionMachine):
                            {"max_rounds": self.config.max_rounds})
 
     def advance(self) -> None:
-        while self.state == "running" and not self.finished and self._awaiting is None:
+        while self.state == State.RUNNING and not self.finished and self._awaiting is None:
             if self.cursor.done:
                 self.finish("completed")
             mine = self._mine()
@@ -126,3 +128,8 @@ class SessionLoopMachine(SessionMachine):
 
     def _compose_with(self, mine: list[str], decision: Any) -> None:
         self.apply(self.call("proto_next_message", list(mine), decision))
+
+
+DESCRIPTOR = FlowMode(
+    "session_loop", lambda spec: SessionLoopMachine,
+    (methods.NEXT, methods.ON_MESSAGE, *methods.COMMON_OPTIONAL))

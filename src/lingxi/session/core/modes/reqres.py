@@ -12,11 +12,15 @@ declared messages (``error``) may come at any time from their direction.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from lingxi.hooks import methods as hook_methods
 from lingxi.session import errors as codes
+from lingxi.session.core.adversaries import Case, InjectBeforeStart, sample_message
+from lingxi.session.core.descriptor import FlowMode
 from lingxi.session.core.flow import BOTH
-from lingxi.session.core.machine import SessionMachine
+from lingxi.session.core.machine import ROLE_DIRECTION, SessionMachine, State
 from lingxi.session.core.modes.loop import SessionLoopMachine
 
 ROLES = {
@@ -28,8 +32,8 @@ ROLES = {
 MAX_PROGRESS = 10_000
 
 
-def _new_correlation(rng) -> str:
-    return "rr-" + "".join(rng.choice("0123456789abcdef") for _ in range(16))
+def _new_correlation(entropy: Callable[[int], bytes]) -> str:
+    return "rr-" + entropy(8).hex()
 
 
 def link_correlation(machine: Any, name: str, payload: dict[str, Any],
@@ -57,8 +61,8 @@ class PhasedRequestResponseMachine(SessionLoopMachine):
         self.correlation: str | None = None
 
     def send(self, payload: Any, correlation_id: str | None = None) -> None:
-        if self.correlation is None and self.role == "guest" and self.state == "running":
-            self.correlation = _new_correlation(self.rng)
+        if self.correlation is None and self.role == "guest" and self.state == State.RUNNING:
+            self.correlation = _new_correlation(self.entropy)
         super().send(payload, self.correlation)
 
     def on_message(self, name: str, payload: dict[str, Any], correlation_id: str | None) -> None:
@@ -69,13 +73,6 @@ class PhasedRequestResponseMachine(SessionLoopMachine):
 
 class RequestResponseMachine(SessionMachine):
     mode = "request_response"
-
-    def __new__(cls, *args: Any, **kwargs: Any):
-        spec = kwargs.get("spec")
-        if cls is RequestResponseMachine and spec is not None \
-                and (spec.raw.get("flow") or {}).get("phases"):
-            return PhasedRequestResponseMachine(*args, **kwargs)
-        return super().__new__(cls)
 
     def begin(self) -> None:
         self.names: dict[str, str | None] = {}
@@ -103,7 +100,7 @@ class RequestResponseMachine(SessionMachine):
         return [], None
 
     def flow_done(self) -> bool:
-        return self.state == "running" and self.stage == "done"
+        return self.state == State.RUNNING and self.stage == "done"
 
     def _role_of(self, name: str) -> str | None:
         return next((role for role, n in self.names.items() if n == name), None)
@@ -111,8 +108,8 @@ class RequestResponseMachine(SessionMachine):
     def _oob_ok(self, name: str, direction: str) -> bool:
         if self._role_of(name) is not None:
             return False
-        declared = (self.declared.get(name) or {}).get("direction")
-        return declared in (direction, BOTH)
+        declared = self.declared.get(name)
+        return declared is not None and declared.direction in (direction, BOTH)
 
     def waiting_for_peer(self) -> bool:
         base = self.base_waiting()
@@ -122,7 +119,7 @@ class RequestResponseMachine(SessionMachine):
         return bool(allowed) and who == self.peer
 
     def waiting_description(self) -> Any:
-        if self.state != "running":
+        if self.state != State.RUNNING:
             return self.state
         allowed, who = self._expected()
         return {"stage": self.stage, "expected": allowed, "from": who}
@@ -169,14 +166,14 @@ class RequestResponseMachine(SessionMachine):
 
     def send(self, payload: Any, correlation_id: str | None = None) -> None:
         if self.stage == "request" and self.role == "guest" and self.correlation is None:
-            self.correlation = _new_correlation(self.rng)
+            self.correlation = _new_correlation(self.entropy)
         super().send(payload, self.correlation)
 
     def after_send(self, name: str, payload: dict[str, Any]) -> None:
         self._advance_stage(name)
 
     def advance(self) -> None:
-        while self.state == "running" and not self.finished and self._awaiting is None:
+        while self.state == State.RUNNING and not self.finished and self._awaiting is None:
             if self.stage == "done":
                 self.finish("completed")
             allowed, who = self._expected()
@@ -203,3 +200,27 @@ class RequestResponseMachine(SessionMachine):
 
     def _compose_with(self, allowed: list[str], decision: Any) -> None:
         self.apply(self.call("proto_next_message", list(allowed), decision), self.correlation)
+
+
+def machine_for(spec: Any) -> type[SessionMachine]:
+    """Declared phases run like session_loop; otherwise roles are found by name."""
+    return PhasedRequestResponseMachine if spec.flow.phases else RequestResponseMachine
+
+
+def opening_cheat(spec: Any, cheater: str) -> Case:
+    """The guest's request opens every exchange, so the cheat is a message before the start."""
+    direction = ROLE_DIRECTION[cheater]
+    mine = [m for m in spec.raw.get("messages") or []
+            if m.get("direction") in (direction, "both") and m["name"] not in ("error", "end")]
+    if not mine:
+        return Case(f"out-of-phase message from the {cheater}", cheater, (), None,
+                    "not applicable: the side sends no protocol message")
+    early = mine[-1]
+    return Case(f"{early['name']!r} from the {cheater} before the session started", cheater,
+                (codes.OUT_OF_PHASE,), lambda: InjectBeforeStart(lambda: sample_message(early)))
+
+
+DESCRIPTOR = FlowMode(
+    "request_response", machine_for,
+    (hook_methods.NEXT, hook_methods.ON_MESSAGE, *hook_methods.COMMON_OPTIONAL),
+    out_of_phase_case=opening_cheat)

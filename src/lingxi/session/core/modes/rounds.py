@@ -13,20 +13,69 @@ every result and diffs the judged fields.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
-from lingxi.hooks import DecisionPoint, implements
+from lingxi.contract.commit_reveal import commitment, matches
+from lingxi.contract.model import MessageSchema
+from lingxi.hooks import methods as hook_methods
+from lingxi.hooks.base import implements
+from lingxi.hooks.result import DecisionPoint
 from lingxi.session import errors as codes
-from lingxi.session.core.commit import CommitRules, commitment, matches
+from lingxi.session.core.descriptor import FlowMode
+from lingxi.session.core.flow import FlowPlan, build_plan
+from lingxi.session.core.machine import State
 from lingxi.session.core.modes.loop import SessionLoopMachine
-from lingxi.session.core.shadow import diff_judged
+from lingxi.session.core.modes.round_cases import round_cases, round_lines, verify_commitments
+from lingxi.session.core.shadow import compared_fields, diff_judged
 
 
-def _field_of_type(message: dict[str, Any] | None, kind: str) -> str | None:
-    for name, schema in ((message or {}).get("fields") or {}).items():
+def _field_of_type(message: MessageSchema | None, kind: str) -> str | None:
+    for name, schema in (message.fields if message else {}).items():
         if isinstance(schema, dict) and schema.get("type") == kind:
             return name
     return None
+
+
+@dataclass(frozen=True)
+class RoundLayout:
+    """Which messages and fields carry a round's commit, reveal and result."""
+
+    value_field: str
+    value_schema: dict[str, Any]
+    commit: str | None
+    reveal: str | None
+    hash_field: str
+    nonce_field: str
+    phase_names: frozenset[str]
+
+
+def round_layout(spec: Any, plan: FlowPlan | None = None) -> RoundLayout:
+    """Found once from the spec, for the machine and for the offline check alike."""
+    plan = plan or build_plan(spec)
+    declared = spec.messages
+    rnd = spec.flow.round
+    value_field = rnd.value_field if rnd else "choice"
+    ref_schema = declared.get(rnd.message) if rnd else None
+    reveal = rnd.message if rnd and ref_schema is not None else None
+    value_schema = (ref_schema.fields.get(rnd.field or value_field) or {}
+                    if rnd and ref_schema is not None else {})
+    commit = None
+    steps: set[str] = set()
+    for phase in plan.phases:
+        names = {step.message for step in phase.steps}
+        if reveal in names or any(_field_of_type(declared.get(n), "hash") for n in names):
+            steps |= names
+    for name in sorted(steps):
+        schema = declared.get(name)
+        if commit is None and _field_of_type(schema, "hash"):
+            commit = name
+        if reveal is None and schema is not None and value_field in schema.fields:
+            reveal = name
+    return RoundLayout(value_field, value_schema, commit, reveal,
+                       _field_of_type(declared.get(commit), "hash") or "hash",
+                       _field_of_type(declared.get(reveal), "nonce") or "nonce",
+                       frozenset(steps))
 
 
 class SimultaneousRoundMachine(SessionLoopMachine):
@@ -34,34 +83,17 @@ class SimultaneousRoundMachine(SessionLoopMachine):
 
     def begin(self) -> None:
         super().begin()
-        rnd = (self.raw.get("flow") or {}).get("round") or {}
-        self.value_field: str = rnd.get("value_field") or "choice"
-        ref = str(rnd.get("value_type_ref") or "")
-        ref_message, _, ref_field = ref.partition(".fields.")
-        self.reveal_name = ref_message if ref_message in self.declared else None
-        self.value_schema = (((self.declared.get(ref_message) or {}).get("fields") or {})
-                             .get(ref_field or self.value_field) or {})
-        self.commit_name = None
-        round_steps = set()
-        for phase in self.plan.phases:
-            names = {s.message for s in phase.steps}
-            if self.reveal_name in names or any(
-                    _field_of_type(self.declared.get(n), "hash") for n in names):
-                round_steps |= names
-        for name in sorted(round_steps):
-            if self.commit_name is None and _field_of_type(self.declared.get(name), "hash"):
-                self.commit_name = name
-            if self.reveal_name is None and self.value_field in (
-                    (self.declared.get(name) or {}).get("fields") or {}):
-                self.reveal_name = name
-        self.round_phase_names = round_steps
-        self.hash_field = _field_of_type(self.declared.get(self.commit_name), "hash") or "hash"
-        self.nonce_field = _field_of_type(self.declared.get(self.reveal_name), "nonce") or "nonce"
-        self.rules = CommitRules.from_spec(self.raw.get("commit_reveal"))
-        self.choices = list(self.raw.get("choices") or self.value_schema.get("values") or [])
-        self.shadow = bool(self.raw.get("shadow_judge")) and implements(
-            self.hooks, "proto_round_judge_pure")
-        if self.role == "guest" and self.raw.get("shadow_judge"):
+        spec = self.spec
+        layout = round_layout(spec, self.plan)
+        self.value_field = layout.value_field
+        self.value_schema = layout.value_schema
+        self.commit_name, self.reveal_name = layout.commit, layout.reveal
+        self.round_phase_names = layout.phase_names
+        self.hash_field, self.nonce_field = layout.hash_field, layout.nonce_field
+        self.rules = spec.commit_rules
+        self.choices = list(spec.choices or self.value_schema.get("values") or [])
+        self.shadow = bool(spec.shadow_judge) and implements(self.hooks, "proto_round_judge_pure")
+        if self.role == "guest" and spec.shadow_judge:
             self.emit("shadow_judge.enabled" if self.shadow else "shadow_judge.unavailable",
                       reason="" if self.shadow else
                       "the hooks have no proto_round_judge_pure; host results are not re-judged")
@@ -75,16 +107,17 @@ class SimultaneousRoundMachine(SessionLoopMachine):
     def _round_no(self) -> int:
         return self.cursor.iteration
 
-    def _round_field(self, name: str) -> str | None:
-        fields = (self.declared.get(name) or {}).get("fields") or {}
-        return "round" if "round" in fields else None
+    def _round_field(self, name: str | None) -> str | None:
+        schema = self.declared.get(name) if name else None
+        return "round" if schema is not None and "round" in schema.fields else None
 
     def _is_result(self, name: str) -> bool:
+        schema = self.declared.get(name)
         return (name in self.round_phase_names and name not in (self.commit_name, self.reveal_name)
-                and self.declared.get(name, {}).get("direction") == "host_to_guest")
+                and schema is not None and schema.direction == "host_to_guest")
 
     def rounds_played(self) -> int:
-        return self.rounds_done if self.state == "running" else 0
+        return self.rounds_done if self.state == State.RUNNING else 0
 
     def _value_ok(self, value: Any) -> bool:
         if self.choices and value not in self.choices:
@@ -128,7 +161,7 @@ class SimultaneousRoundMachine(SessionLoopMachine):
                 self.violation(codes.HOOKS_INVALID_MESSAGE,
                                f"the round value {value!r} is not allowed by the spec",
                                {"value": value, "choices": self.choices})
-            nonce = self.rules.make_nonce(self.rng)
+            nonce = self.rules.make_nonce(self.entropy)
             self.my_secret[round_no] = (value, nonce)
             payload = {"action": self.commit_name, self.hash_field: commitment(value, nonce)}
             if self._round_field(self.commit_name):
@@ -205,8 +238,8 @@ class SimultaneousRoundMachine(SessionLoopMachine):
             self.violation(codes.NOT_IN_CHOICES, f"revealed value {value!r} is not a legal choice",
                            {"payload": payload, "choices": self.choices})
         if not self.rules.nonce_ok(nonce):
-            self.violation(codes.BAD_NONCE, "the nonce does not have the declared length and "
-                           f"charset ({self.rules.nonce_length} chars)", {"payload": payload})
+            self.violation(codes.BAD_NONCE, "the nonce is not "
+                           f"{self.rules.nonce_length} lowercase hex characters", {"payload": payload})
         committed = self.peer_commit.get(round_no)
         if committed is None or not matches(value, nonce, committed):
             evidence = {"round": round_no, "committed": committed, "value": value,
@@ -234,6 +267,8 @@ class SimultaneousRoundMachine(SessionLoopMachine):
                 self.violation(codes.HOOKS_BAD_RESULT,
                                "proto_round_judge_pure must return a dict", {})
             diff = diff_judged(payload, expected)
+            self.emit("shadow_judge.checked", round=round_no,
+                      fields=compared_fields(payload, expected))
             if diff:
                 evidence = {"round": round_no, "diff": diff}
                 self.emit("balance_mismatch_detected", **evidence)
@@ -249,3 +284,13 @@ class SimultaneousRoundMachine(SessionLoopMachine):
         values = self.revealed.get(round_no, {})
         self.emit("round", round=round_no, host=values.get("host"), guest=values.get("guest"),
                   result=result)
+
+
+DESCRIPTOR = FlowMode(
+    "simultaneous_round", lambda spec: SimultaneousRoundMachine,
+    (hook_methods.NEXT, hook_methods.ON_MESSAGE, hook_methods.ROUND_CHOOSE,
+     hook_methods.ROUND_JUDGE, hook_methods.ROUND_POINT, hook_methods.ROUND_JUDGE_PURE,
+     *hook_methods.COMMON_OPTIONAL),
+    summary=round_lines, adversarial_cases=round_cases,
+    skeleton_extra=lambda raw: (hook_methods.ROUND_JUDGE_PURE,) if raw.get("shadow_judge") else (),
+    verify=verify_commitments)

@@ -1,0 +1,156 @@
+"""Finding, loading and caching protocols: built-ins, local folders, the id cache.
+
+A protocol is named by a local folder, a built-in name, or its protocol_id.
+The cache lives at ``$LINGXI_HOME/protocols/<first 8 of id>/<other 56>/``;
+only ``[0-9a-f]{64}`` is accepted as an id anywhere one enters, every cache
+path is resolved under the cache root, and the id of a cached spec is
+recomputed on every load, so an edited cache folder is refused. Specs fetched
+from elsewhere are stored with :func:`store_spec`; hooks are never fetched:
+a folder without ``hooks.py`` gets a skeleton the user must fill in.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lingxi.errors import LingxiError
+from lingxi.home import lingxi_home
+from lingxi.protocols import builtin_dir, builtin_names
+
+PROTOCOL_ID = re.compile(r"[0-9a-f]{64}")
+TEST_INPUTS = "test-inputs.json"
+
+
+class ProtocolError(LingxiError):
+    """A protocol that cannot be found or trusted (exit 2, or 1 when a check failed)."""
+
+
+def check_protocol_id(value: Any) -> str:
+    """``value`` when it is a protocol_id (64 lowercase hex), else ``protocol.bad_id``."""
+    if not isinstance(value, str) or PROTOCOL_ID.fullmatch(value) is None:
+        shown = repr(value)[:40] if not isinstance(value, str) else repr(value[:40])
+        raise ProtocolError("protocol.bad_id",
+                            f"a protocol_id is 64 lowercase hex characters, not {shown}")
+    return value
+
+
+def cache_root() -> Path:
+    return lingxi_home() / "protocols"
+
+
+def cache_dir(protocol_id: str) -> Path:
+    """The cache folder of ``protocol_id``, guaranteed to lie under the cache root."""
+    check_protocol_id(protocol_id)
+    root = cache_root().resolve()
+    folder = (root / protocol_id[:8] / protocol_id[8:]).resolve()
+    if root not in folder.parents:
+        raise ProtocolError("protocol.bad_id", "the cache folder escapes the cache root")
+    return folder
+
+
+def resolve_folder(name_or_dir: str | Path) -> Path:
+    """A protocol folder from a path, a spec.json path or a built-in name."""
+    path = Path(name_or_dir).expanduser()
+    if path.is_dir():
+        return path
+    if path.is_file() and path.name == "spec.json":
+        return path.parent
+    builtin = builtin_dir(str(name_or_dir))
+    if builtin is not None:
+        return builtin
+    raise ProtocolError("protocol.not_found",
+                        f"{name_or_dir} is neither a protocol folder nor a built-in protocol "
+                        "(see `lingxi protocol list`)")
+
+
+def _unknown(protocol_id: str) -> ProtocolError:
+    return ProtocolError("session.unknown_protocol",
+                         f"protocol {protocol_id[:16]}… is neither built in nor in the local "
+                         "protocol cache; pass --protocol-dir (or fetch it from a registry)")
+
+
+def folder_for_id(protocol_id: str) -> Path:
+    """The folder holding ``protocol_id``: a built-in, else the cache (id re-verified).
+
+    Every id that is not found gets the same refusal, whatever exists on disk.
+    """
+    from lingxi.contract import load_spec
+
+    check_protocol_id(protocol_id)
+    for name in builtin_names():
+        folder = builtin_dir(name)
+        if folder is not None and load_spec(folder).protocol_id == protocol_id:
+            return folder
+    folder = cache_dir(protocol_id)
+    if not (folder / "spec.json").is_file():
+        raise _unknown(protocol_id)
+    try:
+        spec = load_spec(folder)
+    except LingxiError:
+        raise _unknown(protocol_id) from None
+    if spec.protocol_id != protocol_id:
+        raise ProtocolError("protocol.id_mismatch",
+                            f"the cached spec in {folder} hashes to {spec.protocol_id[:16]}…, "
+                            f"not {protocol_id[:16]}…; remove the folder and fetch it again",
+                            exit_code=1)
+    return folder
+
+
+def store_spec(document: dict[str, Any]) -> tuple[str, Path]:
+    """Put a spec into the cache under the id computed here; return (id, folder)."""
+    from lingxi.contract import load_spec
+    from lingxi.files import write_private_text
+
+    spec = load_spec(document)
+    folder = cache_dir(spec.protocol_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_private_text(folder / "spec.json",
+                       json.dumps(document, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    return spec.protocol_id, folder
+
+
+@dataclass
+class LoadedProtocol:
+    """A local protocol ready to run: its folder, spec and hooks class."""
+
+    folder: Path
+    spec: Any
+    hooks_class: type
+
+    def hooks(self, role: str, seed: int) -> Any:
+        """Hooks for ``role``; ``seed`` seeds only their game randomness."""
+        from lingxi.hooks.base import HookContext
+
+        ctx = HookContext(role=role, spec=self.spec,
+                          rng=random.Random(f"lingxi-hooks-{seed}-{role}"))
+        return self.hooks_class(ctx)
+
+    def default_inputs(self) -> dict[str, list[str | None]]:
+        path = self.folder / TEST_INPUTS
+        if not path.is_file():
+            return {}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError, RecursionError) as error:
+            raise ProtocolError("session.bad_inputs", f"{path}: {error}") from None
+        if not isinstance(data, dict):
+            raise ProtocolError("session.bad_inputs", f"{path}: expected an object of role lists")
+        return {role: [str(x) for x in lines] for role, lines in data.items()
+                if role in ("host", "guest") and isinstance(lines, list)}
+
+
+def load_folder(folder: Path, methods: list[Any], *, allow_skeleton: bool | None = None
+                ) -> LoadedProtocol:
+    """Spec and hooks class of a local folder; ``methods`` come from the flow mode."""
+    from lingxi.contract import load_spec
+    from lingxi.hooks.loader import load_hooks_class
+
+    spec = load_spec(folder)
+    cls = load_hooks_class(folder, methods=methods, mode=spec.flow.mode,
+                           allow_skeleton=allow_skeleton)
+    return LoadedProtocol(folder, spec, cls)

@@ -1,0 +1,149 @@
+"""simultaneous_round's own cheats, offline check and summary lines.
+
+Cheats: a reveal that does not match its commit, a value outside the choices,
+a wrong round number, and (with a shadow judge) a host that lies about a
+judged field or misreports a revealed value. Which fields the shadow judge
+compares is read from an honest self-play's ``shadow_judge.checked`` events,
+so a judged field with any name is probed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lingxi.contract.commit_reveal import matches
+from lingxi.session import errors as codes
+from lingxi.session.core.adversaries import ROLES, Case, MutateNth
+from lingxi.session.core.descriptor import describe
+
+
+def _first_result(honest: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
+    return next((e["result"] for e in honest.get("host", []) if e.get("event") == "round"), None)
+
+
+def _judged(honest: dict[str, list[dict[str, Any]]]) -> list[str]:
+    for event in honest.get("guest", []):
+        if event.get("event") == "shadow_judge.checked":
+            return list(event.get("fields") or [])
+    return []
+
+
+def _lie(value: Any, schema: dict[str, Any]) -> Any:
+    """A different value of the same type, still valid for the field (None: no such value)."""
+    kind = schema.get("type")
+    if kind == "boolean" and isinstance(value, bool):
+        return not value
+    if kind == "integer" and isinstance(value, int):
+        high = schema.get("max")
+        return value + 1 if high is None or value + 1 <= high else value - 1
+    if kind == "enum":
+        return next((v for v in schema.get("values") or [] if v != value), None)
+    if kind == "text" and isinstance(value, str):
+        return value + "x"
+    return None
+
+
+def round_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case]:
+    from lingxi.session.core.modes.rounds import round_layout
+
+    layout = round_layout(spec)
+    value_field, reveal = layout.value_field, layout.reveal or "reveal"
+    commit = layout.commit or "commit"
+    choices = list(spec.choices or [])
+    cases = []
+    for cheater in ROLES:
+        def other_choice(p, vf=value_field):
+            legal = [c for c in choices if c != p[vf]] or ["zz"]
+            p[vf] = legal[0]
+            return p
+
+        def outside(p, vf=value_field):
+            p[vf] = "zz-not-a-choice"
+            return p
+
+        def bump_round(p):
+            p["round"] = p.get("round", 0) + 1
+            return p
+
+        cases.append(Case(f"commit does not match reveal ({cheater})", cheater,
+                          (codes.COMMIT_MISMATCH,), lambda f=other_choice: MutateNth(reveal, f)))
+        cases.append(Case(f"revealed value outside the choices ({cheater})", cheater,
+                          (codes.NOT_IN_CHOICES, "message.bad_value"),
+                          lambda f=outside: MutateNth(reveal, f)))
+        cases.append(Case(f"wrong round number in commit ({cheater})", cheater,
+                          (codes.WRONG_ROUND,), lambda f=bump_round: MutateNth(commit, f)))
+    result = _first_result(honest)
+    result_name = result.get("action") if result else None
+    schema = spec.messages.get(result_name) if isinstance(result_name, str) else None
+    if spec.shadow_judge:
+        cases.append(_shadow_lie(result, schema, _judged(honest)))
+    echoed = f"guest_{value_field}"
+    if result is not None and schema is not None and echoed in schema.fields:
+        def misreport(p, key=echoed):
+            legal = [c for c in choices if c != p[key]] or [p[key]]
+            p[key] = legal[0]
+            return p
+
+        cases.append(Case(f"round result misreports the guest's {value_field}", "host",
+                          (codes.RESULT_MISMATCH, codes.BALANCE_MISMATCH),
+                          lambda f=misreport: MutateNth(result_name, f)))
+    return cases
+
+
+def _shadow_lie(result: dict[str, Any] | None, schema: Any, judged: list[str]) -> Case:
+    """The host changes one judged field of its first round result."""
+    name = "shadow-judge lie in the round result"
+    if result is None or schema is None:
+        return Case(name, "host", (), None, "not applicable: no round result in a self-play")
+    if not judged:
+        return Case(name, "host", (), None,
+                    "not applicable: the shadow judge compared no field in a self-play "
+                    "(no proto_round_judge_pure, or it returns nothing)")
+    for key in judged:
+        field_schema = schema.fields.get(key) or {}
+        bad = _lie(result.get(key), field_schema)
+        if bad is not None:
+            def lie(p, key=key, field_schema=field_schema):
+                p[key] = _lie(p.get(key), field_schema)
+                return p
+
+            return Case(f"shadow-judge lie in {result['action']}.{key}", "host",
+                        (codes.BALANCE_MISMATCH,),
+                        lambda f=lie: MutateNth(result["action"], f))
+    return Case(name, "host", (), None,
+                f"not applicable: no judged field ({', '.join(judged)}) has another valid value")
+
+
+def verify_commitments(entries: list[dict[str, Any]], spec: Any) -> list[str]:
+    """Offline: every reveal in the transcript matches its side's commitment."""
+    from lingxi.session.core.modes.rounds import round_layout
+
+    layout = round_layout(spec)
+    if layout.commit is None or layout.reveal is None:
+        return []
+    pending: dict[str, list[str]] = {}
+    problems = []
+    for entry in entries:
+        payload = (entry.get("envelope") or {}).get("payload") or {}
+        action, direction = payload.get("action"), entry.get("direction")
+        if action == layout.commit:
+            pending.setdefault(direction, []).append(payload.get(layout.hash_field))
+        elif action == layout.reveal:
+            queue = pending.get(direction) or []
+            committed = queue.pop(0) if queue else None
+            if not matches(payload.get(layout.value_field), payload.get(layout.nonce_field),
+                           committed):
+                problems.append(f"entry {entry.get('n')}: a {direction} reveal does not match "
+                                "its commitment")
+    return problems
+
+
+def round_lines(events: list[dict[str, Any]], hooks: Any) -> list[str]:
+    """One line per round: the hooks' description of the result, else both values."""
+    lines = []
+    for event in events:
+        if event["event"] == "round":
+            text = describe(hooks, event["result"])
+            lines.append(text or f"round {event['round']}: host {event['host']} vs guest "
+                         f"{event['guest']}")
+    return lines
