@@ -36,7 +36,10 @@ def _builtins() -> list[tuple[str, str, str]]:
 
     rows = []
     for name in builtin_names():
-        spec = load_spec(builtin_dir(name))
+        folder = builtin_dir(name)
+        if folder is None:
+            continue
+        spec = load_spec(folder)
         rows.append((name, spec.flow.mode, spec.protocol_id))
     return rows
 

@@ -171,6 +171,8 @@ def list_cmd(as_json: bool) -> None:
     rows = []
     for name in builtin_names():
         folder = builtin_dir(name)
+        if folder is None:
+            continue
         spec = load_spec(folder)
         rows.append({"name": name, "title": spec.name, "mode": spec.flow.mode,
                      "protocol_id": spec.protocol_id, "path": str(folder)})

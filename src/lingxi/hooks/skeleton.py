@@ -170,11 +170,11 @@ def skeleton_status(hooks_path: str | Path) -> SkeletonStatus:
             value = node.value
             if SENTINEL in names and isinstance(value, ast.Constant) and value.value:
                 status.sentinel = True
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and any(
-                isinstance(stmt, ast.Raise) and _raises_placeholder(stmt) for stmt in node.body):
-            if node.name not in status.pending:
-                status.pending.append(node.name)
+    for walked in ast.walk(tree):
+        if isinstance(walked, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+                isinstance(stmt, ast.Raise) and _raises_placeholder(stmt) for stmt in walked.body):
+            if walked.name not in status.pending:
+                status.pending.append(walked.name)
     sidecar = path.parent / SIDECAR
     if sidecar.is_file():
         try:

@@ -55,24 +55,27 @@ def _variants(name: str, payload: dict[str, Any], fields: dict[str, Any],
             continue
         kind, value = schema.get("type"), payload[key]
         if kind == "boolean" and key == "game_over" and value is False:
-            out.append((f"{name}: false game_over", lambda p, k=key: {**p, k: True}))
-        elif kind == "boolean":
-            out.append((f"{name}: {key} flipped", lambda p, k=key: {**p, k: not p[k]}))
+            out.append((f"{name}: false game_over", _setting(key, True)))
+        elif kind == "boolean" and isinstance(value, bool):
+            out.append((f"{name}: {key} flipped", _setting(key, not value)))
         elif kind == "enum":
             values = [v for v in schema.get("values") or [] if v != value]
             if "winner" in key and sender in values:
-                out.append((f"{name}: {key} claims the {sender} won",
-                            lambda p, k=key: {**p, k: sender}))
+                out.append((f"{name}: {key} claims the {sender} won", _setting(key, sender)))
             elif values:
-                out.append((f"{name}: another legal {key}",
-                            lambda p, k=key, v=values[0]: {**p, k: v}))
+                out.append((f"{name}: another legal {key}", _setting(key, values[0])))
         elif kind == "integer" and isinstance(value, int):
             high, low = schema.get("max"), schema.get("min")
             other = value + 1 if high is None or value + 1 <= high else value - 1
             if low is None or other >= low:
-                out.append((f"{name}: another legal {key}",
-                            lambda p, k=key, v=other: {**p, k: v}))
+                out.append((f"{name}: another legal {key}", _setting(key, other)))
     return out
+
+
+def _setting(key: str, value: Any) -> Mutation:
+    def mutate(payload: dict[str, Any]) -> dict[str, Any]:
+        return {**payload, key: value}
+    return mutate
 
 
 def _plan(protocol: LoadedProtocol, honest: dict[str, list[dict[str, Any]]]

@@ -16,11 +16,10 @@ import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from lingxi.errors import LingxiError
 from lingxi.home import identity_dir, sessions_dir
-from lingxi.protocols.catalogue import LoadedProtocol
 from lingxi.session.core.machine import ROLE_DIRECTION, SessionConfig, SessionMachine
 from lingxi.session.core.registry import make_machine
 from lingxi.session.drivers.link import payload_to_event
@@ -32,6 +31,14 @@ from lingxi.wire.channel import SecureChannel
 from lingxi.wire.handshake import client_handshake, server_handshake
 from lingxi.wire.identity import Identity
 from lingxi.wire.transport import connect_tcp, memory_pair, parse_endpoint, serve_tcp
+
+
+class LoadedProtocol(Protocol):
+    """What a driver needs of a protocol: its spec and hooks per role."""
+
+    spec: Any
+
+    def hooks(self, role: str, seed: int) -> Any: ...
 
 
 def local_identity(directory: Path | None = None) -> Identity:

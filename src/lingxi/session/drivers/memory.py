@@ -90,6 +90,11 @@ class PairResult:
         return sha256_hex(canonical_bytes([self.receipts.get("host"), self.receipts.get("guest")]))
 
 
+def _uuids(rng: random.Random) -> Callable[[], str]:
+    """Envelope ids from a seeded generator (reproducible self-play)."""
+    return lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
 class StuckError(RuntimeError):
     """Both machines wait and no timer is armed: a machine bug, never a peer's doing."""
 
@@ -119,7 +124,7 @@ class LocalPair:
             folder = Path(state_dir) / role if state_dir is not None else None
             builder = EnvelopeBuilder(ends[role], ends[peer], keys[ROLE_DIRECTION[role]],
                                       clock=self.clock, conversation_id=self.session_id,
-                                      id_factory=lambda r=ids: str(uuid.UUID(int=r.getrandbits(128), version=4)))
+                                      id_factory=_uuids(ids))
             pipeline = ReceivePipeline(keys[ROLE_DIRECTION[peer]], clock=self.clock,
                                        expect_conversation_id=self.session_id,
                                        expect_sender=ends[peer], expect_receiver=ends[role])
@@ -242,7 +247,9 @@ class LocalPair:
             problems[role] = record["peer_problems"]
             side.recorder.receipts(record)
             side.recorder.close()
-        return PairResult(self.sides["host"].outcome, self.sides["guest"].outcome,
+        host, guest = self.sides["host"].outcome, self.sides["guest"].outcome
+        assert host is not None and guest is not None  # the loop ran until both finished
+        return PairResult(host, guest,
                           {r: s.recorder.transcript.head() for r, s in self.sides.items()},
                           receipts, problems, self.now,
                           {r: s.recorder.events for r, s in self.sides.items()}, self.session_id,

@@ -106,7 +106,7 @@ class Driver:
 
     async def process(self, actions: list[Any]) -> None:
         """Perform a batch of machine actions; sends and decisions are awaited in order."""
-        self._outbox: list[tuple[str, Any]] = []
+        self._outbox = []
         perform(actions, self)
         for kind, item in self._outbox:
             if kind == "send":
@@ -210,8 +210,9 @@ class Driver:
         await self.process(self.machine.handle(Start()))
         for event in first_events or []:
             await self.process(self.machine.handle(event))
-        receiver = asyncio.ensure_future(self._recv())
-        reader = asyncio.ensure_future(anext(self.inputs, None)) if self.inputs else None
+        inputs = self.inputs
+        receiver: asyncio.Future[Any] | None = asyncio.ensure_future(self._recv())
+        reader = asyncio.ensure_future(anext(inputs, None)) if inputs is not None else None
         try:
             while not self.machine.finished:
                 if self.queue:
@@ -233,12 +234,13 @@ class Driver:
                     wait = min(wait, INBOX_POLL)
                 self._wake.clear()
                 woken = asyncio.ensure_future(self._wake.wait())
-                waiters = {receiver, woken} | ({reader} if reader is not None else set())
+                waiters: set[asyncio.Future[Any]] = {woken}
+                waiters |= {task for task in (receiver, reader) if task is not None}
                 done, _ = await asyncio.wait(waiters, timeout=max(wait, 0.0),
                                              return_when=asyncio.FIRST_COMPLETED)
                 if not woken.done():
                     woken.cancel()
-                if receiver in done:
+                if receiver is not None and receiver in done:
                     item = receiver.result()
                     terminal = isinstance(item, TransportError)
                     receiver = None if terminal else asyncio.ensure_future(self._recv())
@@ -250,8 +252,8 @@ class Driver:
                             ControlReceived("close", {"reason": "channel ended"})))
                 if reader is not None and reader in done:
                     line = reader.result()
-                    reader = (asyncio.ensure_future(anext(self.inputs, None))
-                              if line is not None else None)
+                    reader = (asyncio.ensure_future(anext(inputs, None))
+                              if line is not None and inputs is not None else None)
                     await self.process(self.machine.handle(LocalInput(line)))
             return await self._receipts(receiver)
         finally:

@@ -87,7 +87,7 @@ class RequestResponseMachine(SessionMachine):
         self.progress_count = 0
 
     # stage -> (message roles allowed next, who sends them)
-    def _expected(self) -> tuple[list[str], str | None]:
+    def _expected(self) -> tuple[list[Any], str | None]:
         if self.stage == "request":
             return [self.names["request"]], "guest"
         if self.stage == "working":

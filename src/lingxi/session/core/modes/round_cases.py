@@ -9,6 +9,7 @@ so a judged field with any name is probed.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from lingxi.contract.commit_reveal import matches
@@ -66,14 +67,14 @@ def round_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case
             return p
 
         cases.append(Case(f"commit does not match reveal ({cheater})", cheater,
-                          (codes.COMMIT_MISMATCH,), lambda f=other_choice: MutateNth(reveal, f)))
+                          (codes.COMMIT_MISMATCH,), partial(MutateNth, reveal, other_choice)))
         cases.append(Case(f"revealed value outside the choices ({cheater})", cheater,
                           (codes.NOT_IN_CHOICES, "message.bad_value"),
-                          lambda f=outside: MutateNth(reveal, f)))
+                          partial(MutateNth, reveal, outside)))
         cases.append(Case(f"wrong round number in commit ({cheater})", cheater,
-                          (codes.WRONG_ROUND,), lambda f=bump_round: MutateNth(commit, f)))
+                          (codes.WRONG_ROUND,), partial(MutateNth, commit, bump_round)))
     result = _first_result(honest)
-    result_name = result.get("action") if result else None
+    result_name = str(result.get("action")) if result else ""
     schema = spec.messages.get(result_name) if isinstance(result_name, str) else None
     if spec.shadow_judge:
         cases.append(_shadow_lie(result, schema, _judged(honest)))
@@ -86,7 +87,7 @@ def round_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case
 
         cases.append(Case(f"round result misreports the guest's {value_field}", "host",
                           (codes.RESULT_MISMATCH, codes.BALANCE_MISMATCH),
-                          lambda f=misreport: MutateNth(result_name, f)))
+                          partial(MutateNth, result_name, misreport)))
     return cases
 
 
@@ -109,7 +110,7 @@ def _shadow_lie(result: dict[str, Any] | None, schema: Any, judged: list[str]) -
 
             return Case(f"shadow-judge lie in {result['action']}.{key}", "host",
                         (codes.BALANCE_MISMATCH,),
-                        lambda f=lie: MutateNth(result["action"], f))
+                        partial(MutateNth, str(result["action"]), lie))
     return Case(name, "host", (), None,
                 f"not applicable: no judged field ({', '.join(judged)}) has another valid value")
 
@@ -121,11 +122,11 @@ def verify_commitments(entries: list[dict[str, Any]], spec: Any) -> list[str]:
     layout = round_layout(spec)
     if layout.commit is None or layout.reveal is None:
         return []
-    pending: dict[str, list[str]] = {}
+    pending: dict[str, list[Any]] = {}
     problems = []
     for entry in entries:
         payload = (entry.get("envelope") or {}).get("payload") or {}
-        action, direction = payload.get("action"), entry.get("direction")
+        action, direction = payload.get("action"), str(entry.get("direction"))
         if action == layout.commit:
             pending.setdefault(direction, []).append(payload.get(layout.hash_field))
         elif action == layout.reveal:

@@ -163,7 +163,8 @@ class SimultaneousRoundMachine(SessionLoopMachine):
                                {"value": value, "choices": self.choices})
             nonce = self.rules.make_nonce(self.entropy)
             self.my_secret[round_no] = (value, nonce)
-            payload = {"action": self.commit_name, self.hash_field: commitment(value, nonce)}
+            payload: dict[str, Any] = {"action": self.commit_name,
+                                       self.hash_field: commitment(value, nonce)}
             if self._round_field(self.commit_name):
                 payload["round"] = round_no
             self.send(payload)
@@ -225,7 +226,7 @@ class SimultaneousRoundMachine(SessionLoopMachine):
         self._message_round = self._round_no()
         super().on_message(name, payload, correlation_id)
 
-    def _check_round(self, name: str, payload: dict[str, Any], round_no: int) -> None:
+    def _check_round(self, name: str | None, payload: dict[str, Any], round_no: int) -> None:
         if self._round_field(name) and payload.get("round") != round_no:
             self.violation(codes.WRONG_ROUND,
                            f"{name} carries round {payload.get('round')!r}, expected {round_no}",
@@ -243,7 +244,7 @@ class SimultaneousRoundMachine(SessionLoopMachine):
         committed = self.peer_commit.get(round_no)
         if committed is None or not matches(value, nonce, committed):
             evidence = {"round": round_no, "committed": committed, "value": value,
-                        "nonce": nonce, "recomputed": commitment(value, nonce)}
+                        "nonce": nonce, "recomputed": commitment(value, str(nonce))}
             self.emit("commit_mismatch_detected", **evidence)
             self.violation(codes.COMMIT_MISMATCH,
                            "SHA256(value:nonce) does not match the peer's commitment", evidence)
@@ -284,6 +285,8 @@ class SimultaneousRoundMachine(SessionLoopMachine):
         values = self.revealed.get(round_no, {})
         self.emit("round", round=round_no, host=values.get("host"), guest=values.get("guest"),
                   result=result)
+        for kept in (self.my_secret, self.peer_commit, self.revealed):
+            kept.pop(round_no, None)  # a finished round needs nothing more: memory stays flat
 
 
 DESCRIPTOR = FlowMode(
