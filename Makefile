@@ -24,6 +24,7 @@ demo: $(STAMP)
 
 test: $(STAMP) browser
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/lint-imports --no-logo
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

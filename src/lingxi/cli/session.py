@@ -104,7 +104,7 @@ def _inputs(source: str | None):
 @click.option("--options", "options_text", metavar="JSON", help="Session options (or @file).")
 @click.option("--accept-timeout", type=float, default=None,
               help="Give up when no guest joined within this many seconds.")
-@click.option("--seed", type=int, default=None, help="Seed hooks and nonces (tests only).")
+@click.option("--seed", type=int, default=None, help="Seed the hooks' game randomness only (reproducible play); never nonces or keys, which always come from the OS.")
 @click.option("--guest-key", callback=_peer_key, metavar="HEX",
               help="Accept only a guest with this identity key; any other is refused in the "
                    "handshake, before a payload is read.")
@@ -147,7 +147,7 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
 @click.option("--protocol-dir", "protocol", metavar="DIR|NAME",
               help="Local protocol folder or built-in name (default: find the offered "
                    "protocol among the built-ins and the protocol cache).")
-@click.option("--seed", type=int, default=None, help="Seed hooks and nonces (tests only).")
+@click.option("--seed", type=int, default=None, help="Seed the hooks' game randomness only (reproducible play); never nonces or keys, which always come from the OS.")
 @click.option("--host-key", callback=_peer_key, metavar="HEX",
               help="Refuse the host unless its identity key is this one (as its `lingxi "
                    "identity show` prints it); checked in the handshake, before any payload.")

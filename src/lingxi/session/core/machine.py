@@ -342,6 +342,11 @@ class SessionMachine:
         return bool(self._computing)
 
     @property
+    def paused(self) -> bool:
+        """Waiting on this side: for a decision or a computation."""
+        return self._awaiting is not None or bool(self._computing)
+
+    @property
     def awaiting_decision(self) -> bool:
         return self._awaiting is not None
 
@@ -439,8 +444,7 @@ class SessionMachine:
         """Waiting states common to every mode (None: ask the mode)."""
         if self.state in (State.OFFERED, State.WAITING_OFFER):
             return True
-        if (self.state != State.RUNNING or self.finished or self._awaiting is not None
-                or self._computing):
+        if self.state != State.RUNNING or self.finished or self.paused:
             return False
         return None
 

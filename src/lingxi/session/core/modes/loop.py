@@ -98,7 +98,7 @@ class SessionLoopMachine(SessionMachine):
                            {"max_rounds": self.config.max_rounds})
 
     def advance(self) -> None:
-        while self.state == State.RUNNING and not self.finished and self._awaiting is None:
+        while self.state == State.RUNNING and not self.finished and not self.paused:
             if self.cursor.done:
                 self.finish("completed")
             mine = self._mine()
@@ -106,7 +106,7 @@ class SessionLoopMachine(SessionMachine):
                 return
             before = self.sent_count
             self.compose(mine)
-            if self._awaiting is not None or self.finished:
+            if self.paused or self.finished:
                 return
             if self.sent_count == before:
                 if self._theirs():

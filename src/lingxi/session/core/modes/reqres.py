@@ -173,7 +173,7 @@ class RequestResponseMachine(SessionMachine):
         self._advance_stage(name)
 
     def advance(self) -> None:
-        while self.state == State.RUNNING and not self.finished and self._awaiting is None:
+        while self.state == State.RUNNING and not self.finished and not self.paused:
             if self.stage == "done":
                 self.finish("completed")
             allowed, who = self._expected()
@@ -181,7 +181,7 @@ class RequestResponseMachine(SessionMachine):
                 return
             before = self.sent_count
             self._compose(allowed)
-            if self._awaiting is not None or self.finished:
+            if self.paused or self.finished:
                 return
             if self.sent_count == before:
                 self.violation(codes.HOOKS_NO_RESPONSE,

@@ -51,15 +51,12 @@ def round_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case
     value_field, reveal = layout.value_field, layout.reveal or "reveal"
     commit = layout.commit or "commit"
     choices = list(spec.choices or [])
+    value_schema = layout.value_schema
     cases = []
     for cheater in ROLES:
-        def other_choice(p, vf=value_field):
-            legal = [c for c in choices if c != p[vf]] or ["zz"]
-            p[vf] = legal[0]
-            return p
-
-        def outside(p, vf=value_field):
-            p[vf] = "zz-not-a-choice"
+        def other_value(p, vf=value_field):
+            legal = [c for c in choices if c != p[vf]]
+            p[vf] = legal[0] if legal else _lie(p[vf], value_schema)
             return p
 
         def bump_round(p):
@@ -67,10 +64,8 @@ def round_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case
             return p
 
         cases.append(Case(f"commit does not match reveal ({cheater})", cheater,
-                          (codes.COMMIT_MISMATCH,), partial(MutateNth, reveal, other_choice)))
-        cases.append(Case(f"revealed value outside the choices ({cheater})", cheater,
-                          (codes.NOT_IN_CHOICES, "message.bad_value"),
-                          partial(MutateNth, reveal, outside)))
+                          (codes.COMMIT_MISMATCH,), partial(MutateNth, reveal, other_value)))
+        cases.append(_outside_case(cheater, reveal, value_field, choices, value_schema))
         cases.append(Case(f"wrong round number in commit ({cheater})", cheater,
                           (codes.WRONG_ROUND,), partial(MutateNth, commit, bump_round)))
     result = _first_result(honest)
@@ -89,6 +84,30 @@ def round_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case
                           (codes.RESULT_MISMATCH, codes.BALANCE_MISMATCH),
                           partial(MutateNth, result_name, misreport)))
     return cases
+
+
+def _outside_case(cheater: str, reveal: str, value_field: str, choices: list[Any],
+                  value_schema: dict[str, Any]) -> Case:
+    """A revealed value the round does not allow: outside the choices, else out of range."""
+    name = f"revealed value outside the choices ({cheater})"
+    if choices:
+        bad: Any = ("zz-not-a-choice" if all(isinstance(c, str) for c in choices)
+                    else max((c for c in choices if isinstance(c, int)), default=0) + 1)
+        expect: tuple[str, ...] = (codes.NOT_IN_CHOICES, "message.bad_value",
+                                   "message.out_of_range")
+    elif value_schema.get("type") == "integer" and value_schema.get("max") is not None:
+        bad, expect = value_schema["max"] + 1, ("message.out_of_range",)
+    elif value_schema.get("type") == "enum":
+        bad, expect = "zz-not-a-choice", ("message.bad_value",)
+    else:
+        return Case(name, cheater, (), None, "not applicable: the round value has no choices "
+                    "and no range")
+
+    def outside(p: dict[str, Any]) -> dict[str, Any]:
+        p[value_field] = bad
+        return p
+
+    return Case(name, cheater, expect, partial(MutateNth, reveal, outside))
 
 
 def _shadow_lie(result: dict[str, Any] | None, schema: Any, judged: list[str]) -> Case:
