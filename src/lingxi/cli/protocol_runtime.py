@@ -41,6 +41,18 @@ allow_skeleton_option = click.option(
          "also LINGXI_ALLOW_SKELETON_HOOKS=1).")
 
 
+def limit_options(command):
+    """--max-messages / --max-bytes / --max-state-bytes: this run's session limits."""
+    for name, what in (("--max-state-bytes", "bytes written to the session's state folder"),
+                       ("--max-bytes", "envelope bytes received from the peer"),
+                       ("--max-messages", "messages received from the peer")):
+        command = click.option(name, type=click.IntRange(min=1), default=None, metavar="N",
+                               help=f"End the session (session.too_long / session.too_large) "
+                                    f"past N {what} (default: the spec's timing.limits, else "
+                                    "a laptop-sized default).")(command)
+    return command
+
+
 @click.command("test")
 @click.argument("protocol")
 @click.option("--options", "options_text", metavar="JSON",
@@ -61,12 +73,14 @@ allow_skeleton_option = click.option(
 @click.option("--state-dir", type=click.Path(file_okay=False),
               help="Where to write both sides' state folders "
                    "(default: $LINGXI_HOME/sessions/protocol-test/<name>).")
+@limit_options
 @allow_skeleton_option
 @json_option
 @handle_errors
 def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bool,
              peer_timeout: float, control_mode: str, inputs_file: str | None,
-             state_dir: str | None, allow_skeleton_hooks: bool, as_json: bool) -> None:
+             state_dir: str | None, max_messages: int | None, max_bytes: int | None,
+             max_state_bytes: int | None, allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Play PROTOCOL (a folder or a built-in name) against itself through the real machines.
 
     Prints a per-round summary, the outcome and the receipt hash. Exit 0 when
@@ -87,7 +101,9 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
         inputs = {r: [str(x) for x in data.get(r, [])] for r in ("host", "guest")}
     if peer_timeout <= 0:
         raise InputError("input.bad_timeout", "--timeout must be positive")
-    config = SessionConfig(peer_timeout=peer_timeout, control_mode=control_mode)
+    limits = {"max_messages": max_messages, "max_bytes": max_bytes,
+              "max_state_bytes": max_state_bytes}
+    config = SessionConfig(peer_timeout=peer_timeout, control_mode=control_mode, **limits)
     # a folder of its own per run, so concurrent tests of one protocol never share one
     run_name = f"{loaded.folder.name}-{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
     folder = Path(state_dir) if state_dir else sessions_dir() / "protocol-test" / run_name
@@ -101,7 +117,7 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
         from lingxi.session import run_adversarial
         report = run_adversarial(loaded, options=options, seed=seed,
                                  config=SessionConfig(peer_timeout=peer_timeout,
-                                                      control_mode=control_mode))
+                                                      control_mode=control_mode, **limits))
         ok = ok and report.ok
     data = {"ok": ok, "protocol": loaded.spec.name, "protocol_id": loaded.spec.protocol_id,
             "folder": str(loaded.folder), "mode": loaded.spec.flow.mode, "seed": seed,

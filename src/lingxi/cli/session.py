@@ -12,7 +12,12 @@ from typing import Any
 import click
 
 from lingxi.cli.common import handle_errors, json_option, print_json
-from lingxi.cli.protocol_runtime import allow_skeleton_option, parse_json_arg, parse_options
+from lingxi.cli.protocol_runtime import (
+    allow_skeleton_option,
+    limit_options,
+    parse_json_arg,
+    parse_options,
+)
 from lingxi.errors import EXIT_FAILED, InputError
 
 timeout_option = click.option("--timeout", "peer_timeout", type=float, default=None,
@@ -44,7 +49,7 @@ state_option = click.option("--state-dir", type=click.Path(file_okay=False),
 
 
 def _config(peer_timeout: float | None, control_mode: str | None, spec=None,
-            idle_timeout: float = 300.0):
+            idle_timeout: float = 300.0, limits: dict | None = None):
     from lingxi.session import SessionConfig
     from lingxi.session.core.decisions import DEFAULT_TIMEOUT
 
@@ -55,7 +60,7 @@ def _config(peer_timeout: float | None, control_mode: str | None, spec=None,
     if peer_timeout <= 0 or idle_timeout <= 0:
         raise InputError("input.bad_timeout", "timeouts must be positive")
     return SessionConfig(peer_timeout=peer_timeout, control_mode=control_mode,
-                         idle_timeout=idle_timeout)
+                         idle_timeout=idle_timeout, **(limits or {}))
 
 
 def _announce(request) -> None:
@@ -113,6 +118,7 @@ def _inputs(source: str | None):
 @control_option
 @input_option
 @state_option
+@limit_options
 @allow_skeleton_option
 @json_option
 @handle_errors
@@ -120,8 +126,11 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
          seed: int | None, guest_key: str | None, peer_timeout: float | None,
          idle_timeout: float,
          control_mode: str | None, input_source: str | None, state_dir: str | None,
+         max_messages: int | None, max_bytes: int | None, max_state_bytes: int | None,
          allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Host a protocol session on ENDPOINT and play it with one guest."""
+    limits = {"max_messages": max_messages, "max_bytes": max_bytes,
+              "max_state_bytes": max_state_bytes}
     from lingxi.session import host_session, load_protocol
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
@@ -134,7 +143,7 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
 
     result = asyncio.run(host_session(
         loaded, endpoint, options=options,
-        config=_config(peer_timeout, control_mode, loaded.spec, idle_timeout),
+        config=_config(peer_timeout, control_mode, loaded.spec, idle_timeout, limits),
         state_dir=state_dir, seed=seed, expected_guest_key=guest_key, on_listening=listening,
         accept_timeout=accept_timeout,
         decider=_announce, inputs=_inputs(input_source),
@@ -156,20 +165,24 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
 @control_option
 @input_option
 @state_option
+@limit_options
 @allow_skeleton_option
 @json_option
 @handle_errors
 def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str | None,
           peer_timeout: float | None,
           idle_timeout: float, control_mode: str | None, input_source: str | None, state_dir: str | None,
+          max_messages: int | None, max_bytes: int | None, max_state_bytes: int | None,
           allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Join the session hosted at ENDPOINT as the guest."""
+    limits = {"max_messages": max_messages, "max_bytes": max_bytes,
+              "max_state_bytes": max_state_bytes}
     from lingxi.session import guest_session, load_protocol
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks) if protocol else None
     result = asyncio.run(guest_session(
         loaded, endpoint,
-        config=_config(peer_timeout, control_mode, loaded and loaded.spec, idle_timeout),
+        config=_config(peer_timeout, control_mode, loaded and loaded.spec, idle_timeout, limits),
         state_dir=state_dir,
         seed=seed, allow_skeleton=allow_skeleton_hooks, expected_host_key=host_key,
         decider=_announce,

@@ -69,7 +69,10 @@ def _import(path: Path):
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as error:  # author code: any failure becomes a typed error
+    except KeyboardInterrupt:
+        sys.modules.pop(name, None)
+        raise
+    except BaseException as error:  # author code, SystemExit included: a typed error
         sys.modules.pop(name, None)
         raise HooksError("hooks.import_failed",
                          f"{path}: {type(error).__name__}: {error}") from error

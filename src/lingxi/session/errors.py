@@ -35,6 +35,7 @@ BAD_OPTIONS = "session.bad_options"
 BAD_CORRELATION = "session.bad_correlation"
 BAD_CONTROL = "session.bad_control"
 TOO_LONG = "session.too_long"
+TOO_LARGE = "session.too_large"  # a per-session byte limit (peer traffic or state) was reached
 PEER_CLOSED = "session.peer_closed"
 DECISION_TIMEOUT = "decision.timeout"
 # Codes our own hooks can cause (the peer is told too, so it never waits forever).

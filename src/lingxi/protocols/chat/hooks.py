@@ -1,9 +1,20 @@
-"""Chat hooks: lines from the local person go out; peer lines are kept, never interpreted."""
+"""Chat hooks: lines from the local person go out; peer lines are kept, never interpreted.
+
+Only the last KEPT lines stay in memory, so a long (or flooding) chat costs
+the same as a short one; the state folder has the whole conversation.
+"""
 
 from lingxi.hooks import HookResult, Hooks
 
+KEPT = 500
+
 
 class ChatHooks(Hooks):
+    def _keep(self, who, text):
+        lines = self.state["transcript"]
+        lines.append((who, text))
+        del lines[:-KEPT]
+
     def proto_start(self):
         self.state.update(seq=0, peer_seq=0, transcript=[])
 
@@ -22,7 +33,7 @@ class ChatHooks(Hooks):
             if message["seq"] != self.state["peer_seq"] + 1:
                 return HookResult(abort=f"chat line {message['seq']} is out of sequence")
             self.state["peer_seq"] = message["seq"]
-            self.state["transcript"].append((self.ctx.peer, message["text"]))
+            self._keep(self.ctx.peer, message["text"])
         return None
 
     def proto_on_input(self, line):
@@ -31,7 +42,7 @@ class ChatHooks(Hooks):
         if not line.strip():
             return None
         self.state["seq"] += 1
-        self.state["transcript"].append((self.ctx.role, line))
+        self._keep(self.ctx.role, line)
         return HookResult(response={"action": "chat", "seq": self.state["seq"], "text": line})
 
     def proto_describe(self, message):

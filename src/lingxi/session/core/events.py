@@ -25,6 +25,7 @@ class PayloadReceived:
 
     payload: Any
     correlation_id: str | None = None
+    size: int = 0  # bytes of the envelope as the driver recorded it (for the byte limit)
 
 
 @dataclass(frozen=True)

@@ -75,15 +75,42 @@ OPENING: dict[tuple[State, str, str], State] = {
 }
 
 
+LIMIT_DEFAULTS = {"max_messages": 100_000, "max_bytes": 64 * 1024 * 1024,
+                  "max_state_bytes": 256 * 1024 * 1024}
+
+
 @dataclass
 class SessionConfig:
-    """Local run-time settings; none of them touches the spec or its hash."""
+    """Local run-time settings; none of them touches the spec or its hash.
+
+    The three limits bound what one session may cost: messages and envelope
+    bytes received from the peer, and bytes written to the state folder.
+    ``None`` takes the spec's ``timing.limits`` value, else
+    :data:`LIMIT_DEFAULTS` (sized for a laptop); a value given here wins.
+    """
 
     peer_timeout: float = 30.0  # seconds a peer may stay silent when it is its turn
     idle_timeout: float = 300.0  # free mode: seconds without any message
     control_mode: str | None = None  # autonomous | hybrid | human (None: the spec's decision)
     max_rounds: int = 100_000
-    max_messages: int = 1_000_000
+    max_messages: int | None = None
+    max_bytes: int | None = None
+    max_state_bytes: int | None = None
+
+    def limits(self, spec: Any) -> dict[str, int]:
+        """The effective limits for ``spec``: this run's, else the spec's, else the defaults."""
+        declared = (getattr(spec, "timing", None) or {}).get("limits")
+        declared = declared if isinstance(declared, dict) else {}
+        out = {}
+        for name, default in LIMIT_DEFAULTS.items():
+            mine, theirs = getattr(self, name), declared.get(name)
+            if mine is not None:
+                out[name] = int(mine)
+            elif type(theirs) is int and theirs > 0:
+                out[name] = theirs
+            else:
+                out[name] = default
+        return out
 
 
 class _Stop(Exception):
@@ -123,6 +150,8 @@ class SessionMachine:
         self.config = config or SessionConfig()
         self.entropy: Entropy = entropy or SYSTEM
         self.policy = DecisionPolicy.resolve(spec.decision, self.config.control_mode)
+        self.limits = self.config.limits(spec)
+        self.received_bytes = 0
         self.declared: dict[str, MessageSchema] = spec.messages
         # The host's options are checked now (a usage error raises here); the
         # guest receives them in the offer and checks them there.
@@ -252,9 +281,14 @@ class SessionMachine:
                            {"payload": payload,
                             "findings": [f.to_dict() for f in error.findings]})
         self.received_count += 1
-        if self.received_count > self.config.max_messages:
-            self.violation(codes.TOO_LONG, "the peer sent more messages than allowed",
-                           {"max_messages": self.config.max_messages})
+        self.received_bytes += event.size
+        if self.received_count > self.limits["max_messages"]:
+            self.violation(codes.TOO_LONG, "the peer sent more messages than this session allows",
+                           {"max_messages": self.limits["max_messages"]})
+        if self.received_bytes > self.limits["max_bytes"]:
+            self.violation(codes.TOO_LARGE, "the peer sent more bytes than this session allows",
+                           {"max_bytes": self.limits["max_bytes"],
+                            "received_bytes": self.received_bytes})
         self.on_message(schema.name, payload, event.correlation_id)
         self.advance()
 
@@ -360,10 +394,12 @@ class SessionMachine:
             return getattr(self.hooks, name)(*args)
         except _Stop:
             raise
+        except KeyboardInterrupt:
+            raise
         except NotImplementedError:
             self.violation(codes.HOOKS_NOT_IMPLEMENTED, f"hook {name} is not implemented",
                            {"hook": name})
-        except Exception as error:  # author code: never let it crash the engine
+        except BaseException as error:  # author code, SystemExit included: never end the engine
             self.violation(codes.HOOKS_ERROR, f"hook {name} raised {type(error).__name__}: {error}",
                            {"hook": name, "exception": type(error).__name__})
 
@@ -420,7 +456,9 @@ class SessionMachine:
             summary = self.hooks.proto_finish(base.to_dict()) or {}
             if not isinstance(summary, dict):
                 summary = {"summary": str(summary)}
-        except Exception as error:  # a broken summary hook must not hide the outcome
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # a broken summary hook must not hide the outcome
             summary = {"proto_finish_error": f"{type(error).__name__}: {error}"}
         self.outcome = Outcome(status, self.role, code, reason, by, summary,
                                base.rounds, base.messages)

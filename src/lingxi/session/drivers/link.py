@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from lingxi.session import errors as codes
 from lingxi.session.core.events import (
     ControlReceived,
+    EnvelopeRejected,
     PayloadReceived,
     PeerAborted,
     SendControl,
@@ -36,7 +38,8 @@ def control_to_payload(action: SendControl) -> dict[str, Any]:
     raise ValueError(f"unknown control kind {action.kind!r}")
 
 
-def payload_to_event(payload: dict[str, Any], correlation_id: str | None = None) -> Any:
+def payload_to_event(payload: dict[str, Any], correlation_id: str | None = None,
+                     size: int = 0) -> Any:
     """The machine event for an accepted envelope's payload (None: not for the machine)."""
     action = payload.get("action")
     if isinstance(action, str):
@@ -53,7 +56,16 @@ def payload_to_event(payload: dict[str, Any], correlation_id: str | None = None)
             kind = action[len(SESSION_PREFIX):]
             body = {k: v for k, v in payload.items() if k != "action"}
             return ControlReceived(kind, body)
-    return PayloadReceived(payload, correlation_id)
+    return PayloadReceived(payload, correlation_id, size)
+
+
+def over_state_limit(machine: Any, recorder: Any) -> EnvelopeRejected | None:
+    """The event that ends a session whose state folder outgrew its limit, if it did."""
+    limit = machine.limits["max_state_bytes"]
+    if recorder.written <= limit or machine.finished:
+        return None
+    return EnvelopeRejected(codes.TOO_LARGE, "the session's state outgrew its limit",
+                            {"max_state_bytes": limit, "written": recorder.written})
 
 
 def is_receipt(payload: dict[str, Any]) -> bool:

@@ -32,7 +32,7 @@ from lingxi.session.core.events import (
 )
 from lingxi.session.core.machine import ROLE_DIRECTION, SessionMachine
 from lingxi.session.drivers.actions import perform, run_compute
-from lingxi.session.drivers.link import payload_to_event
+from lingxi.session.drivers.link import over_state_limit, payload_to_event
 from lingxi.session.record.receipts import receipt_body, settle, sign_receipt
 from lingxi.session.record.recorder import Recorder
 from lingxi.session.record.snapshot import snapshot_of
@@ -185,9 +185,10 @@ class LocalPair:
                                           {"envelope_id": item.get("id") if isinstance(item, dict)
                                            else None, "path": error.path})
         else:
-            side.recorder.envelope(ROLE_DIRECTION["guest" if target == "host" else "host"],
-                                   item, "received")
-            event = payload_to_event(env.payload, env.correlation_id)
+            size = side.recorder.envelope(ROLE_DIRECTION["guest" if target == "host" else "host"],
+                                          item, "received")
+            event = over_state_limit(side.machine, side.recorder) or payload_to_event(
+                env.payload, env.correlation_id, size)
             if event is None:
                 return
         self._process(target, side.machine.handle(event))

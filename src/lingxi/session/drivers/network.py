@@ -34,7 +34,7 @@ from lingxi.session.core.events import (
 )
 from lingxi.session.core.machine import ROLE_DIRECTION, SessionMachine
 from lingxi.session.drivers.actions import perform, run_compute
-from lingxi.session.drivers.link import is_receipt, payload_to_event
+from lingxi.session.drivers.link import is_receipt, over_state_limit, payload_to_event
 from lingxi.session.record.receipts import receipt_body, receipt_hash, settle, sign_receipt
 from lingxi.session.record.recorder import INBOX, Recorder
 from lingxi.session.record.snapshot import snapshot_of
@@ -197,8 +197,9 @@ class Driver:
         payload = item.payload
         if is_receipt(payload):  # receipts come after the end, never during a session
             return ControlReceived("receipt", {})
-        self.recorder.envelope(self.peer_dir, item.to_dict(), "received")
-        return payload_to_event(payload, item.correlation_id)
+        size = self.recorder.envelope(self.peer_dir, item.to_dict(), "received")
+        return over_state_limit(self.machine, self.recorder) or payload_to_event(
+            payload, item.correlation_id, size)
 
     async def _recv(self) -> Any:
         try:

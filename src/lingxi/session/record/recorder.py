@@ -45,6 +45,7 @@ class Recorder:
         self.transcript = Transcript()
         self.keep_events = keep_events
         self.events: list[dict[str, Any]] = []
+        self.written = 0  # bytes of events and transcript so far (the state-size limit)
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self._events_file = self._transcript_file = None
         if self.state_dir is not None:
@@ -64,12 +65,20 @@ class Recorder:
         if self.keep_events:
             self.events.append(record)
         if self._events_file is not None:
-            self._events_file.write(_line(record))
+            line = _line(record)
+            self.written += len(line)
+            self._events_file.write(line)
 
-    def envelope(self, direction: str, envelope: dict[str, Any], local: str) -> None:
+    def envelope(self, direction: str, envelope: dict[str, Any], local: str) -> int:
+        """Chain and append one envelope; return its size in bytes (for the byte limits)."""
         entry = self.transcript.add(direction, envelope, local)
         if self._transcript_file is not None:
-            self._transcript_file.write(_line(entry))
+            line = _line(entry)
+            self.written += len(line)
+            self._transcript_file.write(line)
+        else:
+            self.written += self.transcript.last_size
+        return self.transcript.last_size
 
     def flush(self) -> None:
         for handle in (self._events_file, self._transcript_file):

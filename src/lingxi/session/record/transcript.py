@@ -33,7 +33,11 @@ RECENT = 4096
 
 
 def link(prev: str, envelope: dict[str, Any]) -> str:
-    return sha256_hex(f"{prev}:{sha256_hex(canonical_bytes(envelope))}".encode())
+    return _link(prev, canonical_bytes(envelope))
+
+
+def _link(prev: str, encoded: bytes) -> str:
+    return sha256_hex(f"{prev}:{sha256_hex(encoded)}".encode())
 
 
 def combine(heads: dict[str, dict[str, Any]]) -> str:
@@ -51,12 +55,15 @@ class Transcript:
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DIRECTIONS, 0))
     recent: dict[str, deque[str]] = field(default_factory=_recent)
     entries: int = 0
+    last_size: int = 0  # canonical bytes of the envelope added last
 
     def add(self, direction: str, envelope: dict[str, Any], local: str) -> dict[str, Any]:
         """Append an envelope (``local`` = "sent" | "received" | "late"); return its entry."""
         chain = self.recent[direction]
         prev = chain[-1]
-        digest = link(prev, envelope)
+        encoded = canonical_bytes(envelope)
+        self.last_size = len(encoded)
+        digest = _link(prev, encoded)
         chain.append(digest)
         self.counts[direction] += 1
         self.entries += 1
