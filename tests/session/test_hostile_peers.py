@@ -126,3 +126,75 @@ def test_a_hooks_file_that_exits_at_import_is_refused(tmp_path: Path) -> None:
     (folder / "hooks.py").write_text("import sys\nsys.exit(0)\n")
     result = runner.invoke(cli, ["protocol", "test", str(folder)])
     assert result.exit_code == 2 and "hooks.import_failed" in result.output
+
+
+# ------------------------------------------------------- session verify, honestly
+
+def _played(tmp_path: Path) -> Path:
+    run_pair(load_protocol("rock-paper-scissors"), seed=3, state_dir=tmp_path)
+    return tmp_path / "guest"
+
+
+def _verify(folder: Path, *extra: str):
+    result = runner.invoke(cli, ["session", "verify", str(folder), "--json", *extra])
+    return result.exit_code, json.loads(result.output)
+
+
+def test_entries_appended_after_the_receipts_fail_verification(tmp_path: Path) -> None:
+    """Regression: correctly chained entries after the receipted prefix passed."""
+    from lingxi.session.record.transcript import link
+
+    folder = _played(tmp_path)
+    assert _verify(folder)[0] == 0
+    lines = (folder / "transcript.jsonl").read_text().splitlines()
+    last = json.loads(lines[-1])
+    forged_envelope = {**last["envelope"], "id": "forged"}
+    forged = {**last, "n": last["n"] + 1, "index": last["index"] + 1, "prev": last["hash"],
+              "hash": link(last["hash"], forged_envelope), "envelope": forged_envelope}
+    (folder / "transcript.jsonl").write_text("\n".join(lines + [json.dumps(forged)]) + "\n")
+    code, data = _verify(folder)
+    assert code == 1 and any("signed by nobody" in p for p in data["problems"])
+
+
+def test_a_re_signed_peer_receipt_is_caught_when_the_peer_key_is_pinned(tmp_path: Path) -> None:
+    """Regression: a peer receipt re-signed with another key, snapshot edited to match, passed."""
+    from lingxi.session.record.receipts import sign_receipt
+    from lingxi.wire.identity import Identity
+
+    folder = _played(tmp_path)
+    real_peer = json.loads((folder / "snapshot.json").read_text())["peer_public_key"]
+    mallory = Identity.generate()
+    receipts = json.loads((folder / "receipts.json").read_text())
+    body = {k: v for k, v in receipts["peer"].items() if k != "signature"}
+    receipts["peer"] = sign_receipt({**body, "public_key": mallory.public_hex}, mallory)
+    (folder / "receipts.json").write_text(json.dumps(receipts))
+    snapshot = json.loads((folder / "snapshot.json").read_text())
+    snapshot["peer_public_key"] = mallory.public_hex
+    (folder / "snapshot.json").write_text(json.dumps(snapshot))
+    code, data = _verify(folder)
+    assert code == 0 and "not pinned" in data["keys"]["peer"]["source"]  # what it cannot know
+    code, data = _verify(folder, "--peer-key", real_peer)
+    assert code == 1 and data["keys"]["peer"]["key"] == real_peer
+    assert any("another key" in p for p in data["problems"])
+
+
+def test_verify_runs_the_flow_modes_own_check(tmp_path: Path) -> None:
+    folder = _played(tmp_path)
+    code, data = _verify(folder)
+    assert code == 0 and any(n.startswith("flow check (simultaneous_round): ok")
+                             for n in data["notes"])
+
+
+@pytest.mark.parametrize("content", ["[]", "null", '"x"', "{", "\xff\xfe"])
+@pytest.mark.parametrize("name", ["snapshot.json", "receipts.json"])
+def test_state_files_of_the_wrong_shape_give_one_line(tmp_path: Path, name: str,
+                                                      content: str) -> None:
+    folder = _played(tmp_path)
+    (folder / name).write_bytes(content.encode("latin-1"))
+    for command in (["session", "verify", str(folder)], ["session", "show", str(folder)],
+                    ["session", "decide", "--state-dir", str(folder), "--decision", '"rock"']):
+        result = runner.invoke(cli, command)
+        if name == "receipts.json" and command[1] != "verify":
+            continue  # show and decide do not read receipts
+        assert result.exit_code == 2, (command, result.output)
+        assert "Traceback" not in result.output and "session.bad_state" in result.output

@@ -204,9 +204,10 @@ def _waiting_session() -> Path:
     for snapshot in root.glob("*/snapshot.json") if root.is_dir() else []:
         try:
             data = json.loads(snapshot.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, UnicodeDecodeError, RecursionError):
             continue
-        if data.get("pending_decision") and data.get("state") != "finished":
+        if isinstance(data, dict) and data.get("pending_decision") \
+                and data.get("state") != "finished":
             stamp = snapshot.stat().st_mtime
             if best is None or stamp > best[0]:
                 best = (stamp, snapshot.parent)
@@ -231,14 +232,14 @@ def decide(state_dir: str | None, decision_text: str, point_id: str | None,
     from lingxi.files import write_private_json as write_json_atomic
     from lingxi.session.core.decisions import legal_value
     from lingxi.session.record.recorder import INBOX, SNAPSHOT
+    from lingxi.session.record.snapshot import pending_decision, read_object
 
     folder = Path(state_dir) if state_dir else _waiting_session()
     value = parse_json_arg(decision_text, "--decision")
     snapshot_path = folder / SNAPSHOT
     if not snapshot_path.is_file():
         raise InputError("session.not_found", f"{folder} is not a session state folder")
-    snapshot = json.loads(snapshot_path.read_text(encoding="utf-8"))
-    pending = snapshot.get("pending_decision")
+    pending = pending_decision(read_object(snapshot_path))
     if pending is None and point_id is None:
         raise InputError("session.no_pending_decision", "the session is not waiting for a decision")
     if pending is not None:
@@ -301,11 +302,12 @@ def verify(state_dir: str, peer_key: str | None, as_json: bool) -> None:
 def show(state_dir: str, as_json: bool) -> None:
     """Print a session folder's snapshot (state, outcome, pending decision)."""
     from lingxi.session.record.recorder import SNAPSHOT
+    from lingxi.session.record.snapshot import read_object
 
     path = Path(state_dir) / SNAPSHOT
     if not path.is_file():
         raise InputError("session.not_found", f"{state_dir} is not a session state folder")
-    data: Any = json.loads(path.read_text(encoding="utf-8"))
+    data: Any = read_object(path)
     if as_json:
         print_json(data)
         return

@@ -12,7 +12,6 @@ still in flight when the peer finished) are listed as not verified by the peer.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from lingxi.errors import LingxiError
 from lingxi.session.errors import SessionError
 from lingxi.session.record.receipts import check_receipt
 from lingxi.session.record.recorder import RECEIPTS, SNAPSHOT, TRANSCRIPT
+from lingxi.session.record.snapshot import read_object
 from lingxi.session.record.transcript import DIRECTIONS, load_transcript
 
 
@@ -49,19 +49,6 @@ class Verification:
                 "notes": self.notes, "problems": self.problems}
 
 
-def _read_object(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SessionError("session.missing_file", f"{path} does not exist") from None
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as error:
-        raise SessionError("session.bad_state", f"{path}: not readable JSON ({error})") from None
-    if not isinstance(data, dict):
-        raise SessionError("session.bad_state",
-                           f"{path}: expected a JSON object, found {type(data).__name__}")
-    return data
-
-
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -78,8 +65,8 @@ def verify_state_dir(state_dir: str | Path, *, peer_key: str | None = None,
     folder = Path(state_dir)
     if not folder.is_dir():
         raise SessionError("session.not_found", f"{folder} is not a session state folder")
-    snapshot = _read_object(folder / SNAPSHOT)
-    receipts = _read_object(folder / RECEIPTS)
+    snapshot = read_object(folder / SNAPSHOT)
+    receipts = read_object(folder / RECEIPTS)
     outcome = snapshot.get("outcome")
     out = Verification(str(folder),
                        status=_text(outcome.get("status")) if isinstance(outcome, dict) else None,
