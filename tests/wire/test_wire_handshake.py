@@ -98,7 +98,7 @@ async def test_guest_refuses_a_host_with_another_identity_before_reading_any_pay
                                expected_peer_key=seeded_identity(1).public_hex, timeout=2)
     await host_task
     assert info.value.code == "handshake.identity_mismatch"
-    assert counting.frames_read == 1  # only the welcome; the payload after it stays unread
+    assert counting.frames_read == 2  # challenge and welcome; the payload after them stays unread
     assert counting.closed
 
 
@@ -129,7 +129,7 @@ async def test_a_host_claiming_the_expected_key_without_holding_it_is_refused():
 
 
 class Tamper:
-    """A man in the middle that rewrites the first frame going one way."""
+    """A man in the middle that rewrites the first hello or welcome going one way."""
 
     def __init__(self, inner, rewrite) -> None:
         self.inner, self.rewrite, self.done = inner, rewrite, False
@@ -144,9 +144,9 @@ class Tamper:
 
     async def recv(self, idle_timeout=None):
         frame = await self.inner.recv(idle_timeout)
-        if not self.done:
+        raw = json.loads(frame)
+        if not self.done and raw["payload"]["action"] != "handshake.challenge":
             self.done = True
-            raw = json.loads(frame)
             self.rewrite(raw)
             env = Envelope.from_dict(raw)
             if env.action == "handshake.hello":  # its HMAC key is public: re-sign it
@@ -208,17 +208,55 @@ async def test_a_replayed_hello_is_refused():
     assert info.value.code == "handshake.replay"
 
 
+class ClockJump:
+    """Moves a clock forward when the wrapped transport's reader gets its first frame."""
+
+    def __init__(self, inner, clock, seconds) -> None:
+        self.inner, self.clock, self.seconds = inner, clock, seconds
+        self.peer, self.max_frame = inner.peer, inner.max_frame
+
+    @property
+    def closed(self):
+        return self.inner.closed
+
+    async def send(self, frame):
+        await self.inner.send(frame)
+
+    async def recv(self, idle_timeout=None):
+        frame = await self.inner.recv(idle_timeout)
+        self.clock.now += self.seconds
+        self.seconds = 0
+        return frame
+
+    async def close(self):
+        await self.inner.close()
+
+
 async def test_a_stale_hello_is_refused():
     a, b = memory_pair()
     guest_clock, host_clock = FakeClock(), FakeClock()
-    host_clock.now += 600
     guest_task = asyncio.create_task(client_handshake(a, seeded_identity(2), GUEST,
                                                       clock=guest_clock, timeout=1))
+    with pytest.raises(HandshakeError) as info:  # the hello arrives 600 s after the challenge
+        await server_handshake(ClockJump(b, host_clock, 600), seeded_identity(1), HOST,
+                               clock=host_clock)
+    assert info.value.details["envelope_code"] == "envelope.stale"
+    with pytest.raises(HandshakeError) as guest_error:
+        await guest_task
+    assert guest_error.value.code == "handshake.failed"  # the refusal: stale is handshake.failed
+
+
+async def test_a_guest_refuses_a_stale_challenge():
+    a, b = memory_pair()
+    guest_clock, host_clock = FakeClock(), FakeClock()
+    host_clock.now += 600
+    host_task = asyncio.create_task(server_handshake(b, seeded_identity(1), HOST,
+                                                     clock=host_clock, timeout=1))
     with pytest.raises(HandshakeError) as info:
-        await server_handshake(b, seeded_identity(1), HOST, clock=host_clock)
+        await client_handshake(a, seeded_identity(2), GUEST, clock=guest_clock, timeout=1)
     assert info.value.details["envelope_code"] == "envelope.stale"
     with pytest.raises(TransportError):
-        await guest_task
+        await host_task
 
 
 async def test_garbage_instead_of_a_hello_is_refused():
