@@ -6,7 +6,7 @@ and ``lingxi.home``. See docs/wire.md for the API and every error code.
 Names are resolved lazily (module ``__getattr__``): ``import lingxi.wire`` and
 the envelope-level names load no network module, so an in-memory caller never
 pays for asyncio, socket or ssl. Only the transport, handshake, channel and
-connect modules import asyncio.
+connection modules import asyncio.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ _EXPORTS: dict[str, str] = {
     "open_envelope": "aead", "seal_envelope": "aead",
     "EnvelopeBuilder": "builder",
     "SecureChannel": "channel", "connect_channel": "channel", "serve_channels": "channel",
-    "OneSessionHost": "connect", "PeerInfo": "connect", "connect": "connect",
-    "pinned_key": "connect", "serve_one": "connect",
+    "OneSessionHost": "connection", "PeerInfo": "connection", "connect": "connection",
+    "pinned_key": "connection", "serve_one": "connection",
     "abort_payload": "control", "control_kind": "control", "control_payload": "control",
     "is_control": "control",
     "WIRE_VERSION": "envelope", "AgentEndpoint": "envelope", "Envelope": "envelope",
@@ -68,7 +68,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; never executed
     from lingxi.wire.aead import open_envelope, seal_envelope
     from lingxi.wire.builder import EnvelopeBuilder
     from lingxi.wire.channel import SecureChannel, connect_channel, serve_channels
-    from lingxi.wire.connect import OneSessionHost, PeerInfo, connect, pinned_key, serve_one
+    from lingxi.wire.connection import OneSessionHost, PeerInfo, connect, pinned_key, serve_one
     from lingxi.wire.control import abort_payload, control_kind, control_payload, is_control
     from lingxi.wire.envelope import WIRE_VERSION, AgentEndpoint, Envelope
     from lingxi.wire.errors import (
