@@ -336,7 +336,7 @@ class OneSessionHost:
                     transport, self.identity, self.local, authorize=self.authorize,
                     claim=lambda: self._claim(entry), on_hello=hello_seen, clock=self.clock, rng=self.rng,
                     hello_guard=self.hello_guard, window_seconds=self.window_seconds,
-                    timeout=self.pre_auth_timeout)
+                    timeout=self.pre_auth_timeout + 1.0)  # the deadline above fires first
         except TimeoutError:
             if entry.claimed:
                 self._taken = False
