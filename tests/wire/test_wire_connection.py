@@ -367,3 +367,30 @@ async def test_bad_arguments_are_refused_before_listening():
                 {"max_pending": 0}):
         with pytest.raises(ValueError):
             OneSessionHost("tcp://127.0.0.1:0", HOST_ID, **bad)
+
+
+async def test_a_winner_nobody_accepted_is_closed_with_the_host_and_close_is_idempotent():
+    host = OneSessionHost("tcp://127.0.0.1:0", HOST_ID, channel_options=QUIET)
+    await host.start()
+    await host._server.start_serving()  # accepting without anyone waiting in accept()
+    real = await guest(host)
+    await host.close()
+    await host.close()
+    with pytest.raises(TransportError) as info:
+        await real.recv(timeout=5)  # the host side was closed: the guest sees it end
+    assert info.value.code == "transport.closed"
+    await real.close()
+
+
+async def test_a_host_that_closes_mid_handshake_leaves_no_pending_connection():
+    host, accepting = await started(pre_auth_timeout=60)
+    idle = [await Raw.open(host.bound_endpoint) for _ in range(3)]
+    for conn in idle:
+        await conn.frame()
+    assert host.pending == 3
+    accepting.cancel()
+    await host.close()
+    assert host.pending == 0
+    for conn in idle:
+        assert await conn.frame() is None
+        conn.close()

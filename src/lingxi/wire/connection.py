@@ -167,6 +167,7 @@ class OneSessionHost:
         self._taken = False
         self._closing = False
         self._result: asyncio.Future[tuple[SessionKeys, TcpTransport]] | None = None
+        self._handed_over = False
         self.refused = 0  # connections refused or dropped (for tests and logs)
 
     # ---- lifecycle -------------------------------------------------------------
@@ -223,6 +224,7 @@ class OneSessionHost:
             raise TransportError("transport.timeout",
                                  f"no guest completed the handshake within {timeout:g} s",
                                  details={"accept_timeout": timeout}) from None
+        self._handed_over = True
         channel = SecureChannel(transport, keys, clock=self.clock, **self.channel_options)
         peer = PeerInfo(keys.peer_identity, keys.peer, transport.peer, keys.ticket,
                         keys.session_id)
@@ -250,6 +252,9 @@ class OneSessionHost:
                     await self._server.wait_closed()
         if self._result is not None and not self._result.done():
             self._result.cancel()
+        elif self._result is not None and not self._handed_over \
+                and not self._result.cancelled() and self._result.exception() is None:
+            self._result.result()[1].abort()  # a winner nobody took (accept timed out or never ran)
 
     def close_soon(self) -> None:
         """Schedule :meth:`close` (for callbacks that cannot await)."""
