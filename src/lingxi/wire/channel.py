@@ -29,7 +29,7 @@ from lingxi.wire.builder import EnvelopeBuilder, random_id
 from lingxi.wire.control import abort_payload, control_kind, control_payload
 from lingxi.wire.envelope import AgentEndpoint, Envelope
 from lingxi.wire.errors import EnvelopeError, TransportError
-from lingxi.wire.handshake import SessionKeys, client_handshake, server_handshake
+from lingxi.wire.handshake import Authorizer, SessionKeys, server_handshake
 from lingxi.wire.identity import Identity
 from lingxi.wire.pipeline import DEFAULT_WINDOW_SECONDS, ReceivePipeline, check_expectations
 from lingxi.wire.replay import ReplayGuard
@@ -38,8 +38,6 @@ from lingxi.wire.transport import (
     DEFAULT_READ_TIMEOUT,
     FrameTransport,
     TcpTransport,
-    connect_tcp,
-    parse_endpoint,
     serve_tcp,
 )
 
@@ -79,6 +77,7 @@ class SecureChannel:
         self._reading_paused = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._end_callbacks: list[Callable[[], None]] = []
         self.pongs = 0
 
     # ---- properties ----------------------------------------------------------
@@ -134,10 +133,21 @@ class SecureChannel:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
 
+    def add_end_callback(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once when the channel ends (at once if it already has)."""
+        if self._terminal is not None:
+            callback()
+        else:
+            self._end_callbacks.append(callback)
+
     def _end(self, error: TransportError) -> None:
         if self._terminal is None:
             self._terminal = error
             self._wake()
+            callbacks, self._end_callbacks = self._end_callbacks, []
+            for callback in callbacks:
+                with contextlib.suppress(Exception):
+                    callback()
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -307,41 +317,43 @@ class SecureChannel:
 
 async def connect_channel(endpoint: str, identity: Identity, local: AgentEndpoint, *,
                           clock: Callable[[], float], expected_peer_key: str | None = None,
-                          max_frame: int = DEFAULT_MAX_FRAME,
+                          ticket: str | None = None, max_frame: int = DEFAULT_MAX_FRAME,
                           read_timeout: float = DEFAULT_READ_TIMEOUT,
                           handshake_timeout: float = 10.0, **channel_options: Any
                           ) -> SecureChannel:
-    """Connect to ``tcp://HOST:PORT``, run the guest handshake, start the channel."""
-    host, port = parse_endpoint(endpoint)
-    transport = await connect_tcp(host, port, max_frame=max_frame, read_timeout=read_timeout)
-    try:
-        keys = await client_handshake(transport, identity, local, clock=clock,
-                                      expected_peer_key=expected_peer_key,
-                                      timeout=handshake_timeout)
-    except BaseException:
-        await transport.close()
-        raise
-    return await SecureChannel(transport, keys, clock=clock, **channel_options).start()
+    """Connect to ``tcp://HOST:PORT``, run the guest handshake, start the channel.
+
+    Kept for existing callers; it is :func:`lingxi.wire.connection.connect`.
+    """
+    from lingxi.wire.connection import connect
+
+    return await connect(endpoint, identity, local, expected_host_key=expected_peer_key,
+                         ticket=ticket, clock=clock, max_frame=max_frame,
+                         read_timeout=read_timeout, handshake_timeout=handshake_timeout,
+                         **channel_options)
 
 
 async def serve_channels(handler: Callable[[SecureChannel], Awaitable[None]], identity: Identity,
                          local: AgentEndpoint, *, clock: Callable[[], float],
                          host: str = "127.0.0.1", port: int = 0,
                          expected_peer_key: str | None = None,
+                         authorize: Authorizer | None = None,
                          max_frame: int = DEFAULT_MAX_FRAME,
                          read_timeout: float = DEFAULT_READ_TIMEOUT,
                          handshake_timeout: float = 10.0, **channel_options: Any
                          ) -> asyncio.Server:
     """Listen on ``host:port``; run the host handshake per guest and hand ``handler`` a channel.
 
-    A guest that fails the handshake is dropped before anything else is read.
-    The channel is closed when ``handler`` returns.
+    A server of many sessions (each connection its own); a host of ONE session
+    uses :func:`lingxi.wire.connection.serve_one`. A guest that fails the
+    handshake or ``authorize`` is dropped before anything else is read. The
+    channel is closed when ``handler`` returns.
     """
-    hello_guard = ReplayGuard(10_000)
+    hello_guard = ReplayGuard(100_000)
 
     async def on_transport(transport: TcpTransport) -> None:
         keys = await server_handshake(transport, identity, local, clock=clock,
-                                      expected_peer_key=expected_peer_key,
+                                      expected_peer_key=expected_peer_key, authorize=authorize,
                                       hello_guard=hello_guard, timeout=handshake_timeout)
         channel = await SecureChannel(transport, keys, clock=clock, **channel_options).start()
         try:

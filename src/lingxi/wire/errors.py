@@ -40,13 +40,16 @@ TRANSPORT_CODES = (
     "transport.peer_silent",
     "transport.connect_failed",
     "transport.bad_endpoint",
+    "transport.busy",            # the host's one session is taken, or its handshake slots are full
 )
 
 HANDSHAKE_CODES = (
     "handshake.failed",
     "handshake.identity_mismatch",
     "handshake.bad_signature",
-    "handshake.replay",
+    "handshake.replay",          # a hello not made for this connection's challenge, or seen before
+    "handshake.unsupported_version",  # the peer speaks another handshake version
+    "handshake.ticket_refused",  # the host's authoriser refused the hello's ticket
 )
 
 IDENTITY_CODES = (

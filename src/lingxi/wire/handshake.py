@@ -1,23 +1,36 @@
-"""The two-envelope handshake that opens a session (DESIGN.md "Sessions on the wire").
+"""The handshake that opens a session (DESIGN.md "Sessions on the wire"), version 2.
 
-1. Guest → host ``p2p:handshake.hello``: its Ed25519 identity key, a fresh
-   X25519 ephemeral key, a nonce, the host key it expects (or ""), and
-   ``proof`` = Ed25519 signature over those and the envelope's sender and
-   timestamp. The envelope HMAC uses the public constant ``HANDSHAKE_KEY``
+0. Host → guest ``p2p:handshake.challenge``, sent as soon as the connection
+   opens: a fresh random 32-byte ``challenge`` and the handshake ``versions``
+   the host speaks (``[2]``). HMAC with the public ``HANDSHAKE_KEY``.
+1. Guest → host ``p2p:handshake.hello``: ``handshake: 2``, its Ed25519 identity
+   key, a fresh X25519 ephemeral key, a nonce, the host key it expects (or
+   ""), the host's ``challenge``, an optional single-use ``ticket`` (at most
+   2048 characters), and ``proof`` = Ed25519 signature over those and the
+   envelope's sender and timestamp. The envelope HMAC uses ``HANDSHAKE_KEY``
    (integrity only; authenticity comes from the proof).
 2. Host → guest ``p2p:handshake.welcome``: its identity key, ephemeral key,
    nonce and ``proof`` = Ed25519 signature over the transcript hash. This
    envelope is already HMAC-signed with the host→guest session key.
 
-transcript = SHA-256("lingxi/wire/transcript/v1" ‖ len ‖ hello frame ‖ canonical(welcome core));
+transcript = SHA-256("lingxi/wire/transcript/v2" ‖ len ‖ challenge frame ‖ len ‖ hello frame
+                     ‖ canonical(welcome core));
 keys = HKDF-SHA256(X25519 shared secret, salt=transcript, info="lingxi/wire/keys/v1", 96 bytes)
 → guest→host HMAC key, host→guest HMAC key, ChaCha20-Poly1305 key.
 session id = first 32 hex of SHA-256("lingxi/wire/session/v1" ‖ transcript).
 
-Each side refuses a peer whose identity key differs from the expected one
-before it reads anything else. The host keeps a replay guard over hello proofs
-inside the timestamp window; a replayed hello could not use the session anyway
-(it lacks the ephemeral private key), but it is refused outright.
+Why the challenge: the hello proof covers a value the host drew for this one
+connection, so a captured hello is worthless on any other connection, in this
+run or any later run of a host with the same identity (a replay guard alone
+forgets everything when the host restarts). A version-1 hello (no challenge)
+is refused with ``handshake.unsupported_version``: accepting it would bring
+the replay back.
+
+After the proof verifies, the host asks its authoriser
+(``authorize(peer_public_key_hex, ticket_or_None)``, raising a
+:class:`HandshakeError` or any ``LingxiError`` to refuse); a pinned guest key
+is one such authoriser (:func:`pinned_key`). The refusal's code goes back to
+the guest in ``handshake.refused`` (unauthenticated, informational).
 """
 
 from __future__ import annotations
@@ -25,9 +38,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import hmac
+import inspect
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,9 +51,10 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from lingxi.canonical import canonical_bytes
+from lingxi.errors import LingxiError
 from lingxi.wire.builder import EnvelopeBuilder, random_id
 from lingxi.wire.envelope import AgentEndpoint, Envelope
-from lingxi.wire.errors import HANDSHAKE_CODES, EnvelopeError, HandshakeError, TransportError
+from lingxi.wire.errors import EnvelopeError, HandshakeError, TransportError, WireError
 from lingxi.wire.identity import Identity, verify_ed25519
 from lingxi.wire.pipeline import DEFAULT_WINDOW_SECONDS, ReceivePipeline
 from lingxi.wire.replay import ReplayGuard
@@ -47,14 +63,23 @@ from lingxi.wire.timefmt import format_rfc3339
 from lingxi.wire.transport import FrameTransport
 
 HANDSHAKE_KEY = b"lingxi/wire/handshake/v1"
+HANDSHAKE_VERSION = 2
+CHALLENGE = "handshake.challenge"
 HELLO = "handshake.hello"
 WELCOME = "handshake.welcome"
 REFUSED = "handshake.refused"
 DEFAULT_HANDSHAKE_TIMEOUT = 10.0
+MAX_TICKET = 2048
 _KEY_HEX = re.compile(r"[0-9a-f]{64}")
 _NONCE_HEX = re.compile(r"[0-9a-f]{32}")
 _SIG_HEX = re.compile(r"[0-9a-f]{128}")
+_CHALLENGE_HEX = re.compile(r"[0-9a-f]{64}")
+_CODE = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
+# refusal codes a guest reports as the host sent them (anything else: handshake.failed)
+_RELAYED_PREFIXES = ("handshake.", "transport.", "registry.")
 UNKNOWN_PEER = "unknown-peer"
+
+Authorizer = Callable[[str, "str | None"], "None | Awaitable[None]"]
 
 
 @dataclass(frozen=True)
@@ -71,10 +96,37 @@ class SessionKeys:
     local_identity: str       # Ed25519 public key, hex
     peer_identity: str        # Ed25519 public key, hex
     transcript_hash: str      # hex
+    ticket: str | None = None  # the ticket the guest presented (host side), or sent (guest side)
 
 
 def _failed(message: str, code: str = "handshake.failed", **details: Any) -> HandshakeError:
     return HandshakeError(code, message, details=details or None)
+
+
+def pinned_key(expected_public_key_hex: str) -> Authorizer:
+    """The authoriser of ``--guest-key``: only this Ed25519 key may open the session."""
+
+    def authorize(peer_public_key_hex: str, ticket: str | None) -> None:
+        if peer_public_key_hex != expected_public_key_hex:
+            raise _failed("the guest's identity key is not the one expected",
+                          "handshake.identity_mismatch", expected=expected_public_key_hex,
+                          presented=peer_public_key_hex)
+
+    return authorize
+
+
+def check_ticket(ticket: Any) -> str:
+    """A ticket is 1 to 2048 printable characters (it is shown and stored, never parsed here)."""
+    if not isinstance(ticket, str) or not 1 <= len(ticket) <= MAX_TICKET \
+            or not ticket.isprintable():
+        raise _failed(f"a ticket is 1 to {MAX_TICKET} printable characters")
+    return ticket
+
+
+def peer_text(value: Any, limit: int = 200) -> str:
+    """Text from an unauthenticated peer, made safe for one terminal line."""
+    text = value if isinstance(value, str) else repr(value)
+    return "".join(ch if ch.isprintable() else "?" for ch in text[:limit])
 
 
 def _ephemeral_hex(key: X25519PrivateKey) -> str:
@@ -90,17 +142,26 @@ def _shared(private: X25519PrivateKey, peer_hex: str) -> bytes:
 
 
 def _hello_proof_content(env: Envelope, payload: dict[str, Any]) -> bytes:
-    core = {k: payload[k] for k in ("identity_key", "ephemeral_key", "nonce", "expected_key")}
+    core = {k: payload[k] for k in ("identity_key", "ephemeral_key", "nonce", "expected_key",
+                                    "challenge")}
+    core["ticket"] = payload.get("ticket")
+    core["handshake"] = HANDSHAKE_VERSION
     core["sender"] = env.sender.to_dict()
     core["timestamp"] = env.timestamp
-    return b"lingxi/wire/hello/v1|" + canonical_bytes(core)
+    return b"lingxi/wire/hello/v2|" + canonical_bytes(core)
 
 
-def _transcript(hello_frame: bytes, welcome_core: dict[str, Any]) -> bytes:
-    digest = hashlib.sha256(b"lingxi/wire/transcript/v1")
-    digest.update(len(hello_frame).to_bytes(4, "big") + hello_frame)
+def _transcript(challenge_frame: bytes, hello_frame: bytes,
+                welcome_core: dict[str, Any]) -> bytes:
+    digest = hashlib.sha256(b"lingxi/wire/transcript/v2")
+    for frame in (challenge_frame, hello_frame):
+        digest.update(len(frame).to_bytes(4, "big") + frame)
     digest.update(canonical_bytes(welcome_core))
     return digest.digest()
+
+
+def _welcome_proof_content(transcript: bytes) -> bytes:
+    return b"lingxi/wire/welcome/v2|" + transcript
 
 
 def _derive(shared: bytes, transcript: bytes) -> tuple[bytes, bytes, bytes, str]:
@@ -112,12 +173,29 @@ def _derive(shared: bytes, transcript: bytes) -> tuple[bytes, bytes, bytes, str]
 
 def _check_fields(payload: dict[str, Any], action: str) -> None:
     if payload.get("action") != action:
-        raise _failed(f"expected {action}, got {str(payload.get('action'))[:40]!r}")
+        raise _failed(f"expected {action}, got {peer_text(payload.get('action'), 40)!r}")
     for name, pattern in (("identity_key", _KEY_HEX), ("ephemeral_key", _KEY_HEX),
                           ("nonce", _NONCE_HEX), ("proof", _SIG_HEX)):
         value = payload.get(name)
         if not isinstance(value, str) or not pattern.fullmatch(value):
             raise _failed(f"{action} has no valid {name}")
+
+
+def _check_hello(body: dict[str, Any], challenge: str) -> None:
+    """Version, fields, and that the hello answers this connection's challenge."""
+    if body.get("action") == HELLO and (body.get("handshake") != HANDSHAKE_VERSION
+                                        or "challenge" not in body):
+        raise _failed(f"this host speaks handshake version {HANDSHAKE_VERSION} only "
+                      "(a hello that answers its challenge)", "handshake.unsupported_version")
+    _check_fields(body, HELLO)
+    offered = body.get("challenge")
+    if not isinstance(offered, str) or not _CHALLENGE_HEX.fullmatch(offered):
+        raise _failed("hello has no valid challenge")
+    if not hmac.compare_digest(offered, challenge):
+        raise _failed("the hello answers another connection's challenge (a replay)",
+                      "handshake.replay")
+    if "ticket" in body:
+        check_ticket(body["ticket"])
 
 
 def _check_guest_expectation(body: dict[str, Any], identity: Identity) -> None:
@@ -134,22 +212,43 @@ def _closing_on_failure(handshake):
     async def run(transport: FrameTransport, *args: Any, **kwargs: Any) -> SessionKeys:
         try:
             return await handshake(transport, *args, **kwargs)
-        except HandshakeError:
+        except WireError:
             await transport.close()
             raise
 
     return run
 
 
-async def _refuse(transport: FrameTransport, local: AgentEndpoint, hello: Envelope,
-                  error: HandshakeError, clock: Callable[[], float],
-                  id_factory: Callable[[], str]) -> None:
+def _unknown_peer(transport: FrameTransport) -> AgentEndpoint:
+    return AgentEndpoint(UNKNOWN_PEER, "", transport.peer)
+
+
+def refusal_payload(code: str, message: str) -> dict[str, Any]:
+    return {"action": REFUSED, "reason": code, "message": message[:200]}
+
+
+async def send_refusal(transport: FrameTransport, local: AgentEndpoint,
+                       receiver: AgentEndpoint | None, code: str, message: str, *,
+                       clock: Callable[[], float], id_factory: Callable[[], str] = random_id,
+                       reply_to: str | None = None) -> None:
     """Tell the guest why (unauthenticated, informational), best effort, before closing."""
-    payload = {"action": REFUSED, "reason": error.code, "message": error.message[:200]}
-    builder = EnvelopeBuilder(local, hello.sender, HANDSHAKE_KEY, clock=clock,
-                              id_factory=id_factory)
-    with contextlib.suppress(TransportError):
-        await transport.send(builder.build(payload, reply_to=hello.id).to_bytes())
+    builder = EnvelopeBuilder(local, receiver or _unknown_peer(transport), HANDSHAKE_KEY,
+                              clock=clock, id_factory=id_factory)
+    with contextlib.suppress(WireError, ValueError):
+        await transport.send(builder.build(refusal_payload(code, message),
+                                           reply_to=reply_to).to_bytes())
+
+
+def _refusal_error(body: dict[str, Any]) -> WireError:
+    """The guest's error for a host's ``handshake.refused`` (its words kept on one safe line)."""
+    reason = body.get("reason")
+    message = f"the host refused the handshake (host says: {peer_text(body.get('message'))!r})"
+    if isinstance(reason, str) and len(reason) <= 64 and _CODE.fullmatch(reason) \
+            and reason.startswith(_RELAYED_PREFIXES):
+        if reason.startswith("transport."):
+            return TransportError(reason, message)
+        return HandshakeError(reason, message)
+    return _failed(message, host_reason=peer_text(reason, 64))
 
 
 async def _recv_envelope(transport: FrameTransport, timeout: float) -> tuple[bytes, Envelope]:
@@ -160,22 +259,58 @@ async def _recv_envelope(transport: FrameTransport, timeout: float) -> tuple[byt
         raise _failed(f"handshake envelope rejected: {error}", envelope_code=error.code) from None
 
 
+def _accept_public(env: Envelope, clock: Callable[[], float], window_seconds: float,
+                   what: str) -> None:
+    """Signature (public key: integrity only), binding and time window of a handshake envelope."""
+    try:
+        ReceivePipeline(HANDSHAKE_KEY, clock=clock, window_seconds=window_seconds).accept(env)
+    except EnvelopeError as error:
+        raise _failed(f"{what} rejected: {error}", envelope_code=error.code) from None
+
+
 @_closing_on_failure
 async def client_handshake(transport: FrameTransport, identity: Identity, local: AgentEndpoint,
-                           *, expected_peer_key: str | None = None,
+                           *, expected_peer_key: str | None = None, ticket: str | None = None,
                            peer: AgentEndpoint | None = None, clock: Callable[[], float],
                            id_factory: Callable[[], str] = random_id,
                            rng: Callable[[int], bytes] = os.urandom,
                            window_seconds: float = DEFAULT_WINDOW_SECONDS,
                            timeout: float = DEFAULT_HANDSHAKE_TIMEOUT) -> SessionKeys:
-    """Open a session as the guest. ``expected_peer_key``: the host's Ed25519 key (hex)."""
+    """Open a session as the guest. ``expected_peer_key``: the host's Ed25519 key (hex).
+
+    ``ticket``: an invitation to present (covered by the proof). A host that
+    refuses answers ``handshake.refused``; its code becomes this side's error
+    (``transport.busy`` is a :class:`TransportError`, the rest HandshakeErrors).
+    """
+    if ticket is not None:
+        try:
+            check_ticket(ticket)
+        except HandshakeError as error:
+            raise HandshakeError(error.code, error.message, exit_code=2) from None
+    challenge_frame, challenge_env = await _recv_envelope(transport, timeout)
+    offer = challenge_env.payload
+    if offer.get("action") == REFUSED:
+        raise _refusal_error(offer)
+    if offer.get("action") != CHALLENGE:
+        raise _failed(f"expected {CHALLENGE}, got {peer_text(offer.get('action'), 40)!r}")
+    _accept_public(challenge_env, clock, window_seconds, "challenge")
+    versions = offer.get("versions")
+    if not isinstance(versions, list) or HANDSHAKE_VERSION not in versions:
+        raise _failed(f"the host does not speak handshake version {HANDSHAKE_VERSION}",
+                      "handshake.unsupported_version")
+    challenge = offer.get("challenge")
+    if not isinstance(challenge, str) or not _CHALLENGE_HEX.fullmatch(challenge):
+        raise _failed("the host's challenge is not 64 lowercase hex")
+
     ephemeral = X25519PrivateKey.from_private_bytes(rng(32))
-    receiver = peer or AgentEndpoint(UNKNOWN_PEER, "", transport.peer)
+    receiver = peer or _unknown_peer(transport)
     payload: dict[str, Any] = {
-        "action": HELLO, "identity_key": identity.public_hex,
+        "action": HELLO, "handshake": HANDSHAKE_VERSION, "identity_key": identity.public_hex,
         "ephemeral_key": _ephemeral_hex(ephemeral), "nonce": rng(16).hex(),
-        "expected_key": expected_peer_key or "",
+        "expected_key": expected_peer_key or "", "challenge": challenge,
     }
+    if ticket is not None:
+        payload["ticket"] = ticket
     hello = Envelope(id=id_factory(), type=f"p2p:{HELLO}", sender=local, receiver=receiver,
                      payload=payload, timestamp=format_rfc3339(clock()))
     payload["proof"] = identity.sign(_hello_proof_content(hello, payload)).hex()
@@ -186,9 +321,7 @@ async def client_handshake(transport: FrameTransport, identity: Identity, local:
     _, welcome = await _recv_envelope(transport, timeout)
     body = welcome.payload
     if body.get("action") == REFUSED:
-        reason = body.get("reason")
-        code = reason if reason in HANDSHAKE_CODES else "handshake.failed"
-        raise _failed(f"the host refused the handshake: {str(body.get('message'))[:200]}", code)
+        raise _refusal_error(body)
     _check_fields(body, WELCOME)
     if expected_peer_key is not None and body["identity_key"] != expected_peer_key:
         raise _failed("the host's identity key is not the one expected",
@@ -196,9 +329,9 @@ async def client_handshake(transport: FrameTransport, identity: Identity, local:
                       presented=body["identity_key"])
     core = {"identity_key": body["identity_key"], "ephemeral_key": body["ephemeral_key"],
             "nonce": body["nonce"], "sender": welcome.sender.to_dict()}
-    transcript = _transcript(hello_frame, core)
+    transcript = _transcript(challenge_frame, hello_frame, core)
     if not verify_ed25519(body["identity_key"], bytes.fromhex(body["proof"]),
-                          b"lingxi/wire/welcome/v1|" + transcript):
+                          _welcome_proof_content(transcript)):
         raise _failed("the host's proof does not verify", "handshake.bad_signature")
     guest_to_host, host_to_guest, aead_key, session_id = _derive(
         _shared(ephemeral, body["ephemeral_key"]), transcript)
@@ -210,58 +343,108 @@ async def client_handshake(transport: FrameTransport, identity: Identity, local:
         raise _failed(f"welcome envelope rejected: {error}", envelope_code=error.code) from None
     return SessionKeys("guest", session_id, guest_to_host, host_to_guest, aead_key, local,
                        welcome.sender, identity.public_hex, body["identity_key"],
-                       transcript.hex())
+                       transcript.hex(), ticket)
+
+
+async def _authorize(authorizers: list[Authorizer], peer_key: str, ticket: str | None) -> None:
+    """Run each authoriser; any LingxiError refuses with its own code."""
+    for authorize in authorizers:
+        try:
+            result = authorize(peer_key, ticket)
+            if inspect.isawaitable(result):
+                await result
+        except WireError:
+            raise
+        except LingxiError as error:
+            raise HandshakeError(error.code, error.message, details=error.details) from None
+
+
+def _remember_hello(guard: ReplayGuard, hello: Envelope, clock: Callable[[], float],
+                    window_seconds: float) -> None:
+    """Second line of defence behind the challenge (it only fires if the challenge repeats).
+
+    A full guard does not refuse: the challenge already makes the hello fresh,
+    and failing closed here would let anyone lock guests out by filling it.
+    """
+    now = clock()
+    try:
+        guard.check_and_remember(hello.signature or "", hello.instant + window_seconds, now)
+    except EnvelopeError as error:
+        if error.code == "envelope.replay":
+            raise _failed("this hello was already used", "handshake.replay") from None
 
 
 @_closing_on_failure
 async def server_handshake(transport: FrameTransport, identity: Identity, local: AgentEndpoint,
-                           *, expected_peer_key: str | None = None, clock: Callable[[], float],
+                           *, expected_peer_key: str | None = None,
+                           authorize: Authorizer | None = None,
+                           claim: Callable[[], bool] | None = None,
+                           on_hello: Callable[[], None] | None = None,
+                           clock: Callable[[], float],
                            id_factory: Callable[[], str] = random_id,
                            rng: Callable[[int], bytes] = os.urandom,
                            hello_guard: ReplayGuard | None = None,
                            window_seconds: float = DEFAULT_WINDOW_SECONDS,
                            timeout: float = DEFAULT_HANDSHAKE_TIMEOUT) -> SessionKeys:
-    """Accept a session as the host. ``expected_peer_key``: the guest's key, if known.
+    """Accept a session as the host.
 
-    Pass one ``hello_guard`` for all connections of a server so a replayed hello
-    is refused across connections.
+    ``expected_peer_key`` (the guest's key, if known) is :func:`pinned_key`;
+    ``authorize(peer_key_hex, ticket_or_None)`` refuses by raising (it may be
+    async). ``claim()`` is called after authorisation, right before the
+    welcome: returning False refuses with ``transport.busy`` (the accept loop
+    uses it so only one connection gets the session). ``on_hello()`` is called
+    when the hello frame has arrived. Pass one ``hello_guard`` for all
+    connections of a server.
     """
+    challenge = rng(32).hex()
+    offer = EnvelopeBuilder(local, _unknown_peer(transport), HANDSHAKE_KEY, clock=clock,
+                            id_factory=id_factory).build(
+        {"action": CHALLENGE, "challenge": challenge, "versions": [HANDSHAKE_VERSION]})
+    challenge_frame = offer.to_bytes()
+    await transport.send(challenge_frame)
+
     hello_frame, hello = await _recv_envelope(transport, timeout)
+    if on_hello is not None:
+        on_hello()
     body = hello.payload
-    guard = hello_guard if hello_guard is not None else ReplayGuard(16)
     try:
-        ReceivePipeline(HANDSHAKE_KEY, clock=clock, window_seconds=window_seconds,
-                        replay_guard=guard).accept(hello)
-    except EnvelopeError as error:
-        code = "handshake.replay" if error.code == "envelope.replay" else "handshake.failed"
-        raise _failed(f"hello rejected: {error}", code, envelope_code=error.code) from None
-    try:
-        _check_fields(body, HELLO)
-        if expected_peer_key is not None and body["identity_key"] != expected_peer_key:
-            raise _failed("the guest's identity key is not the one expected",
-                          "handshake.identity_mismatch", expected=expected_peer_key,
-                          presented=body["identity_key"])
-        _check_guest_expectation(body, identity)
+        _accept_public(hello, clock, window_seconds, "hello")
+        _check_hello(body, challenge)
         if not verify_ed25519(body["identity_key"], bytes.fromhex(body["proof"]),
                               _hello_proof_content(hello, body)):
             raise _failed("the guest's proof does not verify", "handshake.bad_signature")
-    except HandshakeError as error:
-        await _refuse(transport, local, hello, error, clock, id_factory)
+        _check_guest_expectation(body, identity)
+        if hello_guard is not None:
+            _remember_hello(hello_guard, hello, clock, window_seconds)
+        authorizers = [pinned_key(expected_peer_key)] if expected_peer_key is not None else []
+        if authorize is not None:
+            authorizers.append(authorize)
+        await _authorize(authorizers, body["identity_key"], body.get("ticket"))
+        if claim is not None and not claim():
+            raise TransportError("transport.busy", "the host is already in a session")
+    except WireError as error:
+        await send_refusal(transport, local, hello.sender, error.code, error.message,
+                           clock=clock, id_factory=id_factory, reply_to=hello.id)
+        raise
+    except Exception:  # an authoriser's bug: refuse this guest, then let the caller see it
+        await send_refusal(transport, local, hello.sender, "handshake.failed",
+                           "the host could not check this guest", clock=clock,
+                           id_factory=id_factory, reply_to=hello.id)
+        await transport.close()
         raise
 
     ephemeral = X25519PrivateKey.from_private_bytes(rng(32))
     core = {"identity_key": identity.public_hex, "ephemeral_key": _ephemeral_hex(ephemeral),
             "nonce": rng(16).hex(), "sender": local.to_dict()}
-    transcript = _transcript(hello_frame, core)
+    transcript = _transcript(challenge_frame, hello_frame, core)
     guest_to_host, host_to_guest, aead_key, session_id = _derive(
         _shared(ephemeral, body["ephemeral_key"]), transcript)
-    proof = identity.sign(b"lingxi/wire/welcome/v1|" + transcript).hex()
+    proof = identity.sign(_welcome_proof_content(transcript)).hex()
     payload = {"action": WELCOME, "identity_key": core["identity_key"],
                "ephemeral_key": core["ephemeral_key"], "nonce": core["nonce"], "proof": proof}
     builder = EnvelopeBuilder(local, hello.sender, host_to_guest, clock=clock,
                               id_factory=id_factory, conversation_id=session_id)
     await transport.send(builder.build(payload, reply_to=hello.id).to_bytes())
     return SessionKeys("host", session_id, host_to_guest, guest_to_host, aead_key, local,
-                       hello.sender, identity.public_hex, body["identity_key"], transcript.hex())
-
-
+                       hello.sender, identity.public_hex, body["identity_key"], transcript.hex(),
+                       body.get("ticket"))
