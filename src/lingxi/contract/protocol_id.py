@@ -7,9 +7,11 @@ document as given, tolerating odd shapes, so that any JSON object hashes
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from lingxi.canonical import canonical_bytes, sha256_hex
+from lingxi.errors import InputError
 
 _COPIED = ("messages", "rules", "choices", "commit_reveal")
 _MODE_EXTRA = {
@@ -57,3 +59,19 @@ def canonical_subset(spec_dict: dict[str, Any]) -> dict[str, Any]:
 def protocol_id(spec_dict: dict[str, Any]) -> str:
     """Lowercase hex SHA-256 of the canonical JSON of :func:`canonical_subset`."""
     return sha256_hex(canonical_bytes(canonical_subset(spec_dict)))
+
+
+PROTOCOL_ID = re.compile(r"[0-9a-f]{64}")
+
+
+def check_protocol_id(value: Any) -> str:
+    """``value`` if it is a protocol_id (64 lowercase hex), else ``protocol.bad_id`` (exit 2).
+
+    The one check for every place an id enters: an offer, the CLI, a registry,
+    the cache. Anything else never reaches a file path.
+    """
+    if not isinstance(value, str) or PROTOCOL_ID.fullmatch(value) is None:
+        shown = repr(value[:40] if isinstance(value, str) else value)[:48]
+        raise InputError("protocol.bad_id",
+                         f"a protocol_id is 64 lowercase hex characters, not {shown}")
+    return value

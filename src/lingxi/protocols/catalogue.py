@@ -13,30 +13,20 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lingxi.contract.protocol_id import check_protocol_id
 from lingxi.errors import LingxiError
 from lingxi.home import lingxi_home
 from lingxi.protocols import builtin_dir, builtin_names
 
-PROTOCOL_ID = re.compile(r"[0-9a-f]{64}")
 TEST_INPUTS = "test-inputs.json"
 
 
 class ProtocolError(LingxiError):
     """A protocol that cannot be found or trusted (exit 2, or 1 when a check failed)."""
-
-
-def check_protocol_id(value: Any) -> str:
-    """``value`` when it is a protocol_id (64 lowercase hex), else ``protocol.bad_id``."""
-    if not isinstance(value, str) or PROTOCOL_ID.fullmatch(value) is None:
-        shown = repr(value)[:40] if not isinstance(value, str) else repr(value[:40])
-        raise ProtocolError("protocol.bad_id",
-                            f"a protocol_id is 64 lowercase hex characters, not {shown}")
-    return value
 
 
 def cache_root() -> Path:

@@ -11,26 +11,26 @@ among the built-ins and the protocol cache.
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import inspect
 import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from lingxi.errors import LingxiError
 from lingxi.home import identity_dir, sessions_dir
-from lingxi.session.core.machine import ROLE_DIRECTION, SessionConfig, SessionMachine
+from lingxi.session.core.machine import SessionConfig, SessionMachine
 from lingxi.session.core.registry import make_machine
-from lingxi.session.drivers.link import payload_to_event
 from lingxi.session.drivers.network import Driver, DriveResult
-from lingxi.session.errors import SessionError
+from lingxi.session.errors import PROTOCOL_MISMATCH, SessionError
 from lingxi.session.record.recorder import Recorder
-from lingxi.wire import AgentEndpoint, WireError
 from lingxi.wire.channel import SecureChannel
-from lingxi.wire.handshake import client_handshake, server_handshake
+from lingxi.wire.connection import connect, serve_one
+from lingxi.wire.envelope import AgentEndpoint
+from lingxi.wire.errors import TransportError
+from lingxi.wire.handshake import Authorizer, client_handshake, pinned_key, server_handshake
 from lingxi.wire.identity import Identity
-from lingxi.wire.transport import connect_tcp, memory_pair, parse_endpoint, serve_tcp
+from lingxi.wire.transport import memory_pair
 
 
 class LoadedProtocol(Protocol):
@@ -54,9 +54,7 @@ def _state_dir(state_dir: str | Path | None, session_id: str, role: str) -> Path
 
 
 def _channel(transport: Any, keys: Any, config: SessionConfig) -> SecureChannel:
-    beat = max(0.05, min(5.0, config.peer_timeout / 4))
-    return SecureChannel(transport, keys, clock=time.time, heartbeat_interval=beat,
-                         peer_timeout=max(config.peer_timeout * 2, beat * 3))
+    return SecureChannel(transport, keys, clock=time.time, **_channel_options(config))
 
 
 def _machine(protocol: LoadedProtocol, role: str, options: dict[str, Any] | None,
@@ -80,109 +78,124 @@ async def run_on_channel(protocol: LoadedProtocol, role: str, channel: SecureCha
                             **driver_kwargs).run()
 
 
+def _channel_options(config: SessionConfig) -> dict[str, Any]:
+    """Heartbeats and the channel's silence limit, from the session's peer timeout."""
+    beat = max(0.05, min(5.0, config.peer_timeout / 4))
+    return {"heartbeat_interval": beat, "peer_timeout": max(config.peer_timeout * 2, beat * 3)}
+
+
+def _authorizer(expected_guest_key: str | None, authorize: Authorizer | None
+                ) -> Authorizer | None:
+    """A pinned key and a caller's authoriser (e.g. a registry ticket check), both required."""
+    pinned = pinned_key(expected_guest_key) if expected_guest_key else None
+    if pinned is None or authorize is None:
+        return pinned or authorize
+
+    async def both(peer_key: str, ticket: str | None) -> None:
+        for check in (pinned, authorize):
+            outcome = check(peer_key, ticket)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+    return both
+
+
+async def _maybe_await(value: Any) -> None:
+    if inspect.isawaitable(value):
+        await value
+
+
 async def host_session(protocol: LoadedProtocol, endpoint: str, *,
                        options: dict[str, Any] | None = None,
                        config: SessionConfig | None = None, state_dir: str | Path | None = None,
                        identity: Identity | None = None, seed: int | None = None,
                        expected_guest_key: str | None = None,
-                       on_listening: Callable[[str], None] | None = None,
+                       authorize: Authorizer | None = None,
+                       on_listening: Callable[[str], Any] | None = None,
+                       advertised_endpoint: str | None = None,
                        accept_timeout: float | None = None,
                        on_refused: Callable[[Exception], None] | None = None,
+                       on_closed: Callable[[DriveResult | None], Any] | None = None,
+                       keep_events: bool = True,
                        **driver_kwargs: Any) -> DriveResult:
-    """Listen on ``endpoint``, serve exactly one guest, return this side's result."""
+    """Listen on ``endpoint`` (the bind address), serve exactly one guest, return this side's result.
+
+    The wire's accept loop runs handshakes concurrently and gives the session to
+    the first guest that completes one and passes ``authorize`` (and
+    ``expected_guest_key``); later guests are told ``transport.busy``.
+    ``on_listening(bound endpoint)`` may be async and runs before any guest is
+    accepted (post an invitation there); ``advertised_endpoint`` is what the
+    host tells peers; ``on_closed(result or None)`` always runs at the end.
+    """
     config = config or SessionConfig()
     protocol.spec.check_options(options or {})  # a usage error before anyone connects
     identity = identity or local_identity()
-    host, port = parse_endpoint(endpoint)
-    result: asyncio.Future[DriveResult] = asyncio.get_running_loop().create_future()
-
-    busy = False
-
-    async def handler(transport) -> None:
-        nonlocal busy
-        if result.done() or busy:
-            return  # one guest per host run; others are disconnected
-        busy = True
-        try:
-            keys = await server_handshake(transport, identity,
-                                          endpoint_of(identity, endpoint), clock=time.time,
-                                          expected_peer_key=expected_guest_key)
-        except WireError as error:  # a failed handshake ends that connection only
-            busy = False
-            if on_refused is not None:
-                on_refused(error)
-            return
-        folder = _state_dir(state_dir, keys.session_id, "host")
-        try:
-            outcome = await run_on_channel(protocol, "host", _channel(transport, keys, config),
-                                           identity=identity, options=options, config=config,
-                                           state_dir=folder, seed=seed, **driver_kwargs)
-        except Exception as error:
-            if not result.done():
-                result.set_exception(error)
-            return
-        if not result.done():
-            result.set_result(outcome)
-
-    server = await serve_tcp(handler, host, port)
-    actual = server.sockets[0].getsockname()[1]
-    if on_listening is not None:
-        on_listening(f"tcp://{host}:{actual}")
+    result: DriveResult | None = None
     try:
-        return await asyncio.wait_for(result, accept_timeout)
-    except TimeoutError:
-        raise SessionError("session.no_guest", f"no guest joined within {accept_timeout:g}s",
-                           exit_code=1) from None
+        try:
+            channel, _peer = await serve_one(
+                endpoint, identity, endpoint_of(identity, advertised_endpoint or endpoint),
+                authorize=_authorizer(expected_guest_key, authorize),
+                on_listening=(lambda where: _maybe_await(on_listening(where)))
+                if on_listening is not None else None,
+                advertised_endpoint=advertised_endpoint, accept_timeout=accept_timeout,
+                on_refused=on_refused, channel_options=_channel_options(config))
+        except TransportError as error:
+            if error.code != "transport.timeout":
+                raise
+            raise SessionError("session.no_guest", f"no guest joined within {accept_timeout:g}s",
+                               exit_code=1) from None
+        folder = _state_dir(state_dir, channel.session_id, "host")
+        result = await run_on_channel(protocol, "host", channel, identity=identity,
+                                      options=options, config=config, state_dir=folder,
+                                      seed=seed, keep_events=keep_events, **driver_kwargs)
+        return result
     finally:
-        server.close()
-        await server.wait_closed()
+        if on_closed is not None:
+            await _maybe_await(on_closed(result))
 
 
 async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
                         config: SessionConfig | None = None, state_dir: str | Path | None = None,
                         identity: Identity | None = None, seed: int | None = None,
-                        allow_skeleton: bool | None = None, keep_events: bool = True,
+                        keep_events: bool = True,
                         expected_host_key: str | None = None,
                         expected_protocol_id: str | None = None,
+                        ticket: str | None = None,
                         protocol_for: Callable[[str], LoadedProtocol] | None = None,
                         **driver_kwargs: Any) -> DriveResult:
-    """Connect to a host at ``endpoint`` and play the guest's side."""
+    """Connect to a host at ``endpoint`` and play the guest's side.
+
+    Without ``protocol`` the host's offer names it, and ``protocol_for(id)``
+    finds it locally; ``expected_protocol_id`` (a guest that joined for a
+    given protocol) refuses any other offer before any hooks load.
+    """
     config = config or SessionConfig()
     identity = identity or local_identity()
-    host, port = parse_endpoint(endpoint)
-    transport = await connect_tcp(host, port)
-    keys = await client_handshake(transport, identity, endpoint_of(identity, "tcp://guest"),
-                                  clock=time.time, expected_peer_key=expected_host_key)
-    channel = _channel(transport, keys, config)
-    folder = _state_dir(state_dir, keys.session_id, "guest")
-    first: list[Any] = []
+    channel = await connect(endpoint, identity, endpoint_of(identity, "tcp://guest"),
+                            expected_host_key=expected_host_key, ticket=ticket,
+                            **_channel_options(config))
+    folder = _state_dir(state_dir, channel.session_id, "guest")
     recorder = Recorder(folder, "guest", clock=time.time, keep_events=keep_events)
+    if protocol is not None and expected_protocol_id not in (None, protocol.spec.protocol_id):
+        await channel.close()
+        raise SessionError(PROTOCOL_MISMATCH, "the local protocol is not the one expected",
+                           exit_code=1)
+
+    def machine_for(offered: Any) -> SessionMachine:
+        """The guest's machine once the offer names the protocol (checked before any hook)."""
+        if expected_protocol_id is not None and offered != expected_protocol_id:
+            raise SessionError(PROTOCOL_MISMATCH, "the host offers another protocol than the "
+                               "one this guest joined for", exit_code=1)
+        if protocol is not None:
+            return _machine(protocol, "guest", None, config, seed)
+        if protocol_for is None:
+            raise SessionError("session.unknown_protocol", "no local protocol to play")
+        return _machine(protocol_for(offered), "guest", None, config, seed)
+
     async with channel:
-        if protocol is None:  # learn the protocol from the host's offer
-            env = await channel.recv(timeout=config.peer_timeout)
-            event = payload_to_event(env.payload, env.correlation_id)
-            offered = getattr(event, "body", {}).get("protocol_id") if event else None
-            if not isinstance(offered, str):
-                await channel.abort("session.out_of_phase", "expected the session offer first")
-                raise SessionError("session.no_offer", "the host did not start with an offer",
-                                   exit_code=1)
-            try:
-                if expected_protocol_id is not None and offered != expected_protocol_id:
-                    raise SessionError("session.protocol_mismatch",
-                                       "the host offers another protocol than the one this "
-                                       "guest joined for", exit_code=1)
-                if protocol_for is None:
-                    raise SessionError("session.unknown_protocol", "no local protocol given")
-                protocol = protocol_for(offered)
-            except LingxiError as error:  # tell the host instead of leaving it waiting
-                with contextlib.suppress(WireError):
-                    await channel.abort(error.code, error.message)
-                raise
-            recorder.envelope(ROLE_DIRECTION["host"], env.to_dict(), "received")
-            first.append(event)
-        machine = _machine(protocol, "guest", None, config, seed)
-        return await Driver(machine, channel, recorder=recorder, identity=identity,
-                            **driver_kwargs).run(first)
+        return await Driver(machine_for, channel, recorder=recorder, identity=identity,
+                            offer_timeout=config.peer_timeout, **driver_kwargs).run()
 
 
 async def memory_session(protocol: LoadedProtocol, *, options: dict[str, Any] | None = None,

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lingxi.contract.protocol_id import check_protocol_id
+from lingxi.errors import LingxiError
 from lingxi.session.core.events import (
     Compute,
     ComputeDone,
@@ -35,11 +37,12 @@ from lingxi.session.core.events import (
 from lingxi.session.core.machine import ROLE_DIRECTION, SessionMachine
 from lingxi.session.drivers.actions import perform, run_compute
 from lingxi.session.drivers.link import is_receipt, over_state_limit, payload_to_event
+from lingxi.session.errors import SessionError
 from lingxi.session.record.receipts import receipt_body, receipt_hash, settle, sign_receipt
 from lingxi.session.record.recorder import INBOX, Recorder
 from lingxi.session.record.snapshot import snapshot_of
 from lingxi.wire.channel import SecureChannel
-from lingxi.wire.errors import EnvelopeError, TransportError
+from lingxi.wire.errors import EnvelopeError, TransportError, WireError
 
 INBOX_POLL = 0.1
 SNAPSHOT_EVERY = 0.5
@@ -66,11 +69,24 @@ class DriveResult:
 
 
 class Driver:
-    def __init__(self, machine: SessionMachine, channel: SecureChannel, *, recorder: Recorder,
+    """Runs one machine over a channel.
+
+    ``machine`` is a machine, or — for a guest that learns the protocol from
+    the host — a function from the offered protocol_id to the machine: the
+    offer then arrives, is recorded and is fed to the machine like every other
+    envelope, and a refusal (unknown or unexpected protocol) is sent to the
+    host as an abort with its code before the error is raised here.
+    """
+
+    def __init__(self, machine: SessionMachine | Callable[[Any], SessionMachine],
+                 channel: SecureChannel, *, recorder: Recorder,
                  identity: Any, decider: Callable[[RequestDecision], Any] | None = None,
                  inputs: AsyncIterator[str | None] | None = None,
-                 receipt_timeout: float = 5.0) -> None:
-        self.machine = machine
+                 receipt_timeout: float = 5.0, offer_timeout: float = 30.0) -> None:
+        self.machine_for = None if isinstance(machine, SessionMachine) else machine
+        self.machine: SessionMachine = machine if isinstance(machine, SessionMachine) \
+            else None  # type: ignore[assignment]  # set from the offer in run()
+        self.offer_timeout = offer_timeout
         self.channel = channel
         self.recorder = recorder
         self.identity = identity
@@ -81,8 +97,9 @@ class Driver:
         self.timers: dict[str, float] = {}
         self.pending: RequestDecision | None = None
         self.peer_receipt: dict[str, Any] | None = None
-        self.my_dir = ROLE_DIRECTION[machine.role]
-        self.peer_dir = ROLE_DIRECTION[machine.peer]
+        role = self.machine.role if self.machine is not None else "guest"
+        self.my_dir = ROLE_DIRECTION[role]
+        self.peer_dir = ROLE_DIRECTION["guest" if role == "host" else "host"]
         self.queue: list[Any] = []  # events produced locally (decisions, computations)
         self.computing: set[asyncio.Future] = set()
         self._wake = asyncio.Event()
@@ -198,8 +215,8 @@ class Driver:
         if is_receipt(payload):  # receipts come after the end, never during a session
             return ControlReceived("receipt", {})
         size = self.recorder.envelope(self.peer_dir, item.to_dict(), "received")
-        return over_state_limit(self.machine, self.recorder) or payload_to_event(
-            payload, item.correlation_id, size)
+        limit = over_state_limit(self.machine, self.recorder) if self.machine else None
+        return limit or payload_to_event(payload, item.correlation_id, size)
 
     async def _recv(self) -> Any:
         try:
@@ -207,7 +224,40 @@ class Driver:
         except (EnvelopeError, TransportError) as error:
             return error
 
+    async def _resolve(self) -> list[Any]:
+        """Wait for the host's offer and build the machine it names; the offer is the first event."""
+        try:
+            item = await asyncio.wait_for(self._recv(), self.offer_timeout)
+        except TimeoutError:
+            item = TransportError("transport.timeout", "the host sent no offer in time")
+        if isinstance(item, TransportError):
+            raise SessionError("session.no_offer", f"the host did not start: {item.message}",
+                               exit_code=1)
+        event = None if isinstance(item, EnvelopeError) or is_receipt(item.payload) \
+            else self._event_for(item)
+        offered = event.body.get("protocol_id") if isinstance(event, ControlReceived) \
+            and event.kind == "offer" else None
+        if offered is None:
+            await self._refuse("session.out_of_phase", "expected the session offer first")
+            raise SessionError("session.no_offer", "the host did not start with an offer",
+                               exit_code=1)
+        try:
+            check_protocol_id(offered)
+            assert self.machine_for is not None
+            self.machine = self.machine_for(offered)
+        except LingxiError as error:  # tell the host instead of leaving it waiting
+            await self._refuse(error.code, error.message)
+            raise
+        return [event]
+
+    async def _refuse(self, code: str, message: str) -> None:
+        with contextlib.suppress(WireError):
+            await self.channel.abort(code, message)
+        self.recorder.close()
+
     async def run(self, first_events: list[Any] | None = None) -> DriveResult:
+        if self.machine is None:
+            first_events = await self._resolve() + list(first_events or [])
         await self.process(self.machine.handle(Start()))
         for event in first_events or []:
             await self.process(self.machine.handle(event))
