@@ -33,12 +33,15 @@ def test_hash_prints_the_published_id_for_every_vector(protocol_vectors):
         assert result.stdout.strip() == published, name
 
 
-def test_hash_accepts_a_directory_and_json(tmp_path, protocol_vectors):
-    path, published = protocol_vectors["reversi.spec.json"]
+def test_hash_accepts_a_directory_and_json(tmp_path, corpus):
+    from lingxi.contract import protocol_id
+
+    path = corpus["lantern-maze"]
     (tmp_path / "spec.json").write_bytes(path.read_bytes())
     result = run("protocol", "hash", str(tmp_path), "--json")
     data = json.loads(result.stdout)
-    assert data["protocol_id"] == published and data["valid"] is True
+    expected = protocol_id(json.loads(path.read_text(encoding="utf-8")))
+    assert data["protocol_id"] == expected and data["valid"] is True
 
 
 def test_hash_warns_on_unknown_version_and_still_prints(tmp_path, base_spec):
@@ -72,8 +75,9 @@ def test_validate_loads_every_vector(protocol_vectors):
                                   for f in data["findings"]), name
 
 
-def test_validate_strict_fails_on_warnings(protocol_vectors):
-    path, _ = protocol_vectors["tank-battle.spec.json"]
+def test_validate_strict_fails_on_warnings(corpus):
+    path = corpus["arena-clash"]  # authoritative_realtime: loads, but only with a warning
+    assert run("protocol", "validate", str(path)).exit_code == 0
     assert run("protocol", "validate", str(path), "--strict").exit_code == 1
 
 
@@ -182,38 +186,39 @@ def test_create_lists_templates_and_names_them_on_error(tmp_path):
 # ---------------------------------------------------------------- lingxi validate
 
 @pytest.fixture
-def rps(protocol_vectors):
-    return str(protocol_vectors["rock-paper-scissors.spec.json"][0])
+def rps(corpus):
+    """A simultaneous_round spec of the project's own corpus (seal/open/award)."""
+    return str(corpus["sealed-bids"])
 
 
 def test_validate_message_ok(rps):
-    msg = json.dumps({"action": "commit", "round": 1, "hash": "0" * 64})
+    msg = json.dumps({"action": "seal", "lot": 1, "hash": "0" * 64})
     result = run("validate", rps, msg, "--direction", "guest_to_host")
-    assert result.exit_code == 0 and result.stdout.strip() == "valid: commit (both)"
+    assert result.exit_code == 0 and result.stdout.strip() == "valid: seal (both)"
 
 
 def test_validate_message_reports_every_problem(rps):
-    msg = json.dumps({"action": "reveal", "round": -1, "choice": "lizard", "x": 1})
+    msg = json.dumps({"action": "open", "lot": -1, "bid": "ten", "x": 1})
     result = run("validate", rps, msg, "--json")
     data = json.loads(result.stdout)
     assert result.exit_code == 1 and not data["ok"]
     assert [(f["path"], f["code"]) for f in data["findings"]] == [
-        ("round", "message.out_of_range"), ("choice", "message.bad_value"),
+        ("lot", "message.out_of_range"), ("bid", "message.wrong_type"),
         ("x", "message.unknown_field"), ("nonce", "message.missing_field")]
 
 
 def test_validate_message_direction_and_name(rps):
-    msg = json.dumps({"action": "round_result"})
+    msg = json.dumps({"action": "award"})
     result = run("validate", rps, msg, "-d", "guest_to_host")
     assert result.exit_code == 1 and "message.wrong_direction" in result.stdout
-    end = json.dumps({"action": "end"})
-    assert run("validate", rps, end, "--message", "end").exit_code == 0
+    end = json.dumps({"action": "sit"})
+    assert run("validate", rps, end, "--message", "sit").exit_code == 0
     assert run("validate", rps, end, "--message", "nope").exit_code == 2
     assert run("validate", rps, end, "-d", "sideways").exit_code == 2
 
 
 def test_validate_message_from_stdin_and_file(rps, tmp_path):
-    msg = json.dumps({"action": "end"})
+    msg = json.dumps({"action": "sit"})
     assert run("validate", rps, "-", input=msg).exit_code == 0
     path = tmp_path / "m.json"
     path.write_text(msg, encoding="utf-8")

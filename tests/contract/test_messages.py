@@ -136,11 +136,12 @@ HEX64 = "ab" * 32
     ({"type": "id"}, ["a", "Hero_1.x:y-z", "x" * 128],
      [("", "bad_value"), ("x" * 129, "bad_value"), ("a b", "bad_value"), ("é", "bad_value"),
       (7, "wrong_type")]),
-    ({"type": "ciphertext", "max_length": 8}, ["", "00ff", "a1b2c3d4"],
-     [("abc", "bad_value"), ("AB", "bad_value"), ("00" * 5, "too_long")]),
+    ({"type": "ciphertext", "max_length": 8}, ["00", "00ff", "a1b2c3d4"],
+     [("", "bad_value"), ("0", "bad_value"), ("abc", "bad_value"), ("AB", "bad_value"),
+      ("00" * 5, "too_long")]),
     ({"type": "ciphertext"}, ["00" * 256], [("00" * 257, "too_long")]),
-    ({"type": "ot_blob", "max_length": 4}, ["abcd", "xyz"], [("abcde", "too_long"),
-                                                             ("é" * 3, "too_long")]),
+    ({"type": "ot_blob", "max_length": 4}, ["abcd", "xyz", "x"],
+     [("", "bad_value"), ("abcde", "too_long"), ("é" * 3, "too_long")]),
     ({"type": "ot_blob"}, ["x" * 16384], [("x" * 16385, "too_long")]),
     ({"type": "ticket"}, ["t", "t" * 2048], [("", "bad_value"), ("t" * 2049, "too_long"),
                                              (None, "wrong_type")]),
@@ -234,3 +235,32 @@ def test_vector_messages_validate(protocol_vectors):
     setup["blobs"] = setup["blobs"][:51]
     assert codes(spec, setup, H2G) == [("blobs", "message.out_of_range")]
     assert codes(spec, setup, G2H) == [("action", "message.wrong_direction")]
+
+
+# ---------------------------------------------------------------- empty values (issue 8.10)
+
+@pytest.mark.parametrize("defn,empty_ok", [
+    ({"type": "ciphertext"}, False),   # a ciphertext has at least one byte
+    ({"type": "ot_blob"}, False),      # an opaque blob with no bytes carries nothing
+    ({"type": "ticket"}, False),
+    ({"type": "hash"}, False),
+    ({"type": "nonce"}, False),
+    ({"type": "id"}, False),
+    ({"type": "signature"}, False),
+    ({"type": "key"}, False),
+    ({"type": "text"}, True),          # people may send an empty line
+])
+def test_empty_string_per_machine_type(defn, empty_ok):
+    spec = typed_spec({"v": defn})
+    expected = [] if empty_ok else [("v", "message.bad_value")]
+    assert codes(spec, {"action": "m", "v": ""}) == expected
+
+
+def test_empty_containers_follow_their_declared_bounds():
+    spec = typed_spec({"a": {"type": "array", "items": {"type": "ciphertext"}},
+                       "b": {"type": "array", "items": {"type": "id"}, "min_items": 1},
+                       "j": {"type": "json"}, "o": {"type": "json", "container": "object"}})
+    assert codes(spec, {"action": "m", "a": [], "j": {}, "o": {}}) == []
+    assert codes(spec, {"action": "m", "j": None}) == []
+    assert codes(spec, {"action": "m", "b": []}) == [("b", "message.out_of_range")]
+    assert codes(spec, {"action": "m", "a": [""]}) == [("a[0]", "message.bad_value")]

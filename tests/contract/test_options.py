@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from lingxi.contract import OptionsError, load_spec
+
+HERO_DUEL = Path(__file__).resolve().parents[2] / "src" / "lingxi" / "protocols" / "hero-duel"
 
 BALANCE = {
     "hp": 500, "mana": 100, "mana_regen": 5, "atk": 30,
@@ -15,8 +19,9 @@ BALANCE = {
 
 
 @pytest.fixture
-def hero(protocol_vectors):
-    return load_spec(protocol_vectors["hero-duel.spec.json"][0])
+def hero():
+    """The built-in hero-duel protocol: a balance table with nested object columns."""
+    return load_spec(HERO_DUEL)
 
 
 def error_lines(error: OptionsError) -> list[str]:
@@ -71,13 +76,18 @@ def test_undeclared_keys_are_warnings_and_never_in_values(base_spec):
         ("price", "options.undeclared", "warning")]
 
 
-def test_defaults_are_applied_and_copied(protocol_vectors):
-    spec = load_spec(protocol_vectors["crazy-eights.spec.json"][0])
+def test_defaults_are_applied_and_copied(corpus):
+    spec = load_spec(corpus["lantern-maze"])
     values = spec.check_options({}).values
-    assert values == {"hand_size": 5, "min_think_seconds": 0, "max_think_seconds": 120}
-    assert spec.check_options({"hand_size": 7}).values["hand_size"] == 7
-    values["hand_size"] = 99
-    assert spec.check_options({}).values["hand_size"] == 5
+    assert values == {"size": 8, "dark": False, "theme": "stone",
+                      "welcome": "mind the minotaur", "maze_id": "maze-1"}
+    assert spec.check_options({"size": 7}).values["size"] == 7
+    values["size"] = 99
+    assert spec.check_options({}).values["size"] == 8
+    table = load_spec(corpus["arena-clash"]).check_options({}).values["balance"]
+    table["weapon"]["reload"]["ticks"] = 50
+    again = load_spec(corpus["arena-clash"]).check_options({}).values["balance"]
+    assert again["weapon"]["reload"]["ticks"] == 3
 
 
 def test_values_are_a_copy_of_the_input(hero):
@@ -102,12 +112,25 @@ def test_scalar_option_errors(base_spec, options, path, code):
     assert [(f.path, f.code) for f in caught.value.findings] == [(path, code)]
 
 
-def test_text_and_id_parameters(protocol_vectors):
-    tank = load_spec(protocol_vectors["tank-battle.spec.json"][0])
-    assert tank.check_options({"map_text": "#" * 32768}).values["map_text"]
+def test_text_and_id_parameters(corpus, hero):
+    arena = load_spec(corpus["arena-clash"])
+    assert arena.check_options({"arena": "#" * 4096}).values["arena"]
     with pytest.raises(OptionsError) as caught:
-        tank.check_options({"map_text": "#" * 32769, "pickup_mode": "all"})
+        arena.check_options({"arena": "#" * 4097, "arena_id": "two words"})
     assert [f.code for f in caught.value.findings] == ["options.too_long", "options.bad_value"]
-    hero = load_spec(protocol_vectors["hero-duel.spec.json"][0])
     with pytest.raises(OptionsError):
         hero.check_options({"host_hero": "bad hero name"})
+
+
+def test_machine_type_parameters(corpus):
+    notary = load_spec(corpus["notary"])
+    good = {"notary_key": "ab" * 32, "seal_hash": "cd" * 32, "stamp": "ef" * 64,
+            "voucher": "T-1"}
+    assert notary.check_options(good).values == good
+    findings = notary.option_findings({"notary_key": "AB" * 32, "voucher": ""})
+    assert [(f.path, f.code) for f in findings] == [
+        ("notary_key", "options.bad_value"), ("voucher", "options.bad_value")]
+    cards = load_spec(corpus["blind-cards"])
+    findings = cards.option_findings({"sealed_rules": "", "table_blob": "", "deck_seed": "0"})
+    assert {f.path for f in findings if f.code == "options.bad_value"} == {
+        "sealed_rules", "table_blob", "deck_seed"}

@@ -19,7 +19,9 @@ from lingxi.contract.catalog import TEMPLATES, template_document
 from lingxi.contract.samples import sample_payload
 from lingxi.errors import Finding, InputError
 
-VECTORS = Path(__file__).resolve().parents[2].parent / "shared" / "vectors" / "protocol_ids"
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "corpus"  # the project's own specs: every flow mode, field and parameter type
+BUILTINS = HERE.parents[1] / "src" / "lingxi" / "protocols"
 # LINGXI_HYPOTHESIS_EXAMPLES=3000 for a deeper (slower) search than the default run.
 SETTINGS = settings(max_examples=int(os.environ.get("LINGXI_HYPOTHESIS_EXAMPLES", "150")), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow,
@@ -38,8 +40,9 @@ JSON = st.recursive(SCALARS, lambda kids: st.lists(kids, max_size=5)
 
 
 def _documents() -> list[dict]:
-    docs = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(VECTORS.glob("*.json"))
-            if p.name != "expected.json"]
+    """Project-owned specs only, so the properties hold in a clone without ../shared."""
+    paths = sorted(CORPUS.glob("*.json")) + sorted(BUILTINS.glob("*/spec.json"))
+    docs = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
     return docs + [template_document(name) for name in TEMPLATES]
 
 
@@ -167,18 +170,27 @@ def test_random_json_into_the_options_validator(index, options):
     _typed_options_check(SPECS[index], options)
 
 
-HERO = next(s for s in SPECS if s.name == "Hero Duel")
+TABLE_SPECS = [s for s in SPECS if any(p.get("type") == "table" for p in s.parameters.values())]
+
+
+def test_the_documents_cover_tables_and_every_flow_mode():
+    from lingxi.contract.check import KNOWN_FUTURE_MODES
+    from lingxi.contract.model import SUPPORTED_MODES
+
+    assert len(TABLE_SPECS) >= 2
+    assert {s.flow.mode for s in SPECS} >= set(SUPPORTED_MODES) | set(KNOWN_FUTURE_MODES)
 
 
 @SETTINGS
-@given(st.randoms(use_true_random=False), st.data())
-def test_mutated_balance_tables_give_typed_errors(rng, data):
+@given(st.sampled_from(range(len(TABLE_SPECS))), st.randoms(use_true_random=False), st.data())
+def test_mutated_balance_tables_give_typed_errors(index, rng, data):
     from lingxi.contract.samples import sample_value
 
+    spec = TABLE_SPECS[index]
     options = {name: sample_value(defn, random.Random(rng.random()))
-               for name, defn in HERO.parameters.items()}
-    assert HERO.check_options(options).values == options
-    _typed_options_check(HERO, mutate(options, data))
+               for name, defn in spec.parameters.items()}
+    assert spec.check_options(options).values == options
+    _typed_options_check(spec, mutate(options, data))
 
 
 def test_bad_direction_is_the_only_non_finding_error():

@@ -387,3 +387,35 @@ def test_no_game_over_warning_only_for_games(base_spec):
     del base_spec["messages"][2]["fields"]["game_over"]
     base_spec["type"] = "service"
     assert load_spec(base_spec).warnings == []
+
+
+def test_ciphertext_max_length_below_one_byte_is_a_bad_constraint():
+    doc = {"name": "T", "messages": [{"name": "m", "direction": "both", "fields": {
+        "v": {"type": "ciphertext", "max_length": 1}}}]}
+    assert error_paths(doc) == {"messages[0].fields.v.max_length": "spec.bad_constraint"}
+
+
+# ---------------------------------------------------------------- reserved namespaces
+
+@pytest.mark.parametrize("where,action", [
+    ("enum", "control.abort"), ("enum", "session.receipt"), ("name", "control.ping"),
+    ("name", "session.x"), ("enum", "Control.Abort"),
+])
+def test_actions_in_the_engine_namespaces_are_refused_at_load(base_spec, where, action):
+    message = {"name": "extra", "direction": "both", "fields": {"n": {"type": "integer"}}}
+    if where == "enum":
+        message["fields"]["action"] = {"type": "enum", "values": ["extra", action]}
+    else:
+        message["name"] = action
+    base_spec["messages"].append(message)
+    with pytest.raises(SpecError) as caught:
+        load_spec(base_spec)
+    assert caught.value.code == "spec.reserved_action"
+    assert caught.value.exit_code == 1
+
+
+def test_names_that_only_look_like_the_namespaces_are_fine(base_spec):
+    for name in ("controls", "session", "sessionx.start", "my.control.x"):
+        base_spec["messages"].append({"name": name, "direction": "both",
+                                      "fields": {"n": {"type": "integer"}}})
+    load_spec(base_spec)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import socket
-from pathlib import Path
 
 import pytest
 
@@ -18,12 +17,10 @@ from lingxi.actor.contracts import (
 )
 from lingxi.errors import CheckFailed
 
-ROOT = Path(__file__).resolve().parents[2]
-SEED = ROOT.parent / "shared" / "seeds" / "actor-view-v4.schema.json"
 
-
-def test_shipped_view_schema_is_the_seed():
-    assert contracts.load_schema(contracts.VIEW_SCHEMA) == json.loads(SEED.read_text("utf-8"))
+def test_shipped_view_schema_is_the_seed(shared):
+    seed = shared("seeds", "actor-view-v4.schema.json")
+    assert contracts.load_schema(contracts.VIEW_SCHEMA) == json.loads(seed.read_text("utf-8"))
 
 
 def test_refs_resolve_without_network(monkeypatch):

@@ -2,7 +2,7 @@
 
 This is the single place that decides what a valid contract is; the loader
 builds :mod:`lingxi.contract.model` values only from documents with no error
-findings. Rules follow the seed (spec-json.zh.md) and DESIGN.md; decisions
+findings. Rules follow the published spec.json format; decisions
 where they are silent are listed in docs/contract.md.
 """
 
@@ -35,6 +35,15 @@ DECISION_MODES = ("auto", "manual")
 TIMEOUT_ACTIONS = ("fallback", "abort")
 END_WHEN = ("either_ends",)
 KNOWN_FUTURE_MODES = ("authoritative_realtime", "authoritative_group")
+# Action namespaces the session engine speaks itself (offer/accept, heartbeats,
+# aborts, receipts): a protocol message there could be mistaken for one of them.
+RESERVED_ACTION_PREFIXES = ("control.", "session.")
+
+
+def reserved_prefix(action: str) -> str | None:
+    """The engine namespace ``action`` falls in (case-insensitive), or None."""
+    lowered = action.lower()
+    return next((p for p in RESERVED_ACTION_PREFIXES if lowered.startswith(p)), None)
 
 
 def check_spec_document(doc: Any, *, allow_unknown_version: bool = False,
@@ -150,6 +159,13 @@ def _check_messages(doc: dict, report: Report) -> tuple[dict[str, dict], dict[st
                                     allowed=MESSAGE_TYPES) is None:
                     ok = False
         if not ok:
+            continue
+        reserved = [a for a in message_actions(message) if reserved_prefix(a)]
+        for action in reserved:
+            report.add("spec.reserved_action", f"action {action!r} is in the engine's "
+                       f"reserved namespace {reserved_prefix(action)!r}; pick another name",
+                       f"{path}.fields.action" if "action" in fields else f"{path}.name")
+        if reserved:
             continue
         found[name] = message
         for action in message_actions(message):

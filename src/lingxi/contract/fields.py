@@ -46,7 +46,7 @@ _PATTERNS: dict[str, tuple[re.Pattern[str], str]] = {
     "nonce": (re.compile(r"[0-9a-f]{16,64}"), "16-64 lowercase hex characters"),
     "id": (re.compile(r"[A-Za-z0-9_.:-]{1,128}"), "1-128 characters of A-Z a-z 0-9 _ . : -"),
 }
-_HEX_PAIRS = re.compile(r"(?:[0-9a-f]{2})*")
+_HEX_PAIRS = re.compile(r"(?:[0-9a-f]{2})+")  # at least one byte: an empty ciphertext carries nothing
 
 # Constraint keys each type accepts, beyond the common ones.
 _CONSTRAINTS: dict[str, frozenset[str]] = {
@@ -150,6 +150,10 @@ def _check_constraints(ftype: str, defn: dict, path: str, report: Report) -> Non
                     seen.add(item)
     elif ftype in ("text", "ciphertext", "ot_blob"):
         _nonneg_int(defn, "max_length", path, report, positive=True)
+        limit = defn.get("max_length")
+        if ftype == "ciphertext" and _is_int(limit) and 0 < limit < 2:
+            report.add("spec.bad_constraint", "ciphertext max_length must be at least 2 "
+                       "(one byte of hex)", _join(path, "max_length"))
     elif ftype == "array":
         if "items" not in defn:
             report.add("spec.bad_constraint", "array needs an items definition", path)
@@ -251,7 +255,7 @@ def _utf8_len(value: str) -> int | None:
         return None
 
 
-def _bytes_limited(limit: int, prefix: str, what: str) -> Checker:
+def _bytes_limited(limit: int, prefix: str, what: str, *, empty: bool = True) -> Checker:
     wrong = _wrong_type(prefix, "a string")
     too_long = f"{prefix}.too_long"
     bad = f"{prefix}.bad_value"
@@ -259,6 +263,9 @@ def _bytes_limited(limit: int, prefix: str, what: str) -> Checker:
     def check(value: Any, path: str, out: list) -> None:
         if type(value) is not str:
             wrong(value, path, out)
+            return
+        if not value and not empty:
+            out.append(Finding(bad, f"{what} must not be empty", path))
             return
         if len(value) * 4 <= limit and value.isascii():
             return
@@ -276,7 +283,8 @@ def _text(defn: dict, prefix: str) -> Checker:
 
 
 def _ot_blob(defn: dict, prefix: str) -> Checker:
-    return _bytes_limited(defn.get("max_length", DEFAULT_OT_BLOB_MAX), prefix, "ot_blob")
+    return _bytes_limited(defn.get("max_length", DEFAULT_OT_BLOB_MAX), prefix, "ot_blob",
+                          empty=False)
 
 
 def _ticket(defn: dict, prefix: str) -> Checker:
@@ -309,7 +317,7 @@ def _ciphertext(defn: dict, prefix: str) -> Checker:
             out.append(Finding(too_long, f"ciphertext is {len(value)} characters, above "
                                f"max_length {limit}", path))
         elif match(value) is None:
-            out.append(Finding(bad, "expected even-length lowercase hex", path))
+            out.append(Finding(bad, "expected non-empty, even-length lowercase hex", path))
     return check
 
 

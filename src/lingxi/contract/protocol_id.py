@@ -1,6 +1,6 @@
 """protocol_id: SHA-256 of the canonical JSON of a spec's contract subset.
 
-The rule is in DESIGN.md ("Facts to keep compatible"). It is applied to the
+The rule is in docs/contract.md ("protocol_id"). It is applied to the
 document as given, tolerating odd shapes, so that any JSON object hashes
 (``protocol hash`` must print an id even for specs this runtime cannot run).
 """

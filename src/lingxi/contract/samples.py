@@ -40,8 +40,9 @@ def sample_value(defn: dict, rng: random.Random) -> Any:
     if ftype in ("text", "ot_blob"):
         default = DEFAULT_TEXT_MAX if ftype == "text" else DEFAULT_OT_BLOB_MAX
         limit = min(defn.get("max_length", default), 64)
-        return "".join(rng.choice(string.ascii_letters + " ") for _ in range(rng.randint(0,
-                                                                                          limit)))
+        shortest = 0 if ftype == "text" else 1  # an ot_blob is never empty
+        size = rng.randint(shortest, limit)
+        return "".join(rng.choice(string.ascii_letters + " ") for _ in range(size))
     if ftype in ("hash", "key"):
         return _hex(rng, 64)
     if ftype == "signature":
@@ -52,7 +53,7 @@ def sample_value(defn: dict, rng: random.Random) -> Any:
         return "".join(rng.choice(_ID) for _ in range(rng.randint(1, 24)))
     if ftype == "ciphertext":
         limit = min(defn.get("max_length", DEFAULT_CIPHERTEXT_MAX), 128)
-        return _hex(rng, 2 * rng.randint(0, limit // 2))
+        return _hex(rng, 2 * rng.randint(1, limit // 2))  # at least one byte
     if ftype == "ticket":
         return "".join(rng.choice(_ID) for _ in range(rng.randint(1, 40)))
     if ftype == "array":
