@@ -73,23 +73,41 @@ def chromium():
         browser.close()
 
 
-@pytest.fixture(scope="module")
-def servers():
-    from lingxi.playtest.server import StaticServer
+class Zoo:
+    """One static server and one browser context per game, opened on first use."""
 
-    running = {game: StaticServer(ZOO / game) for game in GAMES}
-    yield running
-    for server in running.values():
-        server.close()
+    def __init__(self, chromium):
+        self.chromium, self.servers, self.contexts = chromium, {}, {}
+
+    def open(self, name, seed):
+        from lingxi.playtest.server import StaticServer
+
+        if name not in self.servers:
+            self.servers[name] = StaticServer(ZOO / name)
+            self.contexts[name] = self.chromium.new_context(
+                viewport=VIEWPORT, device_scale_factor=1, has_touch=name == "touch-only")
+        return Game(self.contexts[name], self.servers[name], seed)
+
+    def close(self):
+        for context in self.contexts.values():
+            context.close()
+        for server in self.servers.values():
+            server.close()
+
+
+@pytest.fixture(scope="module")
+def zoo(chromium):
+    opened = Zoo(chromium)
+    yield opened
+    opened.close()
 
 
 class Game:
     """One open page of a zoo game."""
 
-    def __init__(self, chromium, server, seed, *, touch=False):
-        self.context = chromium.new_context(viewport=VIEWPORT, device_scale_factor=1,
-                                            has_touch=touch)
-        self.page = self.context.new_page()
+    def __init__(self, context, server, seed):
+        self.context = context
+        self.page = context.new_page()
         self.errors = []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
         self.page.add_init_script(RECORD_EVENTS)
@@ -124,8 +142,8 @@ class Game:
         return Image.open(io.BytesIO(self.page.screenshot())).convert("RGB")
 
     def close(self):
+        self.page.close()
         assert not self.errors, self.errors
-        self.context.close()
 
 
 def runs(board, least):
@@ -241,8 +259,8 @@ def legal_swap(game, least):
 
 
 @pytest.mark.parametrize("name", GAMES)
-def test_board_drawn_and_one_legal_swap_scores(chromium, servers, name):
-    game = Game(chromium, servers[name], 1, touch=name == "touch-only")
+def test_board_drawn_and_one_legal_swap_scores(zoo, name):
+    game = zoo.open(name, 1)
     try:
         start_if_needed(game, name)
         assert_board_drawn(game)
@@ -265,10 +283,10 @@ def test_board_drawn_and_one_legal_swap_scores(chromium, servers, name):
 
 
 @pytest.mark.parametrize("name", GAMES)
-def test_same_seed_same_board(chromium, servers, name):
+def test_same_seed_same_board(zoo, name):
     boards = []
     for seed in (3, 3, 4):
-        game = Game(chromium, servers[name], seed, touch=name == "touch-only")
+        game = zoo.open(name, seed)
         boards.append(game.board())
         game.close()
     assert boards[0] == boards[1]
@@ -279,8 +297,8 @@ def test_same_seed_same_board(chromium, servers, name):
 
 # ---- what each game stands for --------------------------------------------------------------
 
-def test_four_in_row_rejects_a_run_of_three(chromium, servers):
-    game = Game(chromium, servers["four-in-row"], 1)
+def test_four_in_row_rejects_a_run_of_three(zoo):
+    game = zoo.open("four-in-row", 1)
     try:
         board = game.board()
         a, b = swaps(board, 3, fewer_than=4)[0]
@@ -295,8 +313,8 @@ def test_four_in_row_rejects_a_run_of_three(chromium, servers):
         game.close()
 
 
-def test_touch_only_ignores_the_mouse(chromium, servers):
-    game = Game(chromium, servers["touch-only"], 1, touch=True)
+def test_touch_only_ignores_the_mouse(zoo):
+    game = zoo.open("touch-only", 1)
     try:
         board = game.board()
         a, b = legal_swap(game, 3)
@@ -310,8 +328,8 @@ def test_touch_only_ignores_the_mouse(chromium, servers):
         game.close()
 
 
-def test_pixi_counts_a_drag_as_one_tap_and_keeps_the_selection(chromium, servers):
-    game = Game(chromium, servers["pixi"], 1)
+def test_pixi_counts_a_drag_as_one_tap_and_keeps_the_selection(zoo):
+    game = zoo.open("pixi", 1)
     try:
         board = game.board()
         a, b = legal_swap(game, 3)
@@ -339,8 +357,8 @@ PHASER_GESTURE = """async ([a, b, spread]) => {
 }"""
 
 
-def test_phaser_misses_a_press_released_before_the_next_frame(chromium, servers):
-    game = Game(chromium, servers["phaser3"], 1)
+def test_phaser_misses_a_press_released_before_the_next_frame(zoo):
+    game = zoo.open("phaser3", 1)
     try:
         board = game.board()
         a, b = legal_swap(game, 3)
@@ -354,8 +372,8 @@ def test_phaser_misses_a_press_released_before_the_next_frame(chromium, servers)
         game.close()
 
 
-def test_hover_fps_changes_without_a_move(chromium, servers):
-    game = Game(chromium, servers["hover-fps"], 1)
+def test_hover_fps_changes_without_a_move(zoo):
+    game = zoo.open("hover-fps", 1)
     try:
         board, first = game.board(), game.screenshot()
         game.frames(3)
@@ -369,8 +387,8 @@ def test_hover_fps_changes_without_a_move(chromium, servers):
         game.close()
 
 
-def test_cascade_drops_input_while_it_animates(chromium, servers):
-    game = Game(chromium, servers["cascade"], 1)
+def test_cascade_drops_input_while_it_animates(zoo):
+    game = zoo.open("cascade", 1)
     try:
         a, b = legal_swap(game, 3)
         mouse_drag(game, a, b)

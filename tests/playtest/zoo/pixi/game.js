@@ -104,7 +104,10 @@ function makeTile(k) {
 
 async function main() {
   const app = new PIXI.Application();
-  await app.init({ width: 390, height: 700, background: "#161629", antialias: true, preference: "webgl" });
+  // Pixi's canvas renderer by default: WebGL in headless Chromium is SwiftShader, about
+  // 8 frames a second on a small CI machine. ?renderer=webgl asks for WebGL.
+  const preference = new URLSearchParams(location.search).get("renderer") === "webgl" ? "webgl" : "canvas";
+  await app.init({ width: 390, height: 700, background: "#161629", antialias: true, preference });
   document.body.appendChild(app.canvas);
   board = freshBoard();
 
