@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -403,13 +404,32 @@ def test_cascade_drops_input_while_it_animates(zoo):
 
 # ---- through the CLI -------------------------------------------------------------------------
 
+@pytest.fixture(scope="module")
+def cli_runs(tmp_path_factory):
+    """``lingxi play <game> --actor random --budget 3 --seed 1`` for every game, two at a time.
+
+    Separate processes: one thread can run only one Playwright sync session at a time.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    base = tmp_path_factory.mktemp("zoo-cli")
+    env = {**os.environ, "LINGXI_HOME": str(base / "home")}
+
+    def run(name):
+        out = base / name
+        command = [sys.executable, "-c", "from lingxi.cli import main; main()", "play",
+                   str(ZOO / name), "--actor", "random", "--budget", "3", "--seed", "1",
+                   "--out", str(out), "--json"]
+        return name, out, subprocess.run(command, capture_output=True, text=True, timeout=300,
+                                          env=env)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return {name: (out, result) for name, out, result in pool.map(run, GAMES)}
+
+
 @pytest.mark.parametrize("name", GAMES)
-def test_lingxi_play_random_runs(tmp_path, name):
-    # A separate process: one thread can run only one Playwright sync session at a time.
-    out = tmp_path / "bundle"
-    command = [sys.executable, "-c", "from lingxi.cli import main; main()", "play", str(ZOO / name),
-               "--actor", "random", "--budget", "3", "--seed", "1", "--out", str(out), "--json"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=180)
+def test_lingxi_play_random_runs(cli_runs, name):
+    out, result = cli_runs[name]
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["summary"]["actions"] == 3
