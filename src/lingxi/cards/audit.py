@@ -85,7 +85,7 @@ def audit(transcript: Any) -> AuditReport:
         report.forfeit = table.forfeit
         return _done(report, table, "cards.forfeit", table.forfeit["against"],
                      f"the {table.forfeit['claimant']} reports the {table.forfeit['against']} "
-                     f"stopped while {table.forfeit['due']} was due: {table.forfeit['reason']}")
+                     f"stopped ({_owed(table.forfeit['due'])}): {table.forfeit['reason']}")
     if table.phase != "done":
         return _done(report, table, "cards.incomplete", None,
                      f"the transcript ends in phase {table.phase}")
@@ -95,6 +95,10 @@ def audit(transcript: Any) -> AuditReport:
         return _done(report, table, exc.code, exc.culprit, exc.message)
     report.ok = True
     return _done(report, table, None, None, "every signature, proof, share and play checks out")
+
+
+def _owed(due: Any) -> str:
+    return f"its {due[1]} was due" if due else "its game move was due"
 
 
 def _done(report: AuditReport, table: Table, code: str | None, culprit: str | None,

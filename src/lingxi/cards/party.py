@@ -91,10 +91,15 @@ class MentalPokerParty:
         return self.params.n - self.table.cursor
 
     # -- sending ----------------------------------------------------------------
-    def _send(self, kind: str, body: dict[str, Any], verified: bool = True) -> dict[str, Any]:
+    def sign(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A signed message linked to my transcript head, not applied (cheat library)."""
         msg = {"mp": kind, "from": self.role, "seq": len(self.table.messages),
                "prev": self.table.head.hex(), **body}
         msg["sig"] = self._signer.sign(signing_bytes(msg)).signature.hex()
+        return msg
+
+    def _send(self, kind: str, body: dict[str, Any], verified: bool = True) -> dict[str, Any]:
+        msg = self.sign(kind, body)
         self.table.apply(msg, verified=verified)
         return msg
 
