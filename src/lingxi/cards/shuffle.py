@@ -61,6 +61,11 @@ def permute(seq, perm: list[int]) -> list:
     return [seq[j] for j in perm]
 
 
+def mask_and_permute(secret: bytes, deck_in: list[bytes], perm: list[int]) -> list[bytes]:
+    """The shuffle itself: ``D_i = x·C_{π(i)}`` (the proof is made over this)."""
+    return [g.mul(secret, p) for p in permute(deck_in, perm)]
+
+
 def _sum(points: list[bytes]) -> bytes:
     acc = points[0]
     for p in points[1:]:
@@ -88,7 +93,7 @@ def prove_shuffle(ctx: bytes, secret: bytes, key: bytes, deck_in: list[bytes],
     n = len(deck_in)
     h, hs, _ = generators(n)
     rnd = g.random_scalar
-    deck_out = [g.mul(secret, deck_in[j]) for j in perm]
+    deck_out = mask_and_permute(secret, deck_in, perm)
     r = [rnd(entropy) for _ in range(n)]
     commits: list[bytes] = [b""] * n
     for i, j in enumerate(perm):
