@@ -72,7 +72,7 @@ def parse(msg: Any) -> tuple[str, dict[str, Any]]:
     if not isinstance(msg, dict):
         raise malformed("a message is a JSON object")
     kind = msg.get("mp")
-    if kind not in FIELDS:
+    if not isinstance(kind, str) or kind not in FIELDS:
         raise malformed(f"unknown mental-poker step {kind!r}", "$.mp")
     spec = FIELDS[kind]
     names = {k.rstrip("?") for k in spec}
