@@ -33,7 +33,8 @@ def test_crazy_eights_eight_names_the_suit_and_draw_then_pass() -> None:
     s = c8.start("5H")
     s = c8.apply(s, "guest", {"action": "play", "card": "8C", "suit": "D"})
     assert s.suit == "D" and s.turn == "host"
-    assert c8.validate_play(s, "host", "5H", None) is None  # rank match
+    assert c8.validate_play(s, "host", "5D", None) is None  # the named suit
+    assert c8.validate_play(s, "host", "8S", "H") is None  # any 8
     assert c8.validate_play(s, "host", "KH", None) is not None
     assert c8.validate_play(s, "host", "8S", None) == "an 8 must name a suit"
     s = c8.apply(s, "host", {"action": "draw"})
