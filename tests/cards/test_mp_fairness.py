@@ -168,7 +168,7 @@ def _views(games: int, honest_first: bool = True):
 
 
 def test_curious_party_predicts_unseen_cards_at_chance() -> None:
-    scores = _score(_views(60))
+    scores = _score(_views(40))
     assert _at_chance(scores), scores
 
 

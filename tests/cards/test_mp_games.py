@@ -76,3 +76,4 @@ def test_random_legal_games_finish(game) -> None:
     r = play_game(game, seed=f"random-{game}", strategy=random_legal)
     assert r.winner in ("host", "guest", "draw")
     assert r.reports["host"].faces == r.reports["guest"].faces
+    assert r.revokes == []

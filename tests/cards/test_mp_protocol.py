@@ -58,7 +58,7 @@ def test_altering_any_step_fails_the_audit(game, field) -> None:
     transcript = game.host.transcript()
     hits = [i for i, m in enumerate(transcript["messages"]) if field in m]
     assert hits
-    for i in hits[:3] + hits[-2:]:
+    for i in sorted(set(hits[:2] + hits[-1:])):
         t = copy.deepcopy(transcript)
         m = t["messages"][i]
         v = m[field]

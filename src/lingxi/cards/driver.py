@@ -47,6 +47,7 @@ class GameResult:
     plays: int = 0
     messages: int = 0
     largest_message: int = 0
+    revokes: list[int] = field(default_factory=list)
     reports: dict[str, AuditReport] = field(default_factory=dict)
 
 
@@ -112,6 +113,7 @@ def play_game(game: str = "crazy_eights", seed: int | str = 0, *,
     state = rules.start(starter)
     parties = {"host": host, "guest": guest}
     rng = random.Random(f"strategy-{seed}")
+    history: list[tuple[str, str, str | None]] = []
     for _ in range(max_turns):
         if rules.winner(state) is not None:
             break
@@ -133,13 +135,18 @@ def play_game(game: str = "crazy_eights", seed: int | str = 0, *,
                 raise CardsError("cards.state", f"illegal play: {why}")
             wire.send(msg)
             assert peer.table.played[pos] == action["card"]
+            history.append((me.role, action["card"], getattr(state, "led", None)))
             result.plays += 1
         state = rules.apply(state, me.role, action)
     result.winner = rules.winner(state)
     wire.send(host.open())
     result.messages = wire.count
-    result.largest_message = max(result.largest_message, 0)
     result.reports = {"host": _receipt(host), "guest": _receipt(guest)}
+    if hasattr(rules, "revokes"):  # hidden-information rules, checked after the opening
+        faces = host.faces or []
+        hands = {r: [faces[p] for p in rules.DEAL.positions(r)
+                     if p not in rules.DEAL.table_positions()] for r in ("host", "guest")}
+        result.revokes = rules.revokes(history, hands)
     return result
 
 
