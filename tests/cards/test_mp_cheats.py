@@ -63,3 +63,30 @@ def test_a_kept_message_that_passes_is_not_evidence() -> None:
     from lingxi.cards import audit
     report = audit(transcript)
     assert not report.ok and report.culprit is None
+
+
+def test_end_audit_catches_a_wrong_share_even_if_its_proof_was_skipped() -> None:
+    """Defence in depth: the opening re-checks shares independently of their proofs."""
+    from lingxi.cards import audit as run_audit
+    from lingxi.cards.cheats import wrong_share
+    from lingxi.cards.driver import Wire, make_pair
+
+    host, guest = make_pair("crazy_eights", "depth")
+    wire = Wire(host, guest)
+    wire.send(host.hello())
+    wire.send(host.shuffle())
+    wire.send(guest.shuffle())
+    wire.send(host.play(14))
+    host.table.apply(guest.draw())
+    bad = wrong_share(host, guest)
+    for party in (host, guest):
+        party.table.apply(bad, verified=True)  # as if nobody had checked the proof
+    opening = guest.open()
+    reply = host.receive(opening)
+    with pytest.raises(CardsError) as err:
+        guest.receive(reply[0])
+    assert err.value.code == "cards.audit_mismatch"
+    assert err.value.culprit == "host"
+    # and a third party, who verifies every proof, blames the same message earlier
+    report = run_audit(host.transcript())
+    assert report.code == "cards.bad_share" and report.culprit == "host"
