@@ -17,6 +17,7 @@ of the transcript before it, and its signature covers that hash)::
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ from lingxi.cards.errors import CardsError
 from lingxi.cards.messages import ROLES, parse
 
 MAX_CARDS = 512
+LABEL = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
 CARD_DOMAIN = b"lingxi/cards/card/v1"
 GENESIS_DOMAIN = b"lingxi/cards/genesis/v1"
 MSG_DOMAIN = b"lingxi/cards/message/v1"
@@ -78,11 +80,12 @@ class Params:
 
     def __post_init__(self) -> None:
         u = self.universe
+        if not all(isinstance(c, str) and LABEL.fullmatch(c) for c in u):
+            raise CardsError("cards.bad_universe",
+                             "card labels are ids: 1..64 of A-Z a-z 0-9 _ . : + -")
         if not 2 <= len(u) <= MAX_CARDS or len(set(u)) != len(u):
             raise CardsError("cards.bad_universe",
                              f"a universe has 2..{MAX_CARDS} distinct labels")
-        if not all(isinstance(c, str) and 0 < len(c.encode()) <= 64 for c in u):
-            raise CardsError("cards.bad_universe", "card labels are 1..64-byte strings")
         d = self.deal
         if min(d.host, d.guest, d.table) < 0 or d.total() > len(u):
             raise CardsError("cards.bad_universe", "the initial deal needs more cards than exist")
