@@ -1,0 +1,13 @@
+"""Mental poker: fair two-party card games with hidden hands and no dealer.
+
+Pure (no I/O, no clocks, entropy injected) and built only on PyNaCl's
+Ed25519 group operations. See docs/mental-poker.md for the construction.
+"""
+
+from lingxi.cards.audit import AuditReport, audit
+from lingxi.cards.errors import CODES, CardsError
+from lingxi.cards.party import Checked, MentalPokerParty, PreparedShuffle
+from lingxi.cards.table import Deal, Params, Table
+
+__all__ = ["CODES", "AuditReport", "CardsError", "Checked", "Deal", "MentalPokerParty",
+           "Params", "PreparedShuffle", "Table", "audit"]

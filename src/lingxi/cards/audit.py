@@ -1,0 +1,110 @@
+"""Offline audit: re-run every check of a game from its recorded transcript.
+
+A third party holding only the transcript (the two identity keys, the
+universe, the deal, and the signed messages) replays it through a fresh
+:class:`~lingxi.cards.table.Table` with every proof verified again, then
+checks the final opening. The verdict names the culprit when a signed
+message breaks a rule (its signature makes it evidence), reports a forfeit
+claim as such, and refuses a transcript that was altered (a signature or a
+link fails, so nobody can be blamed from it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lingxi.cards.errors import CardsError
+from lingxi.cards.messages import HEX64, ROLES
+from lingxi.cards.party import TRANSCRIPT_FORMAT
+from lingxi.cards.table import Deal, Params, Table
+
+
+@dataclass
+class AuditReport:
+    ok: bool
+    code: str | None = None
+    culprit: str | None = None
+    message: str = ""
+    messages: int = 0
+    transcript_hash: str = ""
+    faces: list[str] = field(default_factory=list)
+    played: dict[int, str] = field(default_factory=dict)
+    forfeit: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "code": self.code, "culprit": self.culprit,
+                "message": self.message, "messages": self.messages,
+                "transcript_hash": self.transcript_hash, "faces": self.faces,
+                "played": {str(k): v for k, v in sorted(self.played.items())},
+                "forfeit": self.forfeit}
+
+
+def _params(transcript: Any) -> Params:
+    if not isinstance(transcript, dict) or transcript.get("format") != TRANSCRIPT_FORMAT:
+        raise CardsError("cards.malformed", f"not a {TRANSCRIPT_FORMAT} transcript")
+    ids = transcript.get("identities")
+    deal = transcript.get("deal")
+    universe = transcript.get("universe")
+    if (not isinstance(ids, dict) or set(ids) != set(ROLES)
+            or not all(isinstance(v, str) and HEX64.fullmatch(v) for v in ids.values())):
+        raise CardsError("cards.malformed", "identities are two 64-hex Ed25519 keys")
+    if (not isinstance(deal, list) or len(deal) != 3
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in deal)):
+        raise CardsError("cards.malformed", "deal is [host, guest, table]")
+    if not isinstance(universe, list) or not isinstance(transcript.get("session_id"), str):
+        raise CardsError("cards.malformed", "universe and session_id are required")
+    if not isinstance(transcript.get("messages"), list):
+        raise CardsError("cards.malformed", "messages is a list")
+    return Params(transcript["session_id"], tuple(universe), Deal(*deal),
+                  {r: bytes.fromhex(v) for r, v in ids.items()})
+
+
+def audit(transcript: Any) -> AuditReport:
+    """Replay and verify a whole game; never raises on bad input."""
+    try:
+        table = Table(_params(transcript))
+    except CardsError as exc:
+        return AuditReport(False, exc.code, None, exc.message)
+    report = AuditReport(False)
+    try:
+        for msg in transcript["messages"]:
+            table.apply(msg)
+    except CardsError as exc:
+        return _done(report, table, exc.code, exc.culprit, exc.message)
+    rejected = transcript.get("rejected")
+    if rejected is not None:
+        # The claimant kept the peer's message that failed a check: replay it.
+        try:
+            table.apply(rejected.get("message") if isinstance(rejected, dict) else rejected)
+        except CardsError as exc:
+            return _done(report, table, exc.code, exc.culprit, exc.message)
+        return _done(report, table, "cards.malformed", None,
+                     "the kept rejected message passes every check")
+    if table.forfeit is not None:
+        report.forfeit = table.forfeit
+        return _done(report, table, "cards.forfeit", table.forfeit["against"],
+                     f"the {table.forfeit['claimant']} reports the {table.forfeit['against']} "
+                     f"stopped ({_owed(table.forfeit['due'])}): {table.forfeit['reason']}")
+    if table.phase != "done":
+        return _done(report, table, "cards.incomplete", None,
+                     f"the transcript ends in phase {table.phase}")
+    try:
+        report.faces = table.final_check()
+    except CardsError as exc:
+        return _done(report, table, exc.code, exc.culprit, exc.message)
+    report.ok = True
+    return _done(report, table, None, None, "every signature, proof, share and play checks out")
+
+
+def _owed(due: Any) -> str:
+    return f"its {due[1]} was due" if due else "its game move was due"
+
+
+def _done(report: AuditReport, table: Table, code: str | None, culprit: str | None,
+          message: str) -> AuditReport:
+    report.code, report.culprit, report.message = code, culprit, message
+    report.messages = len(table.messages)
+    report.transcript_hash = table.head.hex()
+    report.played = dict(table.played)
+    return report

@@ -1,0 +1,92 @@
+"""Every cheat of the library is caught at once, with its own code, and the
+offline audit reaches the same verdict from the honest side's transcript."""
+
+from __future__ import annotations
+
+import pytest
+
+from lingxi.cards import CODES, CardsError
+from lingxi.cards.cheats import CHEATS, run_abort_after_draw, run_cheat
+
+
+@pytest.mark.parametrize("name", sorted(CHEATS))
+def test_cheat_is_caught_at_once_with_its_code(name: str) -> None:
+    cheat = CHEATS[name]
+    outcome = run_cheat(name, seed=name)
+    assert isinstance(outcome.error, CardsError)
+    assert outcome.error.code == cheat.code
+    assert outcome.error.code in CODES
+    if cheat.code == "cards.bad_signature":
+        # not attributable: nobody is blamed and nothing is kept as evidence
+        assert outcome.error.culprit is None
+        assert "rejected" not in outcome.transcript
+        assert not outcome.report.ok
+        return
+    assert outcome.error.culprit == cheat.cheater
+    # the signed bad message is evidence a third party can re-check
+    assert outcome.transcript["rejected"]["code"] == cheat.code
+    assert not outcome.report.ok
+    assert outcome.report.code == cheat.code
+    assert outcome.report.culprit == cheat.cheater
+
+
+def test_cheat_codes_are_distinct_per_kind_of_cheat() -> None:
+    kinds = {
+        "wrong face": "wrong_face", "wrong share": "wrong_share",
+        "wrong proof": "bad_share_proof", "not in hand": "not_in_hand",
+        "played twice": "double_play", "forged response": "forged_response",
+        "corrupted entry": "corrupt_entry", "duplicated entry": "duplicate_entry",
+        "missing card": "missing_card", "stacked": "stacked_shuffle", "rogue key": "rogue_key",
+        "false opening": "false_opening", "skipped opening": "skipped_opening", "peek": "peek",
+    }
+    codes = [CHEATS[v].code for v in kinds.values()]
+    # stacked and non-permutation share cards.bad_shuffle; every other kind has its own
+    assert len(set(codes)) == len(codes)
+
+
+def test_abort_after_a_draw_is_a_forfeit_with_evidence() -> None:
+    outcome = run_abort_after_draw(seed=3)
+    report = outcome.report
+    assert report.code == "cards.forfeit"
+    assert report.culprit == "guest"
+    assert report.forfeit["claimant"] == "host"
+    # the guest's draw and the host's share are in the signed record before the claim
+    kinds = [m["mp"] for m in outcome.transcript["messages"]]
+    assert kinds[-3:] == ["draw", "share", "forfeit"]
+
+
+def test_a_kept_message_that_passes_is_not_evidence() -> None:
+    outcome = run_cheat("wrong_face", seed=1)
+    transcript = dict(outcome.transcript)
+    # swap the rejected message for an honest-looking replay of an accepted one
+    transcript["rejected"] = {"message": transcript["messages"][-1], "code": "cards.wrong_face"}
+    from lingxi.cards import audit
+    report = audit(transcript)
+    assert not report.ok and report.culprit is None
+
+
+def test_end_audit_catches_a_wrong_share_even_if_its_proof_was_skipped() -> None:
+    """Defence in depth: the opening re-checks shares independently of their proofs."""
+    from lingxi.cards import audit as run_audit
+    from lingxi.cards.cheats import wrong_share
+    from lingxi.cards.driver import Wire, make_pair
+
+    host, guest = make_pair("crazy_eights", "depth")
+    wire = Wire(host, guest)
+    wire.send(host.hello())
+    wire.send(host.shuffle())
+    wire.send(guest.shuffle())
+    wire.send(host.play(14))
+    host.table.apply(guest.draw())
+    bad = wrong_share(host, guest)
+    for party in (host, guest):
+        party.table.apply(bad, verified=True)  # as if nobody had checked the proof
+    opening = guest.open()
+    reply = host.receive(opening)
+    with pytest.raises(CardsError) as err:
+        guest.receive(reply[0])
+    assert err.value.code == "cards.audit_mismatch"
+    assert err.value.culprit == "host"
+    # and a third party, who verifies every proof, blames the same message earlier
+    report = run_audit(host.transcript())
+    assert report.code == "cards.bad_share" and report.culprit == "host"
