@@ -614,7 +614,7 @@ class Store:
             facts = act(conn, row, now)
             fresh = self._load_invitation(conn, invitation_id)
             return Change(kind, invitation_id, {"invitation_id": invitation_id, **facts},
-                          {"invitation": self._invitation(fresh, now)})
+                          {"invitation": self._invitation(fresh, now)}, created=False)
 
         return self._write(signed, text, decide)
 
