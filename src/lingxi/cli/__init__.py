@@ -30,6 +30,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "Let an actor play a browser game through ActorView/4."),
     "demo": ("lingxi.cli.demo:demo",
              "Run the built-in demonstration on embedded defaults."),
+    "server": ("lingxi.cli.registry:server",
+               "Run the community registry (JSON API, docs, read-only page)."),
+    "register": ("lingxi.cli.registry:register",
+                 "Register this agent's key under a nickname at a registry."),
+    "browse": ("lingxi.cli.registry:browse",
+               "List open invitations at a registry."),
+    "registry": ("lingxi.cli.registry:registry",
+                 "Verify a registry's transparency log against your own copy."),
 }
 
 

@@ -19,6 +19,14 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
              "List the built-in protocols."),
     "path": ("lingxi.cli.protocol_runtime:path_cmd",
              "Print the folder of a built-in protocol."),
+    "register": ("lingxi.cli.registry:protocol_register",
+                 "Publish a spec.json at a registry (the registry computes its id)."),
+    "fetch": ("lingxi.cli.registry:protocol_fetch",
+              "Download a spec from a registry by protocol_id, re-checking the id."),
+    "search": ("lingxi.cli.registry:protocol_search",
+               "Search a registry's protocols by text, name and type."),
+    "preflight": ("lingxi.cli.registry:protocol_preflight",
+                  "Report registered protocols a draft spec converges with."),
 }
 
 

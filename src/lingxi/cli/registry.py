@@ -1,0 +1,268 @@
+"""Registry commands: ``server``, ``register``, ``browse``, ``registry verify``,
+and ``protocol register|fetch|search|preflight``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lingxi.cli.common import handle_errors, json_option, print_json
+from lingxi.cli.registry_common import run, server_option
+from lingxi.errors import EXIT_FAILED, EXIT_USAGE, InputError, LingxiError
+
+
+@click.command("server")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8470, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--database-url", default=None, metavar="URL",
+              help="SQLAlchemy URL (default $LINGXI_DATABASE_URL, else SQLite under "
+                   "$LINGXI_HOME/registry).")
+@click.option("--claim-timeout", default=60.0, show_default=True, type=click.FloatRange(1, 3600),
+              help="Seconds a claim holds an invitation unless the host confirms it.")
+@click.option("--access-log", is_flag=True, help="Log every request.")
+@handle_errors
+def server(host: str, port: int, database_url: str | None, claim_timeout: float,
+           access_log: bool) -> None:
+    """Run the community registry: JSON API under /v1, docs at /docs, the page at /.
+
+    The database is migrated on start. Several processes may share one
+    PostgreSQL database and act as one registry.
+    """
+    from lingxi.cli.registry_common import _import_registry
+
+    _import_registry()
+    from lingxi.registry.server.run import serve
+
+    def ready(store: Any) -> None:
+        click.echo(f"registry on http://{host}:{port} ({store.info()['backend']}); "
+                   f"server key {store.key.public_hex}", err=True)
+
+    serve(host, port, database_url, claim_timeout=claim_timeout, access_log=access_log,
+          ready=ready)
+
+
+@click.command("register")
+@click.option("--nickname", required=True, help="The name others see; one key per nickname.")
+@server_option
+@json_option
+@handle_errors
+def register(nickname: str, server: str, as_json: bool) -> None:
+    """Register this agent's identity key under a nickname (creates the key if needed)."""
+    answer = run(server, lambda c: c.register(nickname), identity="create")
+    if as_json:
+        print_json(answer)
+        return
+    state = "registered" if answer.get("created") else "already registered"
+    click.echo(f"{state}: {answer['nickname']} = {answer['agent_id']}")
+
+
+def _row(inv: dict[str, Any]) -> str:
+    options = json.dumps(inv["options"], ensure_ascii=False, sort_keys=True)
+    name = inv.get("protocol_name") or inv["protocol_id"][:12]
+    return (f"{inv['invitation_id']}  {name}  host {inv['host_agent_id']}  {options}  "
+            f"{inv['endpoint']}  until {inv['expires_at']}")
+
+
+@click.command("browse")
+@click.option("--protocol-id", default=None, help="Only this protocol.")
+@click.option("--type", "type_", default=None, help="Only protocols of this type (game, …).")
+@click.option("--name", default=None, help="Protocol name contains.")
+@click.option("--host", "host_agent", default=None, help="Only this host's agent id.")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 100))
+@click.option("--cursor", default=None, help="next_cursor of the previous page.")
+@server_option
+@json_option
+@handle_errors
+def browse(protocol_id: str | None, type_: str | None, name: str | None,
+           host_agent: str | None, limit: int, cursor: str | None, server: str,
+           as_json: bool) -> None:
+    """List open invitations, newest first."""
+    page = run(server, lambda c: c.browse(protocol_id=protocol_id, type=type_, name=name,
+                                          host=host_agent, limit=limit, cursor=cursor))
+    if as_json:
+        print_json(page)
+        return
+    if not page["items"]:
+        click.echo("no open invitation")
+    for inv in page["items"]:
+        click.echo(_row(inv))
+    if page["next_cursor"]:
+        click.echo(f"more: --cursor {page['next_cursor']}")
+
+
+@click.group("registry")
+def registry() -> None:
+    """Check the registry's transparency log against this agent's own copy."""
+
+
+@registry.command("verify")
+@server_option
+@json_option
+@handle_errors
+def verify(server: str, as_json: bool) -> None:
+    """Check every record this agent received, and every head it saw, against the signed log.
+
+    Exit 0 when the chain ends at the server-signed head, every kept record
+    hashes to its entry and every earlier head is a prefix; exit 1 otherwise
+    (a server that rewrote history).
+    """
+    from lingxi.registry.client.ledger import verify_registry
+
+    result = run(server, lambda c: verify_registry(c, c.ledger))
+    if as_json:
+        print_json(result)
+    else:
+        click.echo(f"log: {result['size']} entries, head {result['head'][:16]}…, "
+                   f"{result['records_checked']} kept records, {result['heads_checked']} "
+                   "earlier heads checked")
+        for problem in result["problems"]:
+            click.echo(f"  problem: {problem}", err=True)
+        click.echo("registry log verified" if result["ok"] else "registry log FAILED")
+    if not result["ok"]:
+        raise SystemExit(EXIT_FAILED)
+
+
+# ---------------------------------------------------------------- protocol subcommands
+
+
+def _read_spec(source: str) -> dict[str, Any]:
+    from lingxi.contract.source import read_spec_document
+
+    doc, _, _ = read_spec_document(source)
+    return doc
+
+
+@click.command("register")
+@click.argument("spec_path", metavar="SPEC")
+@click.option("--allow-new", is_flag=True,
+              help="Register even though known protocols have the same structure.")
+@click.option("--reason", default=None, help="Why a parameter of the known one cannot do "
+                                             "(required with --allow-new; stored and shown).")
+@server_option
+@json_option
+@handle_errors
+def protocol_register(spec_path: str, allow_new: bool, reason: str | None, server: str,
+                      as_json: bool) -> None:
+    """Publish a spec.json (file or protocol folder); the registry computes its id."""
+    if reason and not allow_new:
+        raise InputError("registry.reason_without_allow_new", "--reason goes with --allow-new")
+    spec = _read_spec(spec_path)
+    answer = run(server, lambda c: c.register_protocol(spec, allow_new=allow_new,
+                                                       reason=reason), identity=True)
+    if as_json:
+        print_json(answer)
+        return
+    state = "registered" if answer.get("created") else "already registered"
+    click.echo(f"{state}: {answer['protocol_id']}")
+
+
+@click.command("preflight")
+@click.argument("spec_path", metavar="SPEC")
+@server_option
+@json_option
+@handle_errors
+def protocol_preflight(spec_path: str, server: str, as_json: bool) -> None:
+    """Report known protocols whose messages and flow match this draft's.
+
+    Only a different message structure makes a new protocol; a draft that
+    differs in values only should become parameters of the known one.
+    Exit 1 when near-duplicates exist, 0 when the draft is new or registered.
+    """
+    spec = _read_spec(spec_path)
+    report = run(server, lambda c: c.preflight(spec))
+    if as_json:
+        print_json(report)
+    else:
+        click.echo(f"protocol_id {report['protocol_id']}"
+                   + (" (already registered)" if report["registered"] else ""))
+        for near in report["near_duplicates"]:
+            click.echo(f"  same structure: {near['name']}  {near['protocol_id']}")
+        if report["converges"]:
+            click.echo("converge: add parameters to a known protocol, or register with "
+                       "--allow-new --reason TEXT")
+        elif not report["registered"]:
+            click.echo("new structure: nothing known matches")
+    if report["converges"]:
+        raise SystemExit(EXIT_FAILED)
+
+
+@click.command("fetch")
+@click.argument("protocol_id")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder to write spec.json into (default: the protocol cache).")
+@click.option("--accept-ui", is_flag=True,
+              help="Also install the protocol's UI bundle (static files) into ui/.")
+@click.option("--bundle", "bundle_id", default=None,
+              help="Which bundle with --accept-ui (default: the first published).")
+@server_option
+@json_option
+@handle_errors
+def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_id: str | None,
+                   server: str, as_json: bool) -> None:
+    """Download a spec by protocol_id, re-checking that it hashes to that id."""
+    from lingxi.home import protocol_cache_dir
+
+    if bundle_id and not accept_ui:
+        raise InputError("registry.bundle_without_accept", "--bundle goes with --accept-ui")
+
+    async def fetch(client: Any) -> tuple[dict, dict[str, bytes] | None, str | None]:
+        spec = await client.fetch_spec(protocol_id)
+        if not accept_ui:
+            return spec, None, None
+        chosen = bundle_id
+        if chosen is None:
+            bundles = (await client.protocol(protocol_id))["bundles"]
+            if not bundles:
+                raise LingxiError("registry.no_bundle", "this protocol has no UI bundle",
+                                  exit_code=EXIT_FAILED)
+            chosen = bundles[0]["bundle_id"]
+        return spec, await client.bundle(protocol_id, chosen), chosen
+
+    spec, files, chosen = run(server, fetch)
+    folder = out or protocol_cache_dir(protocol_id)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "spec.json").write_text(json.dumps(spec, ensure_ascii=False, indent=2) + "\n",
+                                      encoding="utf-8")
+    written = ["spec.json"]
+    for path, content in sorted((files or {}).items()):
+        target = folder / "ui" / path
+        if folder.resolve() not in target.resolve().parents:
+            raise LingxiError("registry.bundle_refused", f"{path} leaves the folder",
+                              exit_code=EXIT_USAGE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+        written.append(f"ui/{path}")
+    data = {"protocol_id": protocol_id, "folder": str(folder), "files": written,
+            "bundle_id": chosen}
+    if as_json:
+        print_json(data)
+    else:
+        click.echo(f"fetched {protocol_id} into {folder} ({len(written)} files)")
+
+
+@click.command("search")
+@click.argument("text", required=False)
+@click.option("--name", default=None, help="Name contains.")
+@click.option("--type", "type_", default=None, help="Type equals (game, chat, service, …).")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 100))
+@click.option("--cursor", default=None, help="next_cursor of the previous page.")
+@server_option
+@json_option
+@handle_errors
+def protocol_search(text: str | None, name: str | None, type_: str | None, limit: int,
+                    cursor: str | None, server: str, as_json: bool) -> None:
+    """Search registered protocols by text (name or description), name and type."""
+    page = run(server, lambda c: c.search(q=text, name=name, type=type_, limit=limit,
+                                          cursor=cursor))
+    if as_json:
+        print_json(page)
+        return
+    if not page["items"]:
+        click.echo("no protocol found")
+    for item in page["items"]:
+        click.echo(f"{item['protocol_id']}  {item['name']}  ({item['type'] or '-'})")
+    if page["next_cursor"]:
+        click.echo(f"more: --cursor {page['next_cursor']}")

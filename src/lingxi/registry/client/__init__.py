@@ -1,0 +1,1 @@
+"""The registry client: :class:`~.api.RegistryClient` and the local :class:`~.ledger.Ledger`."""

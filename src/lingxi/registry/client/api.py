@@ -1,0 +1,244 @@
+"""The registry client on httpx: every route, signed where the server wants a signature.
+
+Async, so ``lingxi host --post`` and ``lingxi join`` can call it from their
+event loop; the CLI wraps each call in ``asyncio.run``. The transport is
+injectable: the CLI passes an in-process ASGI transport for the embedded
+registry, tests pass one for an app they built. Whatever the server answers,
+the client checks what it can itself: a fetched spec must hash to the id it
+was asked for, a bundle's files to its id, a ticket must carry the server's
+signature, and every record a write returns is kept in the local
+:class:`~lingxi.registry.client.ledger.Ledger` for ``lingxi registry verify``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from lingxi.contract import load_spec, protocol_id
+from lingxi.errors import EXIT_FAILED
+from lingxi.registry.client.ledger import Ledger
+from lingxi.registry.errors import RegistryError
+from lingxi.registry.models.bundle import check_files
+from lingxi.registry.models.signing import Signer, sign_request
+from lingxi.registry.models.ticket import TicketClaims, verify_ticket
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A won claim: the session record's id and the ticket for the host's handshake."""
+
+    session_id: str
+    ticket: str
+    claim_deadline: str
+    invitation: dict[str, Any]
+    claims: TicketClaims
+
+
+class RegistryClient:
+    """One registry at ``base_url``, acting as ``identity`` for signed calls."""
+
+    def __init__(self, base_url: str, identity: Signer | None = None, *,
+                 transport: httpx.AsyncBaseTransport | None = None, timeout: float = 15.0,
+                 ledger: Ledger | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.identity = identity
+        self.ledger = ledger
+        self._http = httpx.AsyncClient(base_url=self.base_url, transport=transport,
+                                       timeout=timeout)
+        self._server_key: str | None = None
+
+    async def __aenter__(self) -> RegistryClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # ------------------------------------------------------------------ plumbing
+    async def _call(self, method: str, path: str, *, body: Any = None, signed: bool = False,
+                    params: dict[str, Any] | None = None) -> dict[str, Any]:
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        content = b"" if body is None else json.dumps(body, ensure_ascii=False).encode()
+        headers = {"content-type": "application/json"} if body is not None else {}
+        if signed:
+            if self.identity is None:
+                raise RegistryError("registry.no_identity",
+                                    "this call needs an identity; run `lingxi identity init`")
+            target = path + ("?" + str(httpx.QueryParams(query)) if query else "")
+            headers.update(sign_request(self.identity, method, target, content))
+        try:
+            response = await self._http.request(method, path, content=content or None,
+                                                 headers=headers, params=query or None)
+        except httpx.HTTPError as error:
+            raise RegistryError("registry.unreachable",
+                                f"cannot reach the registry at {self.base_url}: {error}",
+                                status=503, exit_code=EXIT_FAILED) from None
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if response.status_code >= 400:
+            error = (data or {}).get("error") if isinstance(data, dict) else None
+            if not isinstance(error, dict):
+                raise RegistryError("registry.bad_response",
+                                    f"the registry answered {response.status_code}",
+                                    status=response.status_code, exit_code=EXIT_FAILED)
+            raise RegistryError(str(error.get("code")), str(error.get("message")),
+                                status=response.status_code, details=error.get("details"))
+        if not isinstance(data, dict):
+            raise RegistryError("registry.bad_response", "the registry did not answer JSON",
+                                status=502, exit_code=EXIT_FAILED)
+        if self.ledger is not None and isinstance(data.get("log"), dict):
+            self.ledger.keep(data["log"])
+        return data
+
+    async def server_key(self) -> str:
+        if self._server_key is None:
+            self._server_key = (await self.info())["server_public_key"]
+            if self.ledger is not None:
+                self.ledger.pin(self._server_key)
+        return self._server_key
+
+    # ------------------------------------------------------------------ reads
+    async def info(self) -> dict[str, Any]:
+        return await self._call("GET", "/v1/info")
+
+    async def identity_record(self, agent_id: str) -> dict[str, Any]:
+        return await self._call("GET", f"/v1/identities/{agent_id}")
+
+    async def search(self, *, name: str | None = None, type: str | None = None,
+                     q: str | None = None, cursor: str | None = None,
+                     limit: int | None = None) -> dict[str, Any]:
+        return await self._call("GET", "/v1/protocols", params={
+            "name": name, "type": type, "q": q, "cursor": cursor, "limit": limit})
+
+    async def protocol(self, protocol_id_: str) -> dict[str, Any]:
+        return await self._call("GET", f"/v1/protocols/{protocol_id_}")
+
+    async def fetch_spec(self, protocol_id_: str) -> dict[str, Any]:
+        """The spec behind ``protocol_id_``, refused unless it hashes to that id and loads."""
+        record = await self.protocol(protocol_id_)
+        spec = record.get("spec")
+        if not isinstance(spec, dict) or protocol_id(spec) != protocol_id_:
+            raise RegistryError("registry.spec_mismatch",
+                                "the registry served a spec that does not hash to "
+                                f"{protocol_id_}", status=502, exit_code=EXIT_FAILED)
+        load_spec(spec)
+        return spec
+
+    async def bundle(self, protocol_id_: str, bundle_id: str) -> dict[str, bytes]:
+        """A UI bundle's files, refused unless they are static and hash to ``bundle_id``."""
+        record = await self._call("GET", f"/v1/protocols/{protocol_id_}/bundles/{bundle_id}")
+        files = {f["path"]: base64.b64decode(f["content_base64"]) for f in record["files"]}
+        if check_files(files)["bundle_id"] != bundle_id:
+            raise RegistryError("registry.bundle_mismatch",
+                                f"the registry served files that do not hash to {bundle_id}",
+                                status=502, exit_code=EXIT_FAILED)
+        return files
+
+    async def browse(self, *, protocol_id: str | None = None, host: str | None = None,
+                     type: str | None = None, name: str | None = None,
+                     cursor: str | None = None, limit: int | None = None) -> dict[str, Any]:
+        return await self._call("GET", "/v1/invitations", params={
+            "protocol_id": protocol_id, "host": host, "type": type, "name": name,
+            "cursor": cursor, "limit": limit})
+
+    async def invitation(self, invitation_id: str) -> dict[str, Any]:
+        return await self._call("GET", f"/v1/invitations/{invitation_id}")
+
+    async def session(self, session_id: str) -> dict[str, Any]:
+        return await self._call("GET", f"/v1/sessions/{session_id}")
+
+    async def sessions(self, *, status: str | None = None, cursor: str | None = None,
+                       limit: int | None = None) -> dict[str, Any]:
+        return await self._call("GET", "/v1/sessions",
+                                params={"status": status, "cursor": cursor, "limit": limit})
+
+    async def head(self) -> dict[str, Any]:
+        return await self._call("GET", "/v1/log/head")
+
+    async def log_entries(self) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = []
+        while True:
+            page = (await self._call("GET", "/v1/log", params={"after": len(entries),
+                                                                "limit": 1000}))["entries"]
+            entries.extend(page)
+            if len(page) < 1000:
+                return entries
+
+    async def log_record(self, seq: int) -> dict[str, Any]:
+        return (await self._call("GET", f"/v1/log/{seq}"))["record"]
+
+    async def preflight(self, spec: dict[str, Any]) -> dict[str, Any]:
+        return await self._call("POST", "/v1/protocols/preflight", body={"spec": spec})
+
+    # ------------------------------------------------------------------ writes
+    def _me(self) -> Signer:
+        if self.identity is None:
+            raise RegistryError("registry.no_identity",
+                                "this call needs an identity; run `lingxi identity init`")
+        return self.identity
+
+    async def register(self, nickname: str) -> dict[str, Any]:
+        me = self._me()
+        return await self._call("POST", "/v1/identities", signed=True,
+                                body={"nickname": nickname, "public_key": me.public_hex})
+
+    async def register_protocol(self, spec: dict[str, Any], *, allow_new: bool = False,
+                                reason: str | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"spec": spec}
+        if allow_new:
+            body["allow_new"] = True
+        if reason is not None:
+            body["reason"] = reason
+        return await self._call("POST", "/v1/protocols", signed=True, body=body)
+
+    async def publish_bundle(self, protocol_id_: str, files: dict[str, bytes]
+                             ) -> dict[str, Any]:
+        body = {"files": [{"path": p, "content_base64": base64.b64encode(c).decode()}
+                          for p, c in sorted(files.items())]}
+        return await self._call("POST", f"/v1/protocols/{protocol_id_}/bundles", signed=True,
+                                body=body)
+
+    async def post_invitation(self, protocol_id_: str, *, endpoint: str,
+                              options: dict[str, Any] | None = None,
+                              ttl_seconds: int | None = None, note: str = "") -> dict[str, Any]:
+        body: dict[str, Any] = {"protocol_id": protocol_id_, "endpoint": endpoint,
+                                "options": options or {}, "note": note}
+        if ttl_seconds is not None:
+            body["ttl_seconds"] = ttl_seconds
+        return (await self._call("POST", "/v1/invitations", signed=True,
+                                 body=body))["invitation"]
+
+    async def claim(self, invitation_id: str) -> Claim:
+        """Claim ``invitation_id``; the ticket is checked against the server's key here."""
+        me = self._me()
+        answer = await self._call("POST", f"/v1/invitations/{invitation_id}/claim", signed=True,
+                                  body={})
+        invitation = answer["invitation"]
+        claims = verify_ticket(answer["ticket"], server_public_key=await self.server_key(),
+                               invitation_id=invitation_id,
+                               host_agent_id=invitation["host_agent_id"],
+                               guest_public_key=me.public_hex, now=time.time())
+        return Claim(answer["session_id"], answer["ticket"], answer["claim_deadline"],
+                     invitation, claims)
+
+    async def confirm(self, invitation_id: str, session_id: str) -> dict[str, Any]:
+        return (await self._call("POST", f"/v1/invitations/{invitation_id}/confirm",
+                                 signed=True, body={"session_id": session_id}))["invitation"]
+
+    async def cancel(self, invitation_id: str) -> dict[str, Any]:
+        return (await self._call("POST", f"/v1/invitations/{invitation_id}/cancel",
+                                 signed=True, body={}))["invitation"]
+
+    async def post_receipt(self, session_id: str, receipt: dict[str, Any]) -> dict[str, Any]:
+        return (await self._call("POST", f"/v1/sessions/{session_id}/receipts", signed=True,
+                                 body={"receipt": receipt}))["session"]

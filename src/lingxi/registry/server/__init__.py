@@ -1,0 +1,1 @@
+"""The registry server: the Starlette app (:mod:`.app`) and its uvicorn runner (:mod:`.run`)."""

@@ -1,0 +1,265 @@
+"""The registry's HTTP API on Starlette: versioned JSON under ``/v1``, docs, the page.
+
+Bodies are read with a hard cap before anything parses them; mutating routes
+check the request signature (headers in :mod:`lingxi.registry.models.signing`)
+and run their database transaction in the thread pool so the event loop keeps
+serving reads. Every refusal is ``{"error": {"code", "message", …}}`` with a
+4xx status; an unexpected failure is a 500 with ``registry.internal`` and no
+traceback in the body.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from lingxi.errors import LingxiError
+from lingxi.registry.errors import RegistryError
+from lingxi.registry.models.records import MAX_BODY, MAX_BUNDLE_BODY, RECORD_ID
+from lingxi.registry.models.signing import parse_signed
+from lingxi.registry.server import pages
+from lingxi.registry.server.openapi import openapi_document
+from lingxi.registry.storage.store import Store
+
+log = logging.getLogger("lingxi.registry")
+
+
+class _JSON(JSONResponse):
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _error(error: LingxiError, status: int) -> _JSON:
+    return _JSON({"error": error.to_dict()}, status_code=status)
+
+
+async def _read_body(request: Request, cap: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > cap):
+        raise RegistryError("registry.body_too_large", f"the body is over {cap} bytes",
+                            status=413)
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            raise RegistryError("registry.body_too_large", f"the body is over {cap} bytes",
+                                status=413)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parse(body: bytes) -> tuple[dict[str, Any], str]:
+    try:
+        text = body.decode("utf-8")
+        data = json.loads(text) if text.strip() else {}
+    except (UnicodeDecodeError, ValueError):
+        raise RegistryError("registry.bad_json", "the body is not UTF-8 JSON") from None
+    if not isinstance(data, dict):
+        raise RegistryError("registry.bad_json", "the body must be a JSON object")
+    return data, text
+
+
+def _signed_path(request: Request) -> str:
+    path = request.scope.get("raw_path") or request.url.path.encode()
+    query = request.scope.get("query_string") or b""
+    text = path.decode("latin-1")
+    return text + ("?" + query.decode("latin-1") if query else "")
+
+
+def _int(request: Request, name: str, default: int | None = None) -> int | None:
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        return default
+    if not value.isdigit() or len(value) > 12:
+        raise RegistryError("registry.bad_request", f"{name} must be a non-negative integer")
+    return int(value)
+
+
+def _path_id(request: Request, name: str) -> str:
+    value = request.path_params[name]
+    if not RECORD_ID.match(value):
+        raise RegistryError(f"registry.{name.removesuffix('_id')}_not_found",
+                            f"no {name.removesuffix('_id')} {value[:80]!r}", status=404)
+    return value
+
+
+def create_app(store: Store) -> Starlette:
+    """The Starlette app serving ``store``."""
+
+    async def signed_write(request: Request, action: Callable[..., dict[str, Any]],
+                           *args: Any, cap: int = MAX_BODY) -> Response:
+        body = await _read_body(request, cap)
+        signed = parse_signed(request.headers, request.method, _signed_path(request), body,
+                              now=store.clock(), window=store.window)
+        data, text = _parse(body)
+        result = await run_in_threadpool(action, signed, *args, data, text)
+        return _JSON(result, status_code=201 if result.get("created") else 200)
+
+    async def info(request: Request) -> Response:
+        return _JSON(store.info())
+
+    async def post_identity(request: Request) -> Response:
+        return await signed_write(request, store.register_identity)
+
+    async def get_identity(request: Request) -> Response:
+        return _JSON(store.identity(_path_id(request, "agent_id")))
+
+    async def post_protocol(request: Request) -> Response:
+        return await signed_write(request, store.register_protocol)
+
+    async def preflight(request: Request) -> Response:
+        data, _ = _parse(await _read_body(request, MAX_BODY))
+        return _JSON(await run_in_threadpool(store.preflight, data.get("spec")))
+
+    async def search(request: Request) -> Response:
+        q = request.query_params
+        return _JSON(store.search_protocols(name=q.get("name"), type=q.get("type"),
+                                            q=q.get("q"), cursor=q.get("cursor"),
+                                            limit=_int(request, "limit")))
+
+    async def get_protocol(request: Request) -> Response:
+        return _JSON(store.protocol(_protocol_id(request)))
+
+    async def post_bundle(request: Request) -> Response:
+        return await signed_write(request, store.publish_bundle, _protocol_id(request),
+                                  cap=MAX_BUNDLE_BODY)
+
+    async def get_bundle(request: Request) -> Response:
+        return _JSON(store.bundle(_protocol_id(request), _hex_id(request, "bundle_id",
+                                                                 "bundle")))
+
+    async def post_invitation(request: Request) -> Response:
+        return await signed_write(request, store.post_invitation)
+
+    async def browse(request: Request) -> Response:
+        q = request.query_params
+        return _JSON(store.browse(protocol_id=q.get("protocol_id"), host=q.get("host"),
+                                  type=q.get("type"), name=q.get("name"),
+                                  cursor=q.get("cursor"), limit=_int(request, "limit")))
+
+    async def get_invitation(request: Request) -> Response:
+        return _JSON(store.invitation(_path_id(request, "invitation_id")))
+
+    async def claim(request: Request) -> Response:
+        iid = _path_id(request, "invitation_id")
+        return await signed_write(request, lambda s, d, txt: store.claim(s, iid, txt))
+
+    async def confirm(request: Request) -> Response:
+        return await signed_write(request, store.confirm, _path_id(request, "invitation_id"))
+
+    async def cancel(request: Request) -> Response:
+        iid = _path_id(request, "invitation_id")
+        return await signed_write(request, lambda s, d, txt: store.cancel(s, iid, txt))
+
+    async def list_sessions(request: Request) -> Response:
+        q = request.query_params
+        return _JSON(store.sessions(status=q.get("status"), protocol_id=q.get("protocol_id"),
+                                    cursor=q.get("cursor"), limit=_int(request, "limit")))
+
+    async def get_session(request: Request) -> Response:
+        return _JSON(store.session(_path_id(request, "session_id")))
+
+    async def post_receipt(request: Request) -> Response:
+        return await signed_write(request, store.post_receipt, _path_id(request, "session_id"))
+
+    async def log_head(request: Request) -> Response:
+        return _JSON(store.head())
+
+    async def log_entries(request: Request) -> Response:
+        return _JSON(store.log_entries(_int(request, "after", 0) or 0,
+                                       _int(request, "limit", 1000) or 1000))
+
+    async def log_record(request: Request) -> Response:
+        seq = request.path_params["seq"]
+        if not seq.isdigit() or len(seq) > 12:
+            raise RegistryError("registry.log_entry_not_found", "no such log entry", status=404)
+        return _JSON(store.log_record(int(seq)))
+
+    async def openapi(request: Request) -> Response:
+        return _JSON(openapi_document())
+
+    async def docs(request: Request) -> Response:
+        return HTMLResponse(pages.docs_page())
+
+    async def home(request: Request) -> Response:
+        return HTMLResponse(pages.home_page(store))
+
+    async def protocol_page(request: Request) -> Response:
+        return HTMLResponse(pages.protocol_page(store, _protocol_id(request)))
+
+    async def on_registry_error(request: Request, error: Exception) -> Response:
+        assert isinstance(error, RegistryError)
+        return _error(error, error.status)
+
+    async def on_lingxi_error(request: Request, error: Exception) -> Response:
+        assert isinstance(error, LingxiError)
+        return _error(error, 422)
+
+    async def on_http(request: Request, error: Exception) -> Response:
+        assert isinstance(error, HTTPException)
+        code = {404: "registry.no_route", 405: "registry.method_not_allowed"}.get(
+            error.status_code, "registry.http_error")
+        return _JSON({"error": {"code": code, "message": str(error.detail)}},
+                     status_code=error.status_code)
+
+    async def on_crash(request: Request, error: Exception) -> Response:
+        log.exception("registry request failed: %s %s", request.method, request.url.path)
+        return _JSON({"error": {"code": "registry.internal",
+                                "message": "the registry failed to answer; see its log"}},
+                     status_code=500)
+
+    handler = Callable[[Request], Awaitable[Response]]
+    routes: list[tuple[str, handler, list[str]]] = [
+        ("/", home, ["GET"]),
+        ("/protocols/{protocol_id}", protocol_page, ["GET"]),
+        ("/docs", docs, ["GET"]),
+        ("/openapi.json", openapi, ["GET"]),
+        ("/v1/info", info, ["GET"]),
+        ("/v1/identities", post_identity, ["POST"]),
+        ("/v1/identities/{agent_id}", get_identity, ["GET"]),
+        ("/v1/protocols", search, ["GET"]),
+        ("/v1/protocols", post_protocol, ["POST"]),
+        ("/v1/protocols/preflight", preflight, ["POST"]),
+        ("/v1/protocols/{protocol_id}", get_protocol, ["GET"]),
+        ("/v1/protocols/{protocol_id}/bundles", post_bundle, ["POST"]),
+        ("/v1/protocols/{protocol_id}/bundles/{bundle_id}", get_bundle, ["GET"]),
+        ("/v1/invitations", browse, ["GET"]),
+        ("/v1/invitations", post_invitation, ["POST"]),
+        ("/v1/invitations/{invitation_id}", get_invitation, ["GET"]),
+        ("/v1/invitations/{invitation_id}/claim", claim, ["POST"]),
+        ("/v1/invitations/{invitation_id}/confirm", confirm, ["POST"]),
+        ("/v1/invitations/{invitation_id}/cancel", cancel, ["POST"]),
+        ("/v1/sessions", list_sessions, ["GET"]),
+        ("/v1/sessions/{session_id}", get_session, ["GET"]),
+        ("/v1/sessions/{session_id}/receipts", post_receipt, ["POST"]),
+        ("/v1/log/head", log_head, ["GET"]),
+        ("/v1/log", log_entries, ["GET"]),
+        ("/v1/log/{seq}", log_record, ["GET"]),
+    ]
+    app = Starlette(routes=[Route(path, fn, methods=methods) for path, fn, methods in routes],
+                    exception_handlers={RegistryError: on_registry_error,
+                                        LingxiError: on_lingxi_error,
+                                        HTTPException: on_http, Exception: on_crash})
+    app.state.store = store
+    return app
+
+
+def _hex_id(request: Request, name: str, what: str) -> str:
+    value = request.path_params[name]
+    if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+        raise RegistryError(f"registry.{what}_not_found", f"no {what} {value[:80]!r}",
+                            status=404)
+    return value
+
+
+def _protocol_id(request: Request) -> str:
+    return _hex_id(request, "protocol_id", "protocol")

@@ -1,0 +1,28 @@
+"""Run the registry on uvicorn: ``lingxi server`` and the tests' server processes."""
+
+from __future__ import annotations
+
+import logging
+
+from lingxi.registry.server.app import create_app
+from lingxi.registry.storage.store import Store
+
+
+def serve(host: str = "127.0.0.1", port: int = 8470, database_url: str | None = None, *,
+          claim_timeout: float = 60.0, access_log: bool = False,
+          ready: object = None) -> None:
+    """Open (and migrate) the database, then serve until interrupted."""
+    import uvicorn
+
+    store = Store(database_url, claim_timeout=claim_timeout)
+    app = create_app(store)
+    logging.basicConfig(level=logging.WARNING)
+    config = uvicorn.Config(app, host=host, port=port, access_log=access_log,
+                            log_level="warning", lifespan="off")
+    server = uvicorn.Server(config)
+    if callable(ready):
+        ready(store)
+    try:
+        server.run()
+    finally:
+        store.close()

@@ -1,0 +1,762 @@
+"""The registry's operations over the database, each write one atomic transaction.
+
+A write takes the log head first (the one lock every writer needs), spends the
+request nonce, checks and changes the domain tables, appends its record to
+the hash-chained log and commits, or changes nothing at all. Reads never take
+that lock. Callers pass the already-parsed body, its exact text and the
+signed request; signature checking against the signer's key happens here
+because only the store knows the keys.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy.engine import Connection
+
+from lingxi.canonical import canonical_json
+from lingxi.contract import OptionsError, Spec, SpecError, load_spec
+from lingxi.registry.errors import RegistryError
+from lingxi.registry.models import bundle as bundles_model
+from lingxi.registry.models.convergence import fingerprint
+from lingxi.registry.models.keys import ServerKey, agent_id_for, is_hex
+from lingxi.registry.models.log import ZERO, make_entry, sign_head
+from lingxi.registry.models.receipt import MAX_BYTES as RECEIPT_MAX
+from lingxi.registry.models.receipt import pair_problems, receipt_problems
+from lingxi.registry.models.records import (
+    DEFAULT_CLAIM_TIMEOUT,
+    NICKNAME,
+    check_endpoint,
+    check_ttl,
+    decode_cursor,
+    encode_cursor,
+    iso,
+    new_id,
+)
+from lingxi.registry.models.signing import WINDOW_SECONDS, SignedRequest, check_signature
+from lingxi.registry.models.ticket import issue_ticket
+from lingxi.registry.storage import schema as t
+from lingxi.registry.storage.engine import make_engines, migrate, resolve_url
+
+MAX_LIMIT = 100
+
+
+@dataclass
+class Change:
+    """What a write function decided: the record to log and the answer to give."""
+
+    kind: str | None
+    record_id: str
+    facts: dict[str, Any]
+    response: dict[str, Any]
+    created: bool = True
+
+
+def _bad(message: str, code: str = "registry.bad_request", status: int = 400) -> RegistryError:
+    return RegistryError(code, message, status=status)
+
+
+def _not_found(what: str, ident: str) -> RegistryError:
+    return RegistryError(f"registry.{what}_not_found", f"no {what} {ident}", status=404)
+
+
+def _limit(value: int | None) -> int:
+    if value is None:
+        return 20
+    if not 1 <= value <= MAX_LIMIT:
+        raise _bad(f"limit must be 1-{MAX_LIMIT}")
+    return value
+
+
+def _like(text: str) -> str:
+    escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+class Store:
+    """One registry database (SQLite or PostgreSQL) and its server key."""
+
+    def __init__(self, url: str | None = None, *, claim_timeout: float = DEFAULT_CLAIM_TIMEOUT,
+                 clock: Callable[[], float] = time.time, window: int = WINDOW_SECONDS) -> None:
+        self.url = resolve_url(url)
+        self.reader, self.writer = make_engines(self.url)
+        self.postgres = self.writer.dialect.name == "postgresql"
+        self.claim_timeout = claim_timeout
+        self.clock = clock
+        self.window = window
+        migrate(self.writer)
+        self.key = self._server_key()
+        self._keys: dict[str, str] = {}
+        self._specs: OrderedDict[str, Spec] = OrderedDict()
+        self._spec_lock = threading.Lock()
+
+    def close(self) -> None:
+        self.reader.dispose()
+        if self.writer is not self.reader:
+            self.writer.dispose()
+
+    # ------------------------------------------------------------------ plumbing
+    @contextmanager
+    def _tx(self) -> Iterator[tuple[Connection, Any]]:
+        """A write transaction holding the log head row; yields ``(conn, head)``."""
+        with self.writer.begin() as conn:
+            query = select(t.log_head.c.size, t.log_head.c.head).where(t.log_head.c.id == 1)
+            if self.postgres:
+                query = query.with_for_update()
+            yield conn, conn.execute(query).one()
+
+    def _server_key(self) -> ServerKey:
+        with self._tx() as (conn, _):
+            row = conn.execute(select(t.meta.c.value).where(t.meta.c.key == "server_key")).first()
+            if row is not None:
+                return ServerKey.from_private_hex(row[0])
+            key = ServerKey.generate()
+            conn.execute(insert(t.meta).values(key="server_key", value=key.private_hex()))
+            return key
+
+    def public_key_of(self, agent_id: str) -> str | None:
+        key = self._keys.get(agent_id)
+        if key is None:
+            with self.reader.connect() as conn:
+                key = conn.execute(select(t.agents.c.public_key)
+                                   .where(t.agents.c.agent_id == agent_id)).scalar()
+            if key is not None:
+                self._keys[agent_id] = key
+        return key
+
+    def authenticate(self, signed: SignedRequest) -> str:
+        """The signer's public key once its signature verifies (before any lock)."""
+        key = self.public_key_of(signed.agent_id)
+        if key is None:
+            raise RegistryError("registry.unknown_agent",
+                                f"{signed.agent_id} is not registered; run `lingxi register`",
+                                status=401)
+        check_signature(signed, key)
+        return key
+
+    def _write(self, signed: SignedRequest, body_text: str,
+               decide: Callable[[Connection, float, int], Change]) -> dict[str, Any]:
+        now = self.clock()
+        with self._tx() as (conn, head):
+            seen = conn.execute(select(t.nonces.c.ts).where(
+                t.nonces.c.agent_id == signed.agent_id, t.nonces.c.nonce == signed.nonce)).first()
+            if seen is not None:
+                raise RegistryError("registry.request_replayed",
+                                    "this request nonce was already used", status=401)
+            conn.execute(insert(t.nonces).values(agent_id=signed.agent_id, nonce=signed.nonce,
+                                                 ts=int(signed.timestamp)))
+            seq = head.size + 1
+            change = decide(conn, now, seq)
+            if change.kind is None:
+                return {**change.response, "created": False}
+            record = {"kind": change.kind, "id": change.record_id, "request": signed.to_dict(),
+                      "body": body_text, "server": change.facts}
+            entry = make_entry(seq, change.kind, change.record_id, record, head.head, int(now))
+            conn.execute(insert(t.log).values(record=canonical_json(record),
+                                              **{k: entry[k] for k in (
+                                                  "seq", "kind", "record_id", "record_sha256",
+                                                  "prev", "hash", "time")}))
+            conn.execute(update(t.log_head).where(t.log_head.c.id == 1)
+                         .values(size=seq, head=entry["hash"]))
+            if seq % 64 == 0:
+                conn.execute(delete(t.nonces).where(t.nonces.c.ts < int(now) - 2 * self.window))
+        return {**change.response, "created": change.created,
+                "log": {"seq": seq, "hash": entry["hash"], "record": record}}
+
+    def spec(self, protocol_id: str) -> Spec:
+        with self._spec_lock:
+            cached = self._specs.get(protocol_id)
+            if cached is not None:
+                self._specs.move_to_end(protocol_id)
+                return cached
+        with self.reader.connect() as conn:
+            text = conn.execute(select(t.protocols.c.spec)
+                                .where(t.protocols.c.protocol_id == protocol_id)).scalar()
+        if text is None:
+            raise _not_found("protocol", protocol_id)
+        spec = load_spec(json.loads(text))
+        with self._spec_lock:
+            self._specs[protocol_id] = spec
+            while len(self._specs) > 256:
+                self._specs.popitem(last=False)
+        return spec
+
+    # ------------------------------------------------------------------ info / log
+    def info(self) -> dict[str, Any]:
+        return {"name": "lingxi-registry", "api": "v1",
+                "server_public_key": self.key.public_hex,
+                "backend": "postgresql" if self.postgres else "sqlite",
+                "time": iso(self.clock()), "claim_timeout_seconds": self.claim_timeout,
+                "signature_window_seconds": self.window}
+
+    def head(self) -> dict[str, Any]:
+        with self.reader.connect() as conn:
+            row = conn.execute(select(t.log_head.c.size, t.log_head.c.head)
+                               .where(t.log_head.c.id == 1)).one()
+        return sign_head(self.key, row.size, row.head, int(self.clock()))
+
+    def log_entries(self, after: int = 0, limit: int = 1000) -> dict[str, Any]:
+        if after < 0 or not 1 <= limit <= 1000:
+            raise _bad("after must be >= 0 and limit 1-1000")
+        cols = [t.log.c[k] for k in ("seq", "kind", "record_id", "record_sha256", "prev",
+                                     "hash", "time")]
+        with self.reader.connect() as conn:
+            rows = conn.execute(select(*cols).where(t.log.c.seq > after)
+                                .order_by(t.log.c.seq).limit(limit)).mappings().all()
+        return {"entries": [dict(r) for r in rows]}
+
+    def log_record(self, seq: int) -> dict[str, Any]:
+        with self.reader.connect() as conn:
+            text = conn.execute(select(t.log.c.record).where(t.log.c.seq == seq)).scalar()
+        if text is None:
+            raise _not_found("log_entry", str(seq))
+        return {"seq": seq, "record": json.loads(text)}
+
+    # ------------------------------------------------------------------ identities
+    def register_identity(self, signed: SignedRequest, body: dict[str, Any], text: str
+                          ) -> dict[str, Any]:
+        nickname, public_key = body.get("nickname"), body.get("public_key")
+        if not isinstance(nickname, str) or not NICKNAME.match(nickname):
+            raise _bad("nickname must be 1-64 letters, digits, '_', '.' or '-'",
+                       "registry.bad_nickname", 422)
+        if not is_hex(public_key, 64):
+            raise _bad("public_key must be 64 lowercase hex chars (Ed25519)", "registry.bad_key",
+                       422)
+        if agent_id_for(public_key) != signed.agent_id:
+            raise RegistryError("registry.signature_invalid",
+                                "the signing agent id is not the one of this public key",
+                                status=401)
+        check_signature(signed, public_key)  # proof of possession of the key
+
+        def decide(conn: Connection, now: float, seq: int) -> Change:
+            mine = conn.execute(select(t.agents).where(
+                t.agents.c.agent_id == signed.agent_id)).mappings().first()
+            answer = {"agent_id": signed.agent_id, "nickname": nickname,
+                      "public_key": public_key}
+            if mine is not None:
+                if mine["nickname"] != nickname:
+                    raise RegistryError("registry.identity_exists",
+                                        f"this key is registered as {mine['nickname']!r}",
+                                        status=409)
+                return Change(None, signed.agent_id, {}, answer)
+            taken = conn.execute(select(t.agents.c.agent_id)
+                                 .where(t.agents.c.nickname == nickname)).first()
+            if taken is not None:
+                raise RegistryError("registry.nickname_taken",
+                                    f"the nickname {nickname!r} belongs to another key",
+                                    status=409)
+            conn.execute(insert(t.agents).values(agent_id=signed.agent_id, nickname=nickname,
+                                                 public_key=public_key, created_at=now, seq=seq))
+            return Change("identity", signed.agent_id, {"agent_id": signed.agent_id,
+                                                        "created_at": iso(now)}, answer)
+
+        return self._write(signed, text, decide)
+
+    def identity(self, agent_id: str) -> dict[str, Any]:
+        with self.reader.connect() as conn:
+            row = conn.execute(select(t.agents).where(t.agents.c.agent_id == agent_id)
+                               ).mappings().first()
+        if row is None:
+            raise _not_found("identity", agent_id)
+        return {"agent_id": row["agent_id"], "nickname": row["nickname"],
+                "public_key": row["public_key"], "created_at": iso(row["created_at"]),
+                "seq": row["seq"]}
+
+    # ------------------------------------------------------------------ protocols
+    @staticmethod
+    def _load_draft(spec: Any) -> Spec:
+        if not isinstance(spec, dict):
+            raise _bad("spec must be a JSON object (the spec.json)", "registry.bad_spec", 422)
+        try:
+            return load_spec(spec)
+        except SpecError as error:
+            raise RegistryError(error.code, error.message, status=422,
+                                findings=error.findings,
+                                details={"findings": [f.to_dict() for f in error.findings]}
+                                ) from None
+
+    def _near(self, conn: Connection, draft: Spec) -> list[dict[str, Any]]:
+        rows = conn.execute(select(t.protocols.c.protocol_id, t.protocols.c.name)
+                            .where(t.protocols.c.fingerprint == fingerprint(draft.raw),
+                                   t.protocols.c.protocol_id != draft.protocol_id)
+                            .order_by(t.protocols.c.seq).limit(20)).all()
+        return [{"protocol_id": r.protocol_id, "name": r.name} for r in rows]
+
+    def preflight(self, spec: Any) -> dict[str, Any]:
+        draft = self._load_draft(spec)
+        with self.reader.connect() as conn:
+            exists = conn.execute(select(t.protocols.c.protocol_id).where(
+                t.protocols.c.protocol_id == draft.protocol_id)).first() is not None
+            near = self._near(conn, draft)
+        return {"protocol_id": draft.protocol_id, "fingerprint": fingerprint(draft.raw),
+                "registered": exists, "near_duplicates": near,
+                "converges": bool(near) and not exists}
+
+    def register_protocol(self, signed: SignedRequest, body: dict[str, Any], text: str
+                          ) -> dict[str, Any]:
+        self.authenticate(signed)
+        draft = self._load_draft(body.get("spec"))
+        allow_new, reason = body.get("allow_new", False), body.get("reason")
+        if not isinstance(allow_new, bool) or (reason is not None and (
+                not isinstance(reason, str) or len(reason) > 2000)):
+            raise _bad("allow_new is a boolean and reason a string of at most 2000 chars")
+        if allow_new and not (reason or "").strip():
+            raise _bad("--allow-new needs --reason: say why a parameter cannot cover it",
+                       "registry.reason_required", 422)
+        pid = draft.protocol_id
+
+        def decide(conn: Connection, now: float, seq: int) -> Change:
+            if conn.execute(select(t.protocols.c.protocol_id)
+                            .where(t.protocols.c.protocol_id == pid)).first() is not None:
+                return Change(None, pid, {}, {"protocol_id": pid})
+            near = self._near(conn, draft)
+            if near and not allow_new:
+                raise RegistryError(
+                    "registry.near_duplicate",
+                    f"{len(near)} known protocol(s) have the same messages and flow once "
+                    f"parameter values are set aside (first: {near[0]['name']} "
+                    f"{near[0]['protocol_id'][:12]}); add parameters to it instead, or "
+                    "register with --allow-new --reason", status=409,
+                    details={"near_duplicates": near})
+            raw = draft.raw
+            conn.execute(insert(t.protocols).values(
+                protocol_id=pid, name=draft.name[:200], type=draft.type,
+                spec_version=draft.spec_version, description=draft.description,
+                search=f"{draft.name}\n{draft.description}\n{draft.type or ''}".lower(),
+                fingerprint=fingerprint(raw), spec=canonical_json(raw),
+                registered_by=signed.agent_id, reason=reason if near else None,
+                near_duplicates=json.dumps(near) if near else None, created_at=now, seq=seq))
+            return Change("protocol", pid, {"protocol_id": pid, "fingerprint": fingerprint(raw),
+                                            "near_duplicates": near}, {"protocol_id": pid})
+
+        return self._write(signed, text, decide)
+
+    def _protocol_summary(self, row: Any) -> dict[str, Any]:
+        return {"protocol_id": row["protocol_id"], "name": row["name"], "type": row["type"],
+                "spec_version": row["spec_version"], "description": row["description"],
+                "registered_by": row["registered_by"], "created_at": iso(row["created_at"]),
+                "reason": row["reason"],
+                "near_duplicates": json.loads(row["near_duplicates"] or "[]"),
+                "seq": row["seq"]}
+
+    def protocol(self, protocol_id: str) -> dict[str, Any]:
+        with self.reader.connect() as conn:
+            row = conn.execute(select(t.protocols).where(t.protocols.c.protocol_id == protocol_id)
+                               ).mappings().first()
+            if row is None:
+                raise _not_found("protocol", protocol_id)
+            found = conn.execute(select(t.bundles.c.bundle_id, t.bundles.c.size,
+                                        t.bundles.c.created_by)
+                                 .where(t.bundles.c.protocol_id == protocol_id)
+                                 .order_by(t.bundles.c.seq)).mappings().all()
+        return {**self._protocol_summary(row), "spec": json.loads(row["spec"]),
+                "bundles": [dict(b) for b in found]}
+
+    def search_protocols(self, *, name: str | None = None, type: str | None = None,
+                         q: str | None = None, cursor: str | None = None,
+                         limit: int | None = None) -> dict[str, Any]:
+        limit, after = _limit(limit), decode_cursor(cursor)
+        cols = [c for c in t.protocols.c if c.name not in ("spec", "search", "fingerprint")]
+        query = select(*cols)
+        if name:
+            query = query.where(func.lower(t.protocols.c.name).like(_like(name), escape="\\"))
+        if type:
+            query = query.where(t.protocols.c.type == type)
+        if q:
+            query = query.where(t.protocols.c.search.like(_like(q), escape="\\"))
+        if after is not None:
+            query = query.where(t.protocols.c.seq > after)
+        with self.reader.connect() as conn:
+            rows = conn.execute(query.order_by(t.protocols.c.seq).limit(limit + 1)
+                                ).mappings().all()
+        items = [self._protocol_summary(r) for r in rows[:limit]]
+        return {"items": items,
+                "next_cursor": encode_cursor(items[-1]["seq"]) if len(rows) > limit else None}
+
+    # ------------------------------------------------------------------ bundles
+    def publish_bundle(self, signed: SignedRequest, protocol_id: str, body: dict[str, Any],
+                       text: str) -> dict[str, Any]:
+        self.authenticate(signed)
+        raw_files = body.get("files")
+        if not isinstance(raw_files, list) or not all(
+                isinstance(f, dict) and isinstance(f.get("path"), str)
+                and isinstance(f.get("content_base64"), str) for f in raw_files):
+            raise _bad("files must be a list of {path, content_base64}")
+        files: dict[str, bytes] = {}
+        for item in raw_files:
+            try:
+                files[item["path"]] = base64.b64decode(item["content_base64"], validate=True)
+            except (binascii.Error, ValueError):
+                raise _bad(f"{item['path']}: content_base64 is not base64") from None
+        if len(files) != len(raw_files):
+            raise _bad("a path appears twice in the bundle")
+        manifest = bundles_model.check_files(files)
+        bid = manifest["bundle_id"]
+
+        def decide(conn: Connection, now: float, seq: int) -> Change:
+            if conn.execute(select(t.protocols.c.protocol_id)
+                            .where(t.protocols.c.protocol_id == protocol_id)).first() is None:
+                raise _not_found("protocol", protocol_id)
+            answer = {"protocol_id": protocol_id, **manifest}
+            if conn.execute(select(t.bundles.c.bundle_id).where(
+                    t.bundles.c.protocol_id == protocol_id, t.bundles.c.bundle_id == bid)
+                    ).first() is not None:
+                return Change(None, bid, {}, answer)
+            stored = {r[0] for r in conn.execute(select(t.bundle_files.c.path)
+                                                 .where(t.bundle_files.c.bundle_id == bid))}
+            for path, content in files.items():
+                if path not in stored:
+                    conn.execute(insert(t.bundle_files).values(bundle_id=bid, path=path,
+                                                               content=content))
+            conn.execute(insert(t.bundles).values(
+                protocol_id=protocol_id, bundle_id=bid, size=manifest["size"],
+                manifest=json.dumps(manifest["files"], sort_keys=True),
+                created_by=signed.agent_id, created_at=now, seq=seq))
+            return Change("bundle", f"{protocol_id}:{bid}", {"protocol_id": protocol_id,
+                                                             **manifest}, answer)
+
+        return self._write(signed, text, decide)
+
+    def bundle(self, protocol_id: str, bundle_id: str) -> dict[str, Any]:
+        with self.reader.connect() as conn:
+            row = conn.execute(select(t.bundles).where(t.bundles.c.protocol_id == protocol_id,
+                                                       t.bundles.c.bundle_id == bundle_id)
+                               ).mappings().first()
+            if row is None:
+                raise _not_found("bundle", bundle_id)
+            files = conn.execute(select(t.bundle_files.c.path, t.bundle_files.c.content)
+                                 .where(t.bundle_files.c.bundle_id == bundle_id)
+                                 .order_by(t.bundle_files.c.path)).all()
+        return {"protocol_id": protocol_id, "bundle_id": bundle_id, "size": row["size"],
+                "created_by": row["created_by"], "created_at": iso(row["created_at"]),
+                "files": [{"path": f.path,
+                           "content_base64": base64.b64encode(f.content).decode()}
+                          for f in files]}
+
+    # ------------------------------------------------------------------ invitations
+    def _status(self, row: Any, now: float) -> str:
+        status = row["status"]
+        if status == "claimed" and row["claim_deadline"] <= now:
+            status = "open"
+        if status == "open" and row["expires_at"] <= now:
+            return "expired"
+        return status
+
+    def _invitation(self, row: Any, now: float) -> dict[str, Any]:
+        status = self._status(row, now)
+        out = {"invitation_id": row["invitation_id"], "protocol_id": row["protocol_id"],
+               "host_agent_id": row["host_agent_id"], "host_public_key": row["host_public_key"],
+               "endpoint": row["endpoint"], "options": json.loads(row["options"]),
+               "note": row["note"], "status": status, "created_at": iso(row["created_at"]),
+               "expires_at": iso(row["expires_at"]), "seq": row["seq"]}
+        if "protocol_name" in row:
+            out["protocol_name"] = row["protocol_name"]
+            out["protocol_type"] = row["protocol_type"]
+        if status in ("claimed", "in_session", "finished"):
+            out["session_id"] = row["session_id"]
+            out["guest_agent_id"] = row["guest_agent_id"]
+        if status == "claimed":
+            out["claim_deadline"] = iso(row["claim_deadline"])
+        return out
+
+    def post_invitation(self, signed: SignedRequest, body: dict[str, Any], text: str
+                        ) -> dict[str, Any]:
+        host_key = self.authenticate(signed)
+        protocol_id = body.get("protocol_id")
+        if not isinstance(protocol_id, str) or not is_hex(protocol_id, 64):
+            raise _bad("protocol_id must be 64 lowercase hex chars", "registry.bad_request", 422)
+        options = body.get("options", {})
+        if not isinstance(options, dict):
+            raise _bad("options must be a JSON object", "options.not_object", 422)
+        spec = self.spec(protocol_id)
+        try:
+            spec.check_options(options)
+        except OptionsError as error:
+            raise RegistryError(error.code, error.message, status=422, findings=error.findings,
+                                details={"findings": [f.to_dict() for f in error.findings]}
+                                ) from None
+        endpoint = check_endpoint(body.get("endpoint"))
+        ttl = check_ttl(body.get("ttl_seconds"))
+        note = body.get("note", "")
+        if not isinstance(note, str) or len(note) > 500:
+            raise _bad("note must be a string of at most 500 chars", status=422)
+        invitation_id = new_id("inv")
+
+        def decide(conn: Connection, now: float, seq: int) -> Change:
+            row = {"invitation_id": invitation_id, "protocol_id": protocol_id,
+                   "host_agent_id": signed.agent_id, "host_public_key": host_key,
+                   "endpoint": endpoint, "options": canonical_json(options), "note": note,
+                   "status": "open", "created_at": now, "expires_at": now + ttl, "seq": seq,
+                   "session_id": None, "guest_agent_id": None, "claim_deadline": None}
+            conn.execute(insert(t.invitations).values(**row))
+            return Change("invitation", invitation_id,
+                          {"invitation_id": invitation_id, "created_at": iso(now),
+                           "expires_at": iso(now + ttl)},
+                          {"invitation": self._invitation(row, now)})
+
+        return self._write(signed, text, decide)
+
+    def _load_invitation(self, conn: Connection, invitation_id: str) -> Any:
+        row = conn.execute(select(t.invitations).where(
+            t.invitations.c.invitation_id == invitation_id)).mappings().first()
+        if row is None:
+            raise _not_found("invitation", invitation_id)
+        return row
+
+    def invitation(self, invitation_id: str) -> dict[str, Any]:
+        with self.reader.connect() as conn:
+            row = self._load_invitation(conn, invitation_id)
+        return self._invitation(row, self.clock())
+
+    def browse(self, *, protocol_id: str | None = None, host: str | None = None,
+               type: str | None = None, name: str | None = None, cursor: str | None = None,
+               limit: int | None = None) -> dict[str, Any]:
+        """Open invitations, newest first: unexpired, unclaimed or with a lapsed claim."""
+        limit, before, now = _limit(limit), decode_cursor(cursor), self.clock()
+        inv = t.invitations
+        query = (select(inv, t.protocols.c.name.label("protocol_name"),
+                        t.protocols.c.type.label("protocol_type"))
+                 .join(t.protocols, t.protocols.c.protocol_id == inv.c.protocol_id)
+                 .where(inv.c.expires_at > now,
+                        or_(inv.c.status == "open",
+                            and_(inv.c.status == "claimed", inv.c.claim_deadline <= now))))
+        if protocol_id:
+            query = query.where(inv.c.protocol_id == protocol_id)
+        if host:
+            query = query.where(inv.c.host_agent_id == host)
+        if type:
+            query = query.where(t.protocols.c.type == type)
+        if name:
+            query = query.where(func.lower(t.protocols.c.name).like(_like(name), escape="\\"))
+        if before is not None:
+            query = query.where(inv.c.seq < before)
+        with self.reader.connect() as conn:
+            rows = conn.execute(query.order_by(inv.c.seq.desc()).limit(limit + 1)
+                                ).mappings().all()
+        items = [self._invitation(r, now) for r in rows[:limit]]
+        return {"items": items,
+                "next_cursor": encode_cursor(items[-1]["seq"]) if len(rows) > limit else None}
+
+    def claim(self, signed: SignedRequest, invitation_id: str, text: str) -> dict[str, Any]:
+        guest_key = self.authenticate(signed)
+
+        def decide(conn: Connection, now: float, seq: int) -> Change:
+            row = self._load_invitation(conn, invitation_id)
+            status = self._status(row, now)
+            if status in ("claimed", "in_session"):
+                raise RegistryError("registry.invitation_taken",
+                                    "another guest claimed this invitation first", status=409)
+            if status == "expired":
+                raise RegistryError("registry.invitation_expired", "this invitation expired",
+                                    status=409)
+            if status != "open":
+                raise RegistryError("registry.invitation_closed",
+                                    f"this invitation is {status}", status=409)
+            if row["host_agent_id"] == signed.agent_id:
+                raise RegistryError("registry.own_invitation",
+                                    "a host cannot claim its own invitation", status=409)
+            session_id = new_id("ses")
+            deadline = min(now + self.claim_timeout, row["expires_at"])
+            if row["session_id"]:  # an earlier claim lapsed without a handshake
+                conn.execute(update(t.sessions).where(t.sessions.c.session_id == row["session_id"])
+                             .values(status="abandoned", updated_at=now))
+            won = conn.execute(update(t.invitations).where(
+                t.invitations.c.invitation_id == invitation_id,
+                t.invitations.c.seq == row["seq"],
+                or_(t.invitations.c.status == "open",
+                    and_(t.invitations.c.status == "claimed",
+                         t.invitations.c.claim_deadline <= now))).values(
+                status="claimed", session_id=session_id, guest_agent_id=signed.agent_id,
+                claim_deadline=deadline)).rowcount
+            if won != 1:  # cannot happen under the head lock; kept as the last line of defence
+                raise RegistryError("registry.invitation_taken",
+                                    "another guest claimed this invitation first", status=409)
+            conn.execute(insert(t.sessions).values(
+                session_id=session_id, invitation_id=invitation_id,
+                protocol_id=row["protocol_id"], host_agent_id=row["host_agent_id"],
+                guest_agent_id=signed.agent_id, status="claimed", created_at=now,
+                updated_at=now, claim_deadline=deadline, seq=seq))
+            ticket = issue_ticket(self.key, invitation_id=invitation_id, session_id=session_id,
+                                  host_agent_id=row["host_agent_id"], guest_public_key=guest_key,
+                                  expires_at=int(deadline))
+            invitation = self._invitation({**row, "status": "claimed", "session_id": session_id,
+                                           "guest_agent_id": signed.agent_id,
+                                           "claim_deadline": deadline}, now)
+            return Change("claim", session_id,
+                          {"session_id": session_id, "invitation_id": invitation_id,
+                           "guest_agent_id": signed.agent_id, "claim_deadline": iso(deadline)},
+                          {"session_id": session_id, "ticket": ticket,
+                           "claim_deadline": iso(deadline), "invitation": invitation,
+                           "server_public_key": self.key.public_hex})
+
+        return self._write(signed, text, decide)
+
+    def _host_action(self, signed: SignedRequest, invitation_id: str, text: str,
+                     kind: str, act: Callable[[Connection, Any, float], dict[str, Any]]
+                     ) -> dict[str, Any]:
+        self.authenticate(signed)
+
+        def decide(conn: Connection, now: float, seq: int) -> Change:
+            row = self._load_invitation(conn, invitation_id)
+            if row["host_agent_id"] != signed.agent_id:
+                raise RegistryError("registry.not_host", "only the host may do this",
+                                    status=403)
+            facts = act(conn, row, now)
+            fresh = self._load_invitation(conn, invitation_id)
+            return Change(kind, invitation_id, {"invitation_id": invitation_id, **facts},
+                          {"invitation": self._invitation(fresh, now)}, created=False)
+
+        return self._write(signed, text, decide)
+
+    def confirm(self, signed: SignedRequest, invitation_id: str, body: dict[str, Any],
+                text: str) -> dict[str, Any]:
+        """The host says the claimed guest completed its handshake: the claim stays."""
+        session_id = body.get("session_id")
+        if not isinstance(session_id, str):
+            raise _bad("session_id is required", status=422)
+
+        def act(conn: Connection, row: Any, now: float) -> dict[str, Any]:
+            status = self._status(row, now)
+            if row["session_id"] != session_id or status not in ("claimed", "in_session"):
+                code = "registry.claim_expired" if row["session_id"] == session_id else \
+                    "registry.session_not_current"
+                raise RegistryError(code, f"session {session_id} is not this invitation's "
+                                    f"current claim (invitation is {status})", status=409)
+            conn.execute(update(t.invitations).where(
+                t.invitations.c.invitation_id == row["invitation_id"]).values(status="in_session"))
+            conn.execute(update(t.sessions).where(t.sessions.c.session_id == session_id)
+                         .values(status="confirmed", updated_at=now))
+            return {"session_id": session_id}
+
+        return self._host_action(signed, invitation_id, text, "confirm", act)
+
+    def cancel(self, signed: SignedRequest, invitation_id: str, text: str) -> dict[str, Any]:
+        def act(conn: Connection, row: Any, now: float) -> dict[str, Any]:
+            status = self._status(row, now)
+            if status in ("cancelled", "finished", "expired"):
+                raise RegistryError("registry.invitation_closed",
+                                    f"this invitation is already {status}", status=409)
+            conn.execute(update(t.invitations).where(
+                t.invitations.c.invitation_id == row["invitation_id"]).values(status="cancelled"))
+            if row["session_id"]:
+                conn.execute(update(t.sessions).where(
+                    t.sessions.c.session_id == row["session_id"],
+                    t.sessions.c.status.in_(("claimed", "confirmed"))).values(
+                    status="abandoned", updated_at=now))
+            return {}
+
+        return self._host_action(signed, invitation_id, text, "cancel", act)
+
+    # ------------------------------------------------------------------ sessions
+    def _session(self, row: Any) -> dict[str, Any]:
+        out = {k: row[k] for k in ("session_id", "invitation_id", "protocol_id",
+                                   "host_agent_id", "guest_agent_id", "status", "verified",
+                                   "seq")}
+        out.update(created_at=iso(row["created_at"]), updated_at=iso(row["updated_at"]),
+                   outcome=json.loads(row["outcome"]) if row["outcome"] else None,
+                   receipts={"host": json.loads(row["host_receipt"]) if row["host_receipt"]
+                             else None,
+                             "guest": json.loads(row["guest_receipt"]) if row["guest_receipt"]
+                             else None})
+        return out
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        with self.reader.connect() as conn:
+            row = conn.execute(select(t.sessions).where(t.sessions.c.session_id == session_id)
+                               ).mappings().first()
+        if row is None:
+            raise _not_found("session", session_id)
+        return self._session(row)
+
+    def sessions(self, *, status: str | None = None, protocol_id: str | None = None,
+                 cursor: str | None = None, limit: int | None = None) -> dict[str, Any]:
+        limit, before = _limit(limit), decode_cursor(cursor)
+        query = select(t.sessions)
+        if status:
+            query = query.where(t.sessions.c.status == status)
+        if protocol_id:
+            query = query.where(t.sessions.c.protocol_id == protocol_id)
+        if before is not None:
+            query = query.where(t.sessions.c.seq < before)
+        with self.reader.connect() as conn:
+            rows = conn.execute(query.order_by(t.sessions.c.seq.desc()).limit(limit + 1)
+                                ).mappings().all()
+        items = [self._session(r) for r in rows[:limit]]
+        return {"items": items,
+                "next_cursor": encode_cursor(items[-1]["seq"]) if len(rows) > limit else None}
+
+    def post_receipt(self, signed: SignedRequest, session_id: str, body: dict[str, Any],
+                     text: str) -> dict[str, Any]:
+        key = self.authenticate(signed)
+        receipt = body.get("receipt")
+        if not isinstance(receipt, dict) or len(canonical_json(receipt)) > RECEIPT_MAX:
+            raise _bad(f"receipt must be an object of at most {RECEIPT_MAX} bytes", status=422)
+
+        def decide(conn: Connection, now: float, seq: int) -> Change:
+            row = conn.execute(select(t.sessions).where(t.sessions.c.session_id == session_id)
+                               ).mappings().first()
+            if row is None:
+                raise _not_found("session", session_id)
+            if signed.agent_id == row["host_agent_id"]:
+                role = "host"
+            elif signed.agent_id == row["guest_agent_id"]:
+                role = "guest"
+            else:
+                raise RegistryError("registry.not_party", "only the host or the guest of this "
+                                    "session may post its receipt", status=403)
+            if row["status"] not in ("claimed", "confirmed", "receipted"):
+                raise RegistryError("registry.session_closed",
+                                    f"this session is {row['status']}", status=409)
+            problems = receipt_problems(receipt, role=role, public_key=key,
+                                        protocol_id=row["protocol_id"])
+            if problems:
+                raise RegistryError("registry.receipt_invalid", problems[0], status=422,
+                                    details={"problems": problems})
+            column = f"{role}_receipt"
+            if row[column] is not None:
+                if json.loads(row[column]) == receipt:
+                    return Change(None, session_id, {}, {"session": self._session(row)})
+                raise RegistryError("registry.receipt_exists",
+                                    f"the {role} receipt was already posted", status=409)
+            values: dict[str, Any] = {column: canonical_json(receipt), "updated_at": now,
+                                      "status": "receipted"}
+            other = row["guest_receipt" if role == "host" else "host_receipt"]
+            facts: dict[str, Any] = {"session_id": session_id, "role": role}
+            if other is not None:
+                host, guest = ((receipt, json.loads(other)) if role == "host"
+                               else (json.loads(other), receipt))
+                pair = pair_problems(host, guest)
+                values.update(status="finished", verified=not pair, outcome=json.dumps(
+                    {"host_status": host["status"], "guest_status": guest["status"],
+                     "problems": pair}))
+                facts["verified"] = not pair
+                conn.execute(update(t.invitations).where(
+                    t.invitations.c.invitation_id == row["invitation_id"],
+                    t.invitations.c.session_id == session_id).values(status="finished"))
+            conn.execute(update(t.sessions).where(t.sessions.c.session_id == session_id)
+                         .values(**values))
+            fresh = conn.execute(select(t.sessions).where(t.sessions.c.session_id == session_id)
+                                 ).mappings().one()
+            return Change("receipt", f"{session_id}:{role}", facts,
+                          {"session": self._session(fresh)})
+
+        return self._write(signed, text, decide)
+
+    def counts(self) -> dict[str, int]:
+        with self.reader.connect() as conn:
+            return {"log": conn.execute(select(t.log_head.c.size)).scalar() or 0,
+                    "protocols": conn.execute(select(func.count()).select_from(t.protocols)
+                                              ).scalar() or 0}
+
+
+__all__ = ["Store", "ZERO"]

@@ -1,0 +1,91 @@
+"""The read-only page at `/` and a protocol's page, rendered by Chromium from a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from lingxi.registry.client.api import RegistryClient
+from lingxi.wire.identity import Identity
+
+from .conftest import rps_spec
+from .servers import ServerProcess
+
+pytestmark = pytest.mark.browser
+CHROMIUM = os.environ.get("LINGXI_CHROMIUM", "/usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def populated(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        message = f"Chromium not found at {CHROMIUM} (make browser installs it)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    folder = tmp_path_factory.mktemp("page")
+    server = ServerProcess(f"sqlite:///{folder / 'registry.db'}", str(folder / "home"))
+    server.wait_ready()
+
+    async def fill():
+        host = RegistryClient(server.url, Identity.from_seed(b"p" * 32))
+        await host.register("page-host")
+        pid = (await host.register_protocol(rps_spec()))["protocol_id"]
+        await host.post_invitation(pid, endpoint="tcp://127.0.0.1:7001",
+                                   options={"best_of": 5}, note="<script>alert(1)</script>")
+        await host.aclose()
+        return pid
+
+    try:
+        yield server, asyncio.run(fill())
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def page(populated):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.errors = errors
+        yield page
+        browser.close()
+
+
+def test_home_lists_protocols_and_open_invitations(populated, page):
+    server, pid = populated
+    page.goto(server.url + "/")
+    assert page.title() == "overview"
+    assert page.locator("#protocols").inner_text().count("Rock-Paper-Scissors") == 1
+    invitations = page.locator("#invitations").inner_text()
+    assert "tcp://127.0.0.1:7001" in invitations and '"best_of": 5' in invitations
+    assert page.locator("#sessions").inner_text() == "No finished session yet."
+    assert page.errors == []
+
+
+def test_protocol_page_shows_its_id_and_spec(populated, page):
+    server, pid = populated
+    page.goto(server.url + "/")
+    page.click("text=Rock-Paper-Scissors (Lingxi)")
+    page.wait_for_url(f"**/protocols/{pid}")
+    assert page.locator("#protocol-id").inner_text() == pid
+    assert '"commit_reveal"' in page.locator("#spec").inner_text()
+    assert page.errors == []
+
+
+def test_docs_page_lists_operations_and_tries_a_get(populated, page):
+    server, _ = populated
+    page.goto(server.url + "/docs")
+    page.wait_for_selector("section.op")
+    assert page.locator("section.op").count() >= 20
+    info = page.locator("section.op", has_text="GET /v1/info")
+    info.locator("button").click()
+    page.wait_for_function("document.querySelector('section.op pre').textContent.length > 0")
+    assert "server_public_key" in info.locator("pre").inner_text()
+    assert page.errors == []
