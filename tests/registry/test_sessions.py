@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from lingxi.session.transcript import Transcript, receipt_body, sign_receipt
+from lingxi.session.record.receipts import receipt_body, sign_receipt
+from lingxi.session.record.transcript import Transcript
 
 ENDPOINT = "tcp://127.0.0.1:9000"
 

@@ -276,3 +276,35 @@ def test_an_in_memory_protocol_test_imports_no_network_module(tmp_path: Path) ->
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ""
+
+
+# ------------------------------------------------------------- the catalogue
+
+
+def test_the_cache_reverifies_ids_and_skeletons_specs_without_hooks(tmp_path: Path,
+                                                                   monkeypatch) -> None:
+    from lingxi.errors import LingxiError
+    from lingxi.hooks import skeleton_status
+    from lingxi.protocols.catalogue import cache_dir, ensure_hooks, folder_for_id, store_spec
+    from lingxi.session import flow_mode
+
+    monkeypatch.setenv("LINGXI_HOME", str(tmp_path))
+    document = json.loads((load_protocol("word-count").folder / "spec.json").read_text())
+    document["rules"] = {**document.get("rules", {}), "fetched": "from a registry"}
+    pid, folder = store_spec(document)
+    assert folder == cache_dir(pid) and folder.is_relative_to(tmp_path / "protocols")
+    written = ensure_hooks(folder, flow_mode("request_response").skeleton_methods(document))
+    assert written is not None and skeleton_status(written).is_skeleton
+    assert ensure_hooks(folder, []) is None  # never overwrites hooks
+    with pytest.raises(LingxiError) as info:
+        load_protocol(folder)
+    assert info.value.code == "hooks.skeleton"
+    tampered = dict(document, rules={"changed": "yes"})
+    (folder / "spec.json").write_text(json.dumps(tampered))
+    with pytest.raises(LingxiError) as info:
+        folder_for_id(pid)
+    assert info.value.code == "protocol.id_mismatch"
+    for bad in ("AAAAAAAA/etc", "../" * 3, pid.upper(), pid[:-1]):
+        with pytest.raises(LingxiError) as info:
+            cache_dir(bad)
+        assert info.value.code == "protocol.bad_id"

@@ -144,3 +144,19 @@ def load_folder(folder: Path, methods: list[Any], *, allow_skeleton: bool | None
     cls = load_hooks_class(folder, methods=methods, mode=spec.flow.mode,
                            allow_skeleton=allow_skeleton)
     return LoadedProtocol(folder, spec, cls)
+
+
+def ensure_hooks(folder: Path, methods: list[Any]) -> Path | None:
+    """Give a folder that arrived without hooks (a fetched spec) a skeleton ``hooks.py``.
+
+    ``methods`` are the ones the flow mode's descriptor says to write. Returns
+    the skeleton's path when one was written, None when hooks already exist.
+    The skeleton is refused by host, guest and ``protocol test`` until written.
+    """
+    from lingxi.contract import load_spec
+    from lingxi.hooks.skeleton import HOOKS_FILE, write_skeleton
+
+    if (folder / HOOKS_FILE).exists():
+        return None
+    spec = load_spec(folder)
+    return write_skeleton(spec, folder, methods, protocol_id=spec.protocol_id)

@@ -1,6 +1,6 @@
 """A pure check of the session receipts posted to the registry.
 
-The receipt format is the session layer's (``lingxi.session.transcript``):
+The receipt format is the session layer's (``lingxi.session.record.receipts``):
 ``{kind: "lingxi.session.receipt/1", session_id, protocol_id, role,
 public_key, status, chains, head, handshake?, signature}``, signed with
 Ed25519 over ``b"lingxi/session/receipt/v1|"`` + the canonical JSON of the
