@@ -198,3 +198,38 @@ def test_state_files_of_the_wrong_shape_give_one_line(tmp_path: Path, name: str,
             continue  # show and decide do not read receipts
         assert result.exit_code == 2, (command, result.output)
         assert "Traceback" not in result.output and "session.bad_state" in result.output
+
+
+# ------------------------------------------------------- hostile local input
+
+def test_a_non_utf8_input_script_is_refused_before_the_session(tmp_path: Path) -> None:
+    script = tmp_path / "lines.txt"
+    script.write_bytes(b"hello\n\xff\xfe bad\n")
+    result = runner.invoke(cli, ["host", "--protocol-dir", "chat", "--endpoint",
+                                 "tcp://127.0.0.1:0", "--input", str(script)])
+    assert result.exit_code == 2 and "input.not_utf8" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("content", [b"\x00\x01\x02binary", b"\xff\xfe\x00p\x00y",
+                                     b"x = (" * 300 + b"1" + b")" * 300])
+def test_a_binary_or_absurd_hooks_file_is_a_typed_error(tmp_path: Path, content: bytes) -> None:
+    folder = tmp_path / "p"
+    folder.mkdir()
+    (folder / "spec.json").write_text((load_protocol("chat").folder / "spec.json").read_text())
+    (folder / "hooks.py").write_bytes(content)
+    result = runner.invoke(cli, ["protocol", "test", str(folder)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "hooks." in result.output
+
+
+@pytest.mark.parametrize("line", ['{"direction": "host_to_guest", "envelope": {"x": NaN}}',
+                                  "[" * 5000 + "]" * 5000, '{"direction": 1}'])
+def test_a_transcript_line_with_nan_or_deep_nesting_fails_verification(tmp_path: Path,
+                                                                       line: str) -> None:
+    folder = _played(tmp_path)
+    with (folder / "transcript.jsonl").open("a") as handle:
+        handle.write(line + "\n")
+    result = runner.invoke(cli, ["session", "verify", str(folder)])
+    assert result.exit_code == 1 and "transcript.malformed" in result.output
+    assert "Traceback" not in result.output

@@ -96,8 +96,10 @@ def _inputs(source: str | None):
 
     if source is None:
         return None
-    if source != "-" and not Path(source).is_file():
-        raise InputError("input.unreadable", f"cannot read {source}")
+    if source != "-":
+        from lingxi.session.drivers.network import read_script
+
+        read_script(source)  # refuse an unreadable or non-UTF-8 script before the session
     return lines_from(source)
 
 

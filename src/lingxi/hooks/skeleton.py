@@ -157,12 +157,18 @@ def _raises_placeholder(node: ast.AST) -> bool:
 def skeleton_status(hooks_path: str | Path) -> SkeletonStatus:
     """Inspect ``hooks.py`` without running it."""
     path = Path(hooks_path)
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise HooksError("hooks.not_utf8", f"{path} is not UTF-8 Python source "
+                         f"(byte {error.start})") from None
     status = SkeletonStatus()
     try:
         tree = ast.parse(text, filename=str(path))
     except SyntaxError as error:
         raise HooksError("hooks.syntax_error", f"{path}:{error.lineno}: {error.msg}") from error
+    except (ValueError, RecursionError, MemoryError) as error:  # null bytes, absurd nesting
+        raise HooksError("hooks.syntax_error", f"{path}: {error}") from None
     for node in tree.body:
         if isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]

@@ -371,17 +371,33 @@ async def lines_from(source: str | Path | None) -> AsyncIterator[str | None]:
         queue: asyncio.Queue[str | None] = asyncio.Queue()
 
         def pump() -> None:
-            for raw in sys.stdin:
-                loop.call_soon_threadsafe(queue.put_nowait, raw.rstrip("\n"))
+            # bytes, decoded per line: a stray invalid byte becomes U+FFFD, never a crash
+            for raw in sys.stdin.buffer:
+                line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                loop.call_soon_threadsafe(queue.put_nowait, line)
             loop.call_soon_threadsafe(queue.put_nowait, None)
 
         threading.Thread(target=pump, name="lingxi-stdin", daemon=True).start()
         while (line := await queue.get()) is not None:
             yield line
     else:
-        for line in Path(source).read_text(encoding="utf-8").splitlines():
+        for line in read_script(source):
             yield line
     yield None
+
+
+def read_script(source: str | Path) -> list[str]:
+    """The lines of an input script, read before the session starts (typed errors)."""
+    from lingxi.errors import InputError
+
+    try:
+        return Path(source).read_bytes().decode("utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise InputError("input.not_utf8", f"{source}: not UTF-8 text (byte {error.start})"
+                         ) from None
+    except OSError as error:
+        raise InputError("input.unreadable", f"cannot read {source}: {error.strerror or error}"
+                         ) from None
 
 
 def wall_clock() -> float:

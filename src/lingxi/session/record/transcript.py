@@ -97,6 +97,10 @@ class Transcript:
         return True
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def read_entries(path: Path):
     """Yield ``(line number, entry)`` from transcript.jsonl; raise on unreadable lines."""
     try:
@@ -109,7 +113,7 @@ def read_entries(path: Path):
                 if not line.strip():
                     continue
                 try:
-                    entry = json.loads(line)
+                    entry = json.loads(line, parse_constant=_no_constant)
                     if not isinstance(entry, dict) or entry.get("direction") not in DIRECTIONS \
                             or not isinstance(entry.get("envelope"), dict):
                         raise ValueError("bad direction or envelope")
