@@ -175,3 +175,26 @@ async def test_confirm_keeps_the_claim_past_the_deadline(api, world, alice, bob,
     assert (await api.get("/v1/invitations")).json()["items"] == []
     assert (await api.get(f"/v1/sessions/{claim['session_id']}")).json()["status"] == \
         "confirmed"
+
+
+async def test_cached_lists_show_writes_from_another_process_at_once(api, world, alice,
+                                                                     database_url, clock):
+    import httpx
+
+    from lingxi.registry.server.app import create_app
+    from lingxi.registry.storage.store import Store
+
+    assert (await api.get("/v1/invitations")).json()["items"] == []  # now cached
+    other = Store(database_url, clock=clock)
+    try:
+        transport = httpx.ASGITransport(app=create_app(other), raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://b") as second:
+            from .conftest import Api
+
+            posted = await Api(second, other).signed(alice, "POST", "/v1/invitations", {
+                "protocol_id": world, "endpoint": ENDPOINT})
+            assert posted.status_code == 201
+    finally:
+        other.close()
+    items = (await api.get("/v1/invitations")).json()["items"]
+    assert [i["invitation_id"] for i in items] == [posted.json()["invitation"]["invitation_id"]]

@@ -92,8 +92,37 @@ def _path_id(request: Request, name: str) -> str:
     return value
 
 
-def create_app(store: Store) -> Starlette:
-    """The Starlette app serving ``store``."""
+class PageCache:
+    """Encoded answers of list reads, reused while no write happened anywhere.
+
+    An entry holds the log size it was computed at and is reused only while
+    the log has that size (one indexed one-row read, seen by every process on
+    the database) and for at most ``ttl`` seconds, which bounds how late a
+    purely time-driven change (an invitation expiring, a claim lapsing)
+    shows in a list. Writes show at once.
+    """
+
+    def __init__(self, store: Store, ttl: float = 1.0, size: int = 512) -> None:
+        self.store, self.ttl, self.size = store, ttl, size
+        self._entries: dict[str, tuple[int, float, bytes]] = {}
+
+    def get(self, request: Request, compute: Callable[[], dict[str, Any]]) -> Response:
+        key = request.url.path + "?" + request.url.query
+        version = self.store.version()
+        now = self.store.clock()
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] == version and hit[1] > now:
+            return Response(hit[2], media_type="application/json")
+        body = _JSON(compute()).body
+        if len(self._entries) >= self.size:
+            self._entries.clear()
+        self._entries[key] = (version, now + self.ttl, body)
+        return Response(body, media_type="application/json")
+
+
+def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
+    """The Starlette app serving ``store``; list reads are cached for ``cache_ttl`` s."""
+    cache = PageCache(store, cache_ttl)
 
     async def signed_write(request: Request, action: Callable[..., dict[str, Any]],
                            *args: Any, cap: int = MAX_BODY) -> Response:
@@ -122,9 +151,10 @@ def create_app(store: Store) -> Starlette:
 
     async def search(request: Request) -> Response:
         q = request.query_params
-        return _JSON(store.search_protocols(name=q.get("name"), type=q.get("type"),
-                                            q=q.get("q"), cursor=q.get("cursor"),
-                                            limit=_int(request, "limit")))
+        limit = _int(request, "limit")
+        return cache.get(request, lambda: store.search_protocols(
+            name=q.get("name"), type=q.get("type"), q=q.get("q"), cursor=q.get("cursor"),
+            limit=limit))
 
     async def get_protocol(request: Request) -> Response:
         return _JSON(store.protocol(_protocol_id(request)))
@@ -142,9 +172,10 @@ def create_app(store: Store) -> Starlette:
 
     async def browse(request: Request) -> Response:
         q = request.query_params
-        return _JSON(store.browse(protocol_id=q.get("protocol_id"), host=q.get("host"),
-                                  type=q.get("type"), name=q.get("name"),
-                                  cursor=q.get("cursor"), limit=_int(request, "limit")))
+        limit = _int(request, "limit")
+        return cache.get(request, lambda: store.browse(
+            protocol_id=q.get("protocol_id"), host=q.get("host"), type=q.get("type"),
+            name=q.get("name"), cursor=q.get("cursor"), limit=limit))
 
     async def get_invitation(request: Request) -> Response:
         return _JSON(store.invitation(_path_id(request, "invitation_id")))
@@ -162,8 +193,10 @@ def create_app(store: Store) -> Starlette:
 
     async def list_sessions(request: Request) -> Response:
         q = request.query_params
-        return _JSON(store.sessions(status=q.get("status"), protocol_id=q.get("protocol_id"),
-                                    cursor=q.get("cursor"), limit=_int(request, "limit")))
+        limit = _int(request, "limit")
+        return cache.get(request, lambda: store.sessions(
+            status=q.get("status"), protocol_id=q.get("protocol_id"), cursor=q.get("cursor"),
+            limit=limit))
 
     async def get_session(request: Request) -> Response:
         return _JSON(store.session(_path_id(request, "session_id")))

@@ -17,7 +17,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,6 +94,10 @@ class Store:
         self.claim_timeout = claim_timeout
         self.clock = clock
         self.window = window
+        # SQLite's busy handler waits by sleeping with back-off, which gives long tails when
+        # this process's own threads contend; they queue on a lock instead (other processes
+        # still meet the database lock and its timeout).
+        self._local_writes = threading.Lock() if not self.postgres else None
         migrate(self.writer)
         self.key = self._server_key()
         self._keys: dict[str, str] = {}
@@ -109,7 +113,7 @@ class Store:
     @contextmanager
     def _tx(self) -> Iterator[tuple[Connection, Any]]:
         """A write transaction holding the log head row; yields ``(conn, head)``."""
-        with self.writer.begin() as conn:
+        with self._local_writes or nullcontext(), self.writer.begin() as conn:
             query = select(t.log_head.c.size, t.log_head.c.head).where(t.log_head.c.id == 1)
             if self.postgres:
                 query = query.with_for_update()
@@ -198,6 +202,11 @@ class Store:
                 "backend": "postgresql" if self.postgres else "sqlite",
                 "time": iso(self.clock()), "claim_timeout_seconds": self.claim_timeout,
                 "signature_window_seconds": self.window}
+
+    def version(self) -> int:
+        """The log size: it grows with every accepted write, in any server process."""
+        with self.reader.connect() as conn:
+            return conn.execute(select(t.log_head.c.size).where(t.log_head.c.id == 1)).scalar()
 
     def head(self) -> dict[str, Any]:
         with self.reader.connect() as conn:

@@ -1,0 +1,264 @@
+"""Registry throughput and p99 latency: browse and post, on SQLite and PostgreSQL.
+
+Measured in the same run, each against one uvicorn process with the same
+settings:
+  bare-get   a bare Starlette endpoint answering a constant page of 20
+             invitation-shaped objects as JSON (the baseline for browse);
+  bare-post  a bare Starlette endpoint parsing a JSON body and answering JSON
+             (the baseline for post);
+  browse     GET /v1/invitations?limit=20 on a registry holding 1,000 open
+             invitations;
+  post       POST /v1/invitations, each request freshly Ed25519-signed, the
+             options checked against the spec, one logged transaction each.
+The load generator is a small keep-alive HTTP/1.1 client on asyncio in this
+process (so it shares the 2 cores with the server, equally for every line).
+Run: .venv/bin/python benchmarks/registry.py [--seconds S] [--concurrency C]
+     [--backends sqlite,postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RPS = ROOT / "src" / "lingxi" / "protocols" / "rock-paper-scissors" / "spec.json"
+
+
+# ---------------------------------------------------------------- the bare baseline
+def bare_app():
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    page = {"items": [{"invitation_id": f"inv-{i:020d}", "protocol_id": "a" * 64,
+                       "host_agent_id": "lx-0123456789abcdef", "host_public_key": "b" * 64,
+                       "endpoint": "tcp://127.0.0.1:9000", "options": {"best_of": 3},
+                       "note": "", "status": "open", "created_at": "2026-12-01T00:00:00.000Z",
+                       "expires_at": "2026-12-01T02:00:00.000Z", "seq": i,
+                       "protocol_name": "Rock-Paper-Scissors (Lingxi)", "protocol_type": "game"}
+                      for i in range(20)], "next_cursor": "czE"}
+
+    async def get(request: Request) -> JSONResponse:
+        return JSONResponse(page)
+
+    async def post(request: Request) -> JSONResponse:
+        body = json.loads(await request.body())
+        return JSONResponse({"invitation": body, "created": True}, status_code=201)
+
+    return Starlette(routes=[Route("/bare", get, methods=["GET"]),
+                             Route("/bare", post, methods=["POST"])])
+
+
+def serve_bare(port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(bare_app(), host="127.0.0.1", port=port, log_level="warning",
+                access_log=False, lifespan="off")
+
+
+# ---------------------------------------------------------------- processes
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(args: list[str], port: int, home: str) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, *args], env={**os.environ, "LINGXI_HOME": home},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("a server did not start")
+
+
+# ---------------------------------------------------------------- load generator
+class Conn:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    async def request(self, raw: bytes) -> int:
+        self.writer.write(raw)
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(head[9:12])
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line[:15].lower() == b"content-length:":
+                length = int(line[15:])
+        await self.reader.readexactly(length)
+        return status
+
+
+async def load(port: int, make_request, seconds: float, concurrency: int) -> dict:
+    latencies: list[float] = []
+    failures = 0
+    stop = time.perf_counter() + seconds
+
+    async def worker() -> None:
+        nonlocal failures
+        conn = Conn(*await asyncio.open_connection("127.0.0.1", port))
+        while time.perf_counter() < stop:
+            raw = make_request()
+            began = time.perf_counter()
+            status = await conn.request(raw)
+            latencies.append(time.perf_counter() - began)
+            if status >= 300:
+                failures += 1
+        conn.writer.close()
+
+    began = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    elapsed = time.perf_counter() - began
+    latencies.sort()
+    return {"rps": len(latencies) / elapsed, "requests": len(latencies), "failures": failures,
+            "p50_ms": 1000 * statistics.median(latencies),
+            "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))]}
+
+
+def get_request(path: str) -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n".encode()
+
+
+def post_request(path: str, body: bytes, headers: dict[str, str]) -> bytes:
+    extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    return (f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n{extra}\r\n").encode() + body
+
+
+# ---------------------------------------------------------------- one backend
+async def populate(url: str, count: int):
+    from lingxi.registry.client.api import RegistryClient
+    from lingxi.wire.identity import Identity
+
+    host = Identity.generate()
+    async with RegistryClient(url, host, timeout=60) as client:
+        await client.register("bench-host-" + secrets.token_hex(3))
+        pid = (await client.register_protocol(json.loads(RPS.read_text())))["protocol_id"]
+        sem = asyncio.Semaphore(16)
+
+        async def one(i: int) -> None:
+            async with sem:
+                await client.post_invitation(pid, endpoint=f"tcp://127.0.0.1:{2000 + i}",
+                                             options={"best_of": 3})
+
+        await asyncio.gather(*(one(i) for i in range(count)))
+    return host, pid
+
+
+def post_maker(host, pid: str):
+    from lingxi.registry.models.signing import sign_request
+
+    counter = iter(range(10**9))
+
+    def make() -> bytes:
+        body = json.dumps({"protocol_id": pid, "endpoint": f"tcp://127.0.0.1:{next(counter) % 60000 + 1}",
+                           "options": {"best_of": 3}}).encode()
+        return post_request("/v1/invitations", body,
+                            sign_request(host, "POST", "/v1/invitations", body))
+
+    return make
+
+
+def postgres_database() -> tuple[str, callable] | None:
+    try:
+        import psycopg
+
+        name = "lingxi_bench_" + secrets.token_hex(4)
+        with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres",
+                             autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except Exception as error:  # noqa: BLE001
+        print(f"postgres: skipped ({error})")
+        return None
+
+    def drop() -> None:
+        with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres",
+                             autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}", drop
+
+
+def line(name: str, result: dict, baseline: dict | None) -> str:
+    ratio = f"{result['rps'] / baseline['rps']:.0%}" if baseline else "100%"
+    p99 = f"{result['p99_ms'] / baseline['p99_ms']:.2f}x" if baseline else "1.00x"
+    return (f"{name:<22} {result['rps']:>8.0f} req/s  p50 {result['p50_ms']:6.2f} ms  "
+            f"p99 {result['p99_ms']:6.2f} ms   throughput {ratio:>5} of baseline, "
+            f"p99 {p99}   ({result['requests']} requests, {result['failures']} failed)")
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--invitations", type=int, default=1000)
+    parser.add_argument("--backends", default="sqlite,postgres")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="lingxi-bench-"))
+    bare_port = free_port()
+    bare = start([__file__, "--serve-bare", str(bare_port)], bare_port, str(work / "bare"))
+    try:
+        await load(bare_port, lambda: get_request("/bare"), 1.0, args.concurrency)  # warm-up
+        bare_get = await load(bare_port, lambda: get_request("/bare"), args.seconds,
+                              args.concurrency)
+        bare_body = json.dumps({"protocol_id": "a" * 64, "endpoint": "tcp://127.0.0.1:1",
+                                "options": {"best_of": 3}}).encode()
+        bare_post = await load(bare_port, lambda: post_request("/bare", bare_body, {}),
+                               args.seconds, args.concurrency)
+    finally:
+        bare.terminate()
+        bare.wait()
+    print(f"concurrency {args.concurrency}, {args.seconds:.0f} s per line, "
+          f"{args.invitations} open invitations")
+    print(line("bare-get (baseline)", bare_get, None))
+    print(line("bare-post (baseline)", bare_post, None))
+    for backend in args.backends.split(","):
+        drop = None
+        if backend == "sqlite":
+            url = f"sqlite:///{work / 'registry.db'}"
+        else:
+            made = postgres_database()
+            if made is None:
+                continue
+            url, drop = made
+        port = free_port()
+        server = start(["-m", "lingxi", "server", "--port", str(port), "--database-url", url],
+                       port, str(work / backend))
+        try:
+            host, pid = await populate(f"http://127.0.0.1:{port}", args.invitations)
+            path = "/v1/invitations?limit=20"
+            await load(port, lambda p=path: get_request(p), 1.0, args.concurrency)
+            browse = await load(port, lambda p=path: get_request(p), args.seconds,
+                                args.concurrency)
+            post = await load(port, post_maker(host, pid), args.seconds, args.concurrency)
+            print(line(f"{backend} browse", browse, bare_get))
+            print(line(f"{backend} post", post, bare_post))
+        finally:
+            server.terminate()
+            server.wait()
+            if drop:
+                drop()
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve-bare"]:
+        serve_bare(int(sys.argv[2]))
+    else:
+        asyncio.run(main())
