@@ -79,6 +79,12 @@ class Params:
     identities: dict[str, bytes]  # role -> Ed25519 verify key (32 bytes)
 
     def __post_init__(self) -> None:
+        try:
+            ok_id = isinstance(self.session_id, str) and 0 < len(self.session_id.encode()) <= 256
+        except UnicodeEncodeError:
+            ok_id = False
+        if not ok_id:
+            raise CardsError("cards.malformed", "the session id is 1..256 bytes of UTF-8")
         u = self.universe
         if not all(isinstance(c, str) and LABEL.fullmatch(c) for c in u):
             raise CardsError("cards.bad_universe",
