@@ -146,7 +146,8 @@ class Table:
     _verify_keys: dict[str, VerifyKey] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.head = self.params.genesis()
+        self._genesis = self.params.genesis()
+        self.head = self._genesis
         self.decks = [self.params.card_points()]
         self._index = {p: i for i, p in enumerate(self.decks[0])}
         self._verify_keys = {r: VerifyKey(k) for r, k in self.params.identities.items()}
@@ -171,7 +172,7 @@ class Table:
 
     def nullifier(self, position: int) -> str:
         deck = self.decks[-1]
-        return g.digest(NULLIFIER_DOMAIN, self.params.genesis(), position.to_bytes(4, "big"),
+        return g.digest(NULLIFIER_DOMAIN, self._genesis, position.to_bytes(4, "big"),
                         deck[position]).hex()
 
     def index_of(self, point: bytes) -> int | None:
