@@ -8,7 +8,6 @@ import pytest
 from lingxi.cards import CODES, CardsError
 from lingxi.cards.cheats import CHEATS, run_abort_after_draw, run_cheat
 
-
 # the 32-card trick deck keeps the suite fast; two cheats also run on the 52-card game
 CASES = [(name, "trick") for name in sorted(CHEATS)] + [
     ("stacked_shuffle", "crazy_eights"), ("wrong_share", "crazy_eights")]

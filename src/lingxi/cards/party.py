@@ -256,7 +256,7 @@ class MentalPokerParty:
 
     def _maybe_finish(self) -> None:
         if self.table.phase == "done" and self.faces is None:
-            self.faces = self.table.final_check(made_by=self.role)
+            self.faces = self.table.final_check(made_by=self.role, own_cards=self.cards)
 
     # -- evidence ------------------------------------------------------------------
     def transcript(self) -> dict[str, Any]:

@@ -381,14 +381,18 @@ class Table:
                         "phase": self.phase, "due": self.due()}
 
     # -- the end audit -------------------------------------------------------
-    def final_check(self, made_by: str | None = None) -> list[str]:
+    def final_check(self, made_by: str | None = None,
+                    own_cards: dict[int, str] | None = None) -> list[str]:
         """With both keys opened, the face of every position; raises on any mismatch.
 
         Re-checks against the opening: the final deck is a permutation of the
         universe, every share is the owner's key times the face, every play
         names the face at its position. A party passes ``made_by=`` its own
         role: a share it made itself is ``x_self^{-1}·E_k`` by construction, so
-        once ``E_k`` decrypts to a card of the universe it cannot be wrong.
+        once ``E_k`` decrypts to a card of the universe it cannot be wrong;
+        and ``own_cards``, the faces it unmasked from the shares it received,
+        which must equal the decrypted faces (the same check, without a
+        product).
         """
         if len(self.opened) != 2:
             raise CardsError("cards.incomplete", "both keys must be opened first")
@@ -406,6 +410,12 @@ class Table:
         for pos, share in self.shares.items():
             owner = self.owner[pos]
             if other(owner) == made_by:
+                continue
+            if own_cards is not None and owner == made_by:
+                if own_cards.get(pos) != faces[pos]:
+                    raise CardsError("cards.audit_mismatch",
+                                     f"the share for position {pos} is wrong",
+                                     culprit=other(owner))
                 continue
             if g.mul(self.opened[owner], self.decks[0][self.params.universe.index(faces[pos])]) \
                     != share:
