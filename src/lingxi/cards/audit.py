@@ -81,7 +81,8 @@ def audit(transcript: Any) -> AuditReport:
     if rejected is not None:
         # The claimant kept the peer's message that failed a check: replay it.
         try:
-            table.apply(rejected.get("message") if isinstance(rejected, dict) else rejected)
+            table.apply(rejected.get("message") if isinstance(rejected, dict)  # type: ignore[arg-type]
+                        else rejected)  # a malformed one is refused inside, with its code
         except CardsError as exc:
             return _done(report, table, exc.code, exc.culprit, exc.message)
         return _done(report, table, "cards.malformed", None,
@@ -124,7 +125,7 @@ def verify_receipt(receipt: Any, identity: bytes, report: AuditReport | None = N
     body = {k: v for k, v in receipt.items() if k != "sig"}
     try:
         VerifyKey(identity).verify(g.digest(RECEIPT_DOMAIN, canonical_bytes(body)),
-                                   bytes.fromhex(sig))
+                                   bytes.fromhex(str(sig)))
     except (BadSignatureError, TypeError, ValueError):
         return False
     if report is None:

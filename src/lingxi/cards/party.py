@@ -267,6 +267,7 @@ class MentalPokerParty:
         Available once both keys are open (the end audit ran) or after a forfeit
         claim or a rejected message (the result names the code and culprit).
         """
+        result: dict[str, Any]
         if self.faces is not None:
             result = {"ok": True, "code": None, "culprit": None}
         elif self.rejected is not None:

@@ -251,7 +251,7 @@ def decide(state_dir: str | None, decision_text: str, point_id: str | None,
             raise InputError("decision.illegal",
                              f"{value!r} is not allowed; legal: {pending.get('legal')} "
                              f"bounds: {bounds}", exit_code=EXIT_FAILED)
-    target = point_id or pending["point_id"]
+    target = point_id or (pending or {}).get("point_id")
     (folder / INBOX).mkdir(exist_ok=True)
     path = folder / INBOX / f"{time.time_ns()}.json"
     write_json_atomic(path, {"point_id": target, "value": value})

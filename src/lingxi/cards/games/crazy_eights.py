@@ -110,7 +110,7 @@ def apply(state: State, role: str, action: dict) -> State:
         return replace(state, turn=_other(role), drew=False, passes=passes, result=result)
     card = action["card"]
     counts[role] -= 1
-    suit = action.get("suit") if card[0] == "8" else card[1]
+    suit: Any = action.get("suit") if card[0] == "8" else card[1]
     return replace(state, top=card, suit=suit, turn=_other(role), drew=False, passes=0,
                    counts=counts, result=role if counts[role] == 0 else None)
 
