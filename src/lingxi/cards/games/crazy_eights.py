@@ -21,6 +21,7 @@ Rules (Lingxi's text):
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from lingxi.cards.table import Deal
 
