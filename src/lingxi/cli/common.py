@@ -159,13 +159,16 @@ def _kind(value: Any) -> str:
 
 
 def parse_json_bytes(data: bytes, origin: str, *, code: str = "input.bad_json",
-                     expect: str | None = None, shape_code: str | None = None) -> Any:
+                     expect: str | None = None, shape_code: str | None = None,
+                     unique_keys: bool = True) -> Any:
     """Decode and parse ``data``; every problem is one InputError (exit 2) naming ``origin``.
 
     Refused: bytes that are not UTF-8, JSON syntax errors (``origin:line:col``),
     NaN/Infinity, a key repeated within one object, nesting deeper than
     :data:`MAX_JSON_DEPTH`, and (with ``expect`` "object" or "array") any other
     top-level shape, reported with ``shape_code`` (default: ``code``).
+    ``unique_keys=False`` leaves repeated keys to a later, more specific check
+    (an envelope's ``envelope.malformed``).
     """
     try:
         text = data.decode("utf-8-sig")
@@ -173,7 +176,7 @@ def parse_json_bytes(data: bytes, origin: str, *, code: str = "input.bad_json",
         raise InputError(code, f"{origin}: not UTF-8 (byte {error.start})") from None
     try:
         value = json.loads(text, parse_constant=_reject_constant,
-                           object_pairs_hook=_unique_pairs)
+                           object_pairs_hook=_unique_pairs if unique_keys else None)
     except json.JSONDecodeError as error:
         where = f"{origin}:{error.lineno}:{error.colno}"
         raise InputError(code, f"{where}: {error.msg}", path=where) from None

@@ -195,7 +195,8 @@ def verify(key_file: str, prefix: str | None, window: float, at: str | None, ign
     key = _read_key(key_file)
     aead_key = _read_aead_key(aead_key_file)
     data = _stdin_bytes()
-    parse_json_bytes(data, "the envelope on stdin", code="input.bad_json")  # not JSON: exit 2
+    # not JSON at all: exit 2; everything else (repeated keys too) is the envelope's verdict
+    parse_json_bytes(data, "the envelope on stdin", code="input.bad_json", unique_keys=False)
     if at is not None:
         try:
             now = parse_rfc3339(at)
