@@ -82,3 +82,15 @@ def test_folder_lock_is_reentrant_across_blocks(tmp_path):
         pass
     with folder_lock(tmp_path / "home"):
         assert stat.S_IMODE((tmp_path / "home" / ".lock").stat().st_mode) == 0o600
+
+
+def test_identity_init_where_a_file_blocks_the_folder_is_write_failed(lingxi_home):
+    from click.testing import CliRunner
+
+    from lingxi.cli import cli
+
+    lingxi_home.mkdir(parents=True)
+    (lingxi_home / "identity").write_text("not a folder")
+    result = CliRunner().invoke(cli, ["identity", "init"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: io.write_failed: cannot create folder")

@@ -111,7 +111,7 @@ def is_empty_or_absent(path: str | os.PathLike[str]) -> bool:
     """True when ``path`` does not exist or holds 0 bytes (a write that never finished)."""
     try:
         return os.stat(path).st_size == 0
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # or a file where its folder should be
         return True
 
 
