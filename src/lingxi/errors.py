@@ -85,6 +85,19 @@ class CheckFailed(LingxiError):
     exit_code = EXIT_FAILED
 
 
+class WriteFailed(LingxiError):
+    """Local state could not be written (disk full, read-only, no permission): exit 2.
+
+    Code ``io.write_failed``. Nothing half-written is left behind: writers go
+    through :mod:`lingxi.files`, which writes a temporary file and renames it.
+    """
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        super().__init__("io.write_failed", message, **kwargs)
+
+
 @dataclass
 class Report:
     """Findings gathered while checking one input."""

@@ -1,55 +1,142 @@
-"""Private, atomic file writes for keys and state (temp file, fsync, rename).
+"""Private local state written atomically: keys, session folders, receipts.
 
-A reader never sees half a file: the text goes to a uniquely named temporary
-file in the same folder, is flushed to disk, and replaces the target in one
-rename. Files are 0600 and new folders 0700, like the identity keys. A
-failure is ``io.write_failed``.
+A reader must never see half a file, even when the disk fills up, the
+process is killed, or two first runs race in one ``$LINGXI_HOME``. Every
+write goes to a uniquely named temporary file in the target's own folder, is
+flushed and fsynced, and is then renamed over the target (or hard-linked to
+it when the target must not be replaced), and the folder is fsynced. Files
+are created 0600 and folders 0700: the state is the user's alone. Failures
+are :class:`~lingxi.errors.WriteFailed` (``io.write_failed``), never a raw
+OSError. Stdlib-only; sits below every layer, like :mod:`lingxi.errors`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from lingxi.errors import LingxiError
+from lingxi.errors import WriteFailed
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
 
 
-def private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) as a 0700 folder when missing."""
+def _reason(error: OSError) -> str:
+    return error.strerror or type(error).__name__
+
+
+def private_dir(path: str | os.PathLike[str]) -> Path:
+    """Create ``path`` (and missing parents) and make it 0700; WriteFailed on failure."""
+    folder = Path(path)
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
+        os.chmod(folder, DIR_MODE)
     except OSError as error:
-        raise LingxiError("io.write_failed", f"cannot create {path}: {error.strerror or error}",
-                          exit_code=2) from None
-    return path
+        raise WriteFailed(f"cannot create folder {folder}: {_reason(error)}") from None
+    return folder
 
 
-def write_private_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically, mode 0600."""
-    folder = private_dir(path.parent)
-    tmp = None
+def _fsync_dir(folder: Path) -> None:
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-        tmp = None
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # some platforms cannot open folders; the rename is still atomic
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_private(path: str | os.PathLike[str], data: bytes, *,
+                  exclusive: bool = False) -> Path:
+    """Write ``data`` to ``path`` atomically as a 0600 file (its folder made 0700).
+
+    With ``exclusive`` an existing file is never replaced: ``FileExistsError``
+    is raised instead (and nothing is written), so concurrent creators agree on
+    one winner. Every other failure is :class:`WriteFailed`.
+    """
+    target = Path(path)
+    folder = private_dir(target.parent)
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            os.fchmod(fd, FILE_MODE)
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if exclusive:
+            os.link(tmp, target)  # atomic create-if-absent; FileExistsError if present
+        else:
+            os.replace(tmp, target)
+            tmp = None
+        _fsync_dir(folder)
+    except FileExistsError:
+        raise
     except OSError as error:
-        raise LingxiError("io.write_failed", f"cannot write {path}: {error.strerror or error}",
-                          exit_code=2) from None
+        raise WriteFailed(f"cannot write {target}: {_reason(error)}") from None
     finally:
         if tmp is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
+    return target
 
 
-def write_private_json(path: Path, data: Any) -> None:
-    write_private_text(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+def write_private_text(path: str | os.PathLike[str], text: str, *,
+                       exclusive: bool = False) -> Path:
+    """:func:`write_private` of ``text`` as UTF-8."""
+    return write_private(path, text.encode("utf-8"), exclusive=exclusive)
+
+
+def write_private_json(path: str | os.PathLike[str], value: Any, *, indent: int | None = 2,
+                       exclusive: bool = False) -> Path:
+    """:func:`write_private` of ``value`` as UTF-8 JSON with a final newline."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=True,
+                      allow_nan=False)
+    return write_private(path, (text + "\n").encode("utf-8"), exclusive=exclusive)
+
+
+def is_empty_or_absent(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` does not exist or holds 0 bytes (a write that never finished)."""
+    try:
+        return os.stat(path).st_size == 0
+    except (FileNotFoundError, NotADirectoryError):  # or a file where its folder should be
+        return True
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | os.PathLike[str], name: str = ".lock") -> Iterator[None]:
+    """Hold an exclusive advisory lock on ``folder/name`` (created 0600) for the block.
+
+    Used by first-run creators (an identity, a cache entry) so that two
+    processes in one home do the work once. Where ``fcntl`` is missing the
+    block runs unlocked; exclusive writes still keep the files whole.
+    """
+    base = private_dir(folder)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    try:
+        fd = os.open(base / name, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    except OSError as error:
+        raise WriteFailed(f"cannot create lock {base / name}: {_reason(error)}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

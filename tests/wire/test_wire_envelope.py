@@ -270,3 +270,120 @@ def test_fast_constructors_set_every_dataclass_field(move, builder):
     for env in (Envelope.from_dict(move), builder.build({"action": "x"}),
                 builder.build({"action": "x"}, encrypt=True)):
         assert set(env.__dict__) == names
+
+
+# ---- repeated keys and the empty algorithm (issue 9.11) -------------------------
+# Built from the project's own builder, so these run without the published vectors.
+
+def _signed(builder, payload=None) -> bytes:
+    payload = payload or {"action": "move", "row": 2, "note": {"text": "hi", "n": 1}}
+    return builder.build(payload).to_bytes()
+
+
+@pytest.mark.parametrize(("needle", "twin"), [
+    (b'"type":', b'"type":"p2p:other",'),                # top level
+    (b'"row":', b'"row":9,'),                           # payload
+    (b'"text":', b'"text":"other",'),                   # nested in the payload
+    (b'"agent_id":', b'"agent_id":"someone-else",'),    # an endpoint
+])
+def test_a_repeated_key_anywhere_is_malformed(builder, pipeline, needle, twin):
+    data = _signed(builder)
+    assert Envelope.parse(data).payload["row"] == 2
+    forged = data.replace(needle, twin + needle, 1)
+    assert forged != data
+    assert code_of(forged) == "envelope.malformed"
+    with pytest.raises(EnvelopeError) as info:  # the last value is the signed one: still refused
+        pipeline.accept(forged)
+    assert info.value.code == "envelope.malformed"
+
+
+def test_a_repeated_key_is_found_in_non_canonical_text_too(builder):
+    value = json.loads(_signed(builder))
+    spaced = json.dumps(value, indent=1)  # whitespace between keys and colons elsewhere
+    assert Envelope.parse(spaced).id == value["id"]
+    twin = spaced.replace('"row" : 2', '"row": 2', 1).replace('"row": 2', '"row": 3,\n "row"  : 2', 1)
+    assert twin != spaced and code_of(twin) == "envelope.malformed"
+
+
+def test_strings_that_look_like_keys_still_parse(builder):
+    tricky = {"action": "move", "quote": 'a":b', "spaced": '" x', "tab": '"\t', "k\":": 1}
+    data = builder.build(tricky).to_bytes()
+    assert Envelope.parse(data).payload == tricky
+
+
+OBJECT_KEYS = st.text(st.sampled_from('ab":\\ \t'), min_size=1, max_size=4)
+PAYLOAD_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 5) | st.text(st.sampled_from('ab":\\ \t{'),
+                                                              max_size=5),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(OBJECT_KEYS, kids, max_size=3),
+    max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(OBJECT_KEYS, PAYLOAD_VALUES, max_size=4), st.data())
+def test_fuzz_repeats_are_always_caught_and_unique_keys_always_pass(builder, payload, data):
+    payload = {"action": "move", **payload}
+    text = builder.build(payload).to_bytes().decode("utf-8")
+    assert Envelope.parse(text).payload == payload
+    # repeat one key of one object (any depth) by re-encoding that object with a twin pair
+    objects = [payload]
+    stack = [payload]
+    while stack:
+        item = stack.pop()
+        for child in (item.values() if isinstance(item, dict) else item):
+            if isinstance(child, dict | list):
+                stack.append(child)
+                if isinstance(child, dict) and child:
+                    objects.append(child)
+    target = data.draw(st.sampled_from(objects))
+    key = data.draw(st.sampled_from(sorted(target)))
+    pretty = data.draw(st.booleans())
+    separators = (", ", " : ") if pretty else (",", ":")
+
+    def encode(value):
+        if isinstance(value, dict):
+            pairs = [f"{json.dumps(k)}{separators[1]}{encode(v)}" for k, v in value.items()]
+            if value is target:
+                pairs.insert(0, f"{json.dumps(key)}{separators[1]}{encode(value[key])}")
+            return "{" + separators[0].join(pairs) + "}"
+        if isinstance(value, list):
+            return "[" + separators[0].join(encode(v) for v in value) + "]"
+        return json.dumps(value, ensure_ascii=False)
+
+    envelope = json.loads(text)
+    envelope["payload"] = "@@PAYLOAD@@"
+    forged = json.dumps(envelope).replace('"@@PAYLOAD@@"', encode(payload))
+    assert code_of(forged) == "envelope.malformed"
+
+
+@pytest.mark.parametrize("algorithm", ["", 0, None])
+def test_an_empty_or_non_text_algorithm_is_unknown(builder, algorithm):
+    value = json.loads(_signed(builder))
+    value["signature_algorithm"] = algorithm
+    if algorithm is None:
+        assert Envelope.from_dict(value).signature_algorithm is None  # JSON null: absent
+        return
+    assert code_of(value) == "envelope.unknown_algorithm"
+    assert code_of(json.dumps(value)) == "envelope.unknown_algorithm"
+
+
+def test_a_sealed_payload_that_repeats_a_key_does_not_open(builder, pipeline):
+    import base64
+
+    from wirehelpers import AEAD_KEY
+
+    from lingxi.canonical import canonical_bytes
+    from lingxi.wire.aead import AEAD_ALGORITHM, _cipher
+
+    env = builder.build({"action": "move", "row": 2}, encrypt=True)
+    header = canonical_bytes(env.header_dict())
+    nonce = bytes(12)
+    plain = b'{"action":"move","row":9,"row":2}'
+    sealed = _cipher(AEAD_KEY).encrypt(nonce, plain, header)
+    forged = sign_envelope(env.replace(payload={
+        "alg": AEAD_ALGORITHM, "nonce": nonce.hex(),
+        "ciphertext": base64.b64encode(sealed).decode("ascii")}, signature=None), KEY)
+    with pytest.raises(EnvelopeError) as info:
+        pipeline.accept(forged.to_bytes())
+    assert info.value.code == "envelope.decrypt_failed"

@@ -63,3 +63,92 @@ def test_an_existing_key_is_never_overwritten():
     with pytest.raises(FileExistsError):
         Identity.generate().save()
     assert Identity.load().public_hex == identity.public_hex
+
+
+# ---- local state survives the machine (issue 9.9) ---------------------------------
+
+import json  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+# Runs `lingxi identity <command>` with a file-size limit: every write beyond
+# LIMIT bytes fails with EFBIG, as on a full disk (the PEM key is 119 bytes).
+_LIMITED = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), int(sys.argv[1])))
+from lingxi.cli import main
+sys.argv = ["lingxi", "identity", *sys.argv[2:]]
+main()
+"""
+
+
+def _lingxi_limited(limit: int, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", _LIMITED, str(limit), *args],
+                          capture_output=True, text=True, timeout=60, env=dict(os.environ))
+
+
+def test_a_full_disk_leaves_no_key_and_reports_write_failed(lingxi_home):
+    result = _lingxi_limited(60, "init")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "io.write_failed" in result.stderr and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    folder = identity_dir()
+    assert not (folder / KEY_FILE).exists()
+    assert [p.name for p in folder.iterdir() if p.name != ".lock"] == []  # no temp file left
+    # once there is room again, the next run simply works
+    again = _lingxi_limited(1 << 20, "init", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["new"] is True
+    assert Identity.load().public_hex == json.loads(again.stdout)["public_key"]
+
+
+def test_a_zero_byte_key_counts_as_absent_and_is_replaced():
+    folder = identity_dir()
+    folder.mkdir(parents=True, mode=0o700)
+    (folder / KEY_FILE).write_bytes(b"")
+    (folder / KEY_FILE).chmod(0o600)
+    assert not Identity.exists()
+    with pytest.raises(IdentityError) as info:
+        Identity.load()
+    assert info.value.code == "identity.missing"
+    identity, created = Identity.load_or_create()
+    assert created and Identity.load().public_hex == identity.public_hex
+    assert stat.S_IMODE((folder / KEY_FILE).stat().st_mode) == 0o600
+
+
+def test_save_never_replaces_a_key_and_leaves_no_temp_file():
+    first, _ = Identity.load_or_create()
+    with pytest.raises(FileExistsError):
+        Identity.generate().save()
+    assert Identity.load().public_hex == first.public_hex
+    assert sorted(p.name for p in identity_dir().iterdir()) == sorted(
+        [".lock", "identity.json", KEY_FILE])  # no temporary file left behind
+
+
+_RACE = """
+import json, sys, time
+from lingxi.wire.identity import Identity
+while time.time() < float(sys.argv[1]):
+    time.sleep(0.001)
+identity, created = Identity.load_or_create()
+print(json.dumps([identity.public_hex, created]))
+"""
+
+
+def test_concurrent_first_runs_agree_on_one_whole_key():
+    import time
+
+    for attempt in range(3):  # each attempt in a fresh home
+        home = identity_dir().parent / f"race-{attempt}"
+        env = {**os.environ, "LINGXI_HOME": str(home)}
+        start = str(time.time() + 1.5)
+        procs = [subprocess.Popen([sys.executable, "-c", _RACE, start], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(6)]
+        results = [p.communicate(timeout=60) for p in procs]
+        assert all(p.returncode == 0 for p in procs), [err for _, err in results]
+        keys = [json.loads(out) for out, _ in results]
+        assert len({key for key, _ in keys}) == 1
+        assert sum(created for _, created in keys) == 1

@@ -1,7 +1,9 @@
 """The ``lingxi`` command line. Nothing imports this package.
 
 Every command group lives in its own module and is imported only when used,
-so ``lingxi --help`` stays fast.
+so ``lingxi --help`` stays fast. Errors of every kind, Click's usage errors
+included, reach the user as one line with a stable code (see
+:class:`lingxi.cli.common.LingxiGroup`).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import click
 
 from lingxi import __version__
+from lingxi.cli.common import LingxiGroup
 from lingxi.cli.lazy import LazyGroup
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -41,7 +44,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-@click.group(cls=LazyGroup, lazy=COMMANDS,
+class RootGroup(LingxiGroup, LazyGroup):
+    """The ``lingxi`` group: lazy subcommands; every error is one line with a code."""
+
+
+@click.group(cls=RootGroup, lazy=COMMANDS,
              context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="lingxi")
 def cli() -> None:

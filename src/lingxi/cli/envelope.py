@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import click
 
-from lingxi.cli.common import handle_errors, json_option, print_json
+from lingxi.cli.common import (
+    POSITIVE_SECONDS,
+    handle_errors,
+    json_option,
+    parse_json_bytes,
+    print_json,
+    read_bytes,
+    safe_line,
+)
 
 ALGORITHM_CHOICE = click.Choice(["HMAC-SHA256", "HMAC-SHA512"])
 
@@ -19,11 +27,9 @@ def envelope() -> None:
 
 
 def _read_key(path: str) -> bytes:
-    from pathlib import Path
-
     from lingxi.errors import InputError
 
-    data = Path(path).read_bytes()
+    data = read_bytes(path, "key file")
     if data.endswith(b"\r\n"):
         data = data[:-2]
     elif data.endswith(b"\n"):
@@ -48,22 +54,20 @@ def _read_aead_key(path: str | None) -> bytes | None:
     return key
 
 
-def _read_stdin_json(what: str):
-    import json
+def peer_text_id(agent_id: str) -> str:
+    """A sender's self-chosen agent id, safe to print (it is the peer's text)."""
+    return safe_line(agent_id, 120)
+
+
+def _stdin_bytes() -> bytes:
     import sys
 
-    from lingxi.errors import InputError
-
-    data = sys.stdin.buffer.read()
-    try:
-        return json.loads(data.decode("utf-8"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise InputError("input.bad_json", f"{what} on stdin is not JSON: {str(error)[:120]}"
-                         ) from None
+    return sys.stdin.buffer.read()
 
 
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not JSON")
+def _read_stdin_json(what: str):
+    """The JSON document on stdin: UTF-8, no NaN, no repeated key, not nested too deep."""
+    return parse_json_bytes(_stdin_bytes(), f"{what} on stdin", code="input.bad_json")
 
 
 @envelope.command("sign")
@@ -168,8 +172,8 @@ def sign(key_file: str, kind: str | None, to: str | None, to_system: str,
               help="File holding the sender's HMAC key.")
 @click.option("--prefix", type=click.Choice(["p2p", "group", "inter_group", "caller"]),
               help="Require this type prefix.")
-@click.option("--window", type=click.FloatRange(min=0, min_open=True), default=120.0,
-              show_default=True, help="Accepted clock difference in seconds.")
+@click.option("--window", type=POSITIVE_SECONDS, default=120.0, show_default=True,
+              help="Accepted clock difference in seconds (finite, above 0).")
 @click.option("--at", "at", metavar="RFC3339", help="Judge the timestamp as if now were this.")
 @click.option("--ignore-time", is_flag=True,
               help="Skip the timestamp window and TTL (for stored envelopes).")
@@ -190,7 +194,9 @@ def verify(key_file: str, prefix: str | None, window: float, at: str | None, ign
 
     key = _read_key(key_file)
     aead_key = _read_aead_key(aead_key_file)
-    raw = _read_stdin_json("the envelope")
+    data = _stdin_bytes()
+    # not JSON at all: exit 2; everything else (repeated keys too) is the envelope's verdict
+    parse_json_bytes(data, "the envelope on stdin", code="input.bad_json", unique_keys=False)
     if at is not None:
         try:
             now = parse_rfc3339(at)
@@ -200,12 +206,14 @@ def verify(key_file: str, prefix: str | None, window: float, at: str | None, ign
         now = time.time()
     pipeline = ReceivePipeline(key, clock=lambda: now, window_seconds=window, aead_key=aead_key)
     try:
-        env = pipeline.accept(raw, expect_prefix=prefix, check_clock=not ignore_time)
+        # the bytes as sent, so the envelope parser applies every rule (repeated keys…)
+        env = pipeline.accept(data.removeprefix(b"\xef\xbb\xbf"), expect_prefix=prefix,
+                              check_clock=not ignore_time)
     except EnvelopeError as error:
         if as_json:
             print_json({"ok": False, "error": error.to_dict()})
         else:
-            click.echo(f"rejected: {error}", err=True)
+            click.echo(f"rejected: {safe_line(error)}", err=True)
         raise SystemExit(1) from None
     summary = {"ok": True, "id": env.id, "type": env.type, "sender": env.sender.agent_id,
                "receiver": env.receiver.agent_id if env.receiver else None,
@@ -216,4 +224,4 @@ def verify(key_file: str, prefix: str | None, window: float, at: str | None, ign
         summary["payload"] = env.payload
         print_json(summary)
     else:
-        click.echo(f"valid: {env.type} from {env.sender.agent_id} (id {env.id})")
+        click.echo(f"valid: {env.type} from {peer_text_id(env.sender.agent_id)} (id {env.id})")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from lingxi.cli.common import handle_errors, json_option, print_json
+from lingxi.cli.common import handle_errors, json_option, print_json, safe_line
 
 
 @click.group("identity")
@@ -27,8 +27,8 @@ def _describe(ident, created: bool | None, as_json: bool) -> None:
         click.echo("created a new identity" if created else "identity already exists")
     click.echo(f"agent_id:   {data['agent_id']}")
     click.echo(f"public_key: {data['public_key']}")
-    click.echo(f"created:    {data['created'] or 'unknown'}")
-    click.echo(f"path:       {data['path']}")
+    click.echo(f"created:    {safe_line(data['created'] or 'unknown', 80)}")  # from a local file
+    click.echo(f"path:       {safe_line(data['path'])}")
 
 
 @identity.command("init")
@@ -38,7 +38,9 @@ def init(as_json: bool) -> None:
     """Create the identity key if there is none (an existing key is never replaced).
 
     Exit 0 whether it was created now or already existed; 2 when the existing
-    key is unreadable or readable by others.
+    key is unreadable or readable by others, or the key cannot be written
+    (io.write_failed; nothing half-written is left). A 0-byte key, left by a
+    write that never finished, counts as none and is replaced.
     """
     from lingxi.wire.identity import Identity
 

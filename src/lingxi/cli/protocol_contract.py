@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import click
 
-from lingxi.cli.common import handle_errors, json_option, print_json
+from lingxi.cli.common import handle_errors, json_option, print_json, safe_line
 
 
 def _echo_findings(findings, *, err: bool = False) -> None:
     for finding in findings:
-        click.echo(str(finding), err=err)
+        click.echo(safe_line(finding), err=err)
 
 
 def _runtime_findings(mode: object, findings: list) -> list:
@@ -60,17 +60,18 @@ def validate_cmd(spec: str, strict: bool, as_json: bool) -> None:
     else:
         _echo_findings(findings)
         if ok:
-            click.echo(f"ok: {origin}: {doc.get('name')!s} ({mode}) protocol_id {pid}")
+            click.echo(safe_line(f"ok: {origin}: {doc.get('name')!s} ({mode}) protocol_id "
+                                 f"{pid}"))
         else:
-            click.echo(f"invalid: {origin}: {len(errors)} error(s), {len(warnings)} "
-                       "warning(s)")
+            click.echo(safe_line(f"invalid: {origin}: {len(errors)} error(s), "
+                                 f"{len(warnings)} warning(s)"))
     raise SystemExit(0 if ok else 1)
 
 
 def _safe_id(doc, protocol_id):
     try:
         return protocol_id(doc)
-    except (TypeError, ValueError):  # pragma: no cover - documents come from JSON
+    except (TypeError, ValueError, RecursionError):  # pragma: no cover - documents come from JSON
         return None
 
 
@@ -100,10 +101,11 @@ def hash_cmd(spec: str, as_json: bool) -> None:
                     "warnings": [f.to_dict() for f in notes]})
         return
     for finding in notes:  # errors are only warnings here: hashing needs no valid contract
-        click.echo(f"warning: {finding.path}: {finding.message} [{finding.code}]", err=True)
+        click.echo(safe_line(f"warning: {finding.path}: {finding.message} [{finding.code}]"),
+                   err=True)
     if errors:
-        click.echo(f"warning: {origin} does not validate ({len(errors)} error(s)); the id "
-                   "is of the document as given", err=True)
+        click.echo(safe_line(f"warning: {origin} does not validate ({len(errors)} error(s)); "
+                             "the id is of the document as given"), err=True)
     click.echo(pid)
 
 
@@ -129,7 +131,7 @@ def create_cmd(template: str | None, output: str | None, title: str | None, forc
 
     from lingxi.contract import load_spec
     from lingxi.contract.catalog import TEMPLATES, template_document
-    from lingxi.errors import InputError
+    from lingxi.errors import InputError, WriteFailed
 
     if list_only:
         if as_json:
@@ -144,6 +146,11 @@ def create_cmd(template: str | None, output: str | None, title: str | None, forc
                          f"{', '.join(TEMPLATES)}")
     if not output:
         raise InputError("template.no_output", "--output FILE is required")
+    if title is not None:
+        try:
+            title.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError("template.bad_name", "--name is not valid UTF-8 text") from None
     doc = template_document(template, title=title)
     spec = load_spec(doc)  # a template that does not load is a bug; fail loudly
     target = Path(output)
@@ -152,10 +159,15 @@ def create_cmd(template: str | None, output: str | None, title: str | None, forc
     if target.exists() and not force:
         raise InputError("template.output_exists",
                          f"{target} already exists; use --force to overwrite")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n",
+                          encoding="utf-8")
+    except OSError as error:
+        raise WriteFailed(f"cannot write {target}: {error.strerror or error}") from None
     if as_json:
         print_json({"ok": True, "file": str(target), "template": template,
                     "protocol_id": spec.protocol_id})
     else:
-        click.echo(f"wrote {target} from template {template} (protocol_id {spec.protocol_id})")
+        click.echo(safe_line(f"wrote {target} from template {template} "
+                             f"(protocol_id {spec.protocol_id})"))

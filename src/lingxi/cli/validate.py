@@ -4,35 +4,18 @@ from __future__ import annotations
 
 import click
 
-from lingxi.cli.common import handle_errors, json_option, print_json
+from lingxi.cli.common import (
+    handle_errors,
+    json_option,
+    print_json,
+    read_json_source,
+    safe_line,
+)
 
 
 def _read_message(text: str):
     """MESSAGE is JSON text, ``-`` for stdin, or ``@FILE``; InputError when unreadable."""
-    import json
-    import sys
-    from pathlib import Path
-
-    from lingxi.errors import InputError
-
-    origin = "<argument>"
-    if text == "-":
-        text, origin = sys.stdin.read(), "<stdin>"
-    elif text.startswith("@"):
-        origin = text[1:]
-        text = Path(origin).read_text(encoding="utf-8")
-    try:
-        return json.loads(text, parse_constant=_no_constant)
-    except json.JSONDecodeError as error:
-        where = f"{origin}:{error.lineno}:{error.colno}"
-        raise InputError("message.bad_json", f"{where}: {error.msg}", path=where) from None
-    except (ValueError, RecursionError) as error:
-        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
-        raise InputError("message.bad_json", f"{origin}: {reason}") from None
-
-
-def _no_constant(name: str):
-    raise ValueError(f"{name} is not valid JSON")
+    return read_json_source(text, what="MESSAGE", code="message.bad_json")
 
 
 @click.command("validate")
@@ -72,9 +55,9 @@ def validate(spec: str, message: str, direction: str | None, message_name: str |
                     "findings": [f.to_dict() for f in findings]})
     else:
         for finding in findings:
-            click.echo(str(finding))
+            click.echo(safe_line(finding))
         if findings:
             click.echo(f"invalid: {len(findings)} problem(s)")
         else:
-            click.echo(f"valid: {schema.name} ({schema.direction})")
+            click.echo(safe_line(f"valid: {schema.name} ({schema.direction})"))
     raise SystemExit(1 if findings else 0)

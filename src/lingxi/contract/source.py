@@ -89,6 +89,18 @@ def _is_json(value: Any) -> bool:
     return True
 
 
+def _too_deep(value: Any) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if type(item) is dict else item if type(item) is list else ()
+        if children and depth > MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children
+                     if type(child) is dict or type(child) is list)
+    return False
+
+
 def read_spec_document(source: str | Path | dict) -> tuple[dict[str, Any], str, list[str]]:
     """Return ``(document, origin, duplicate_keys)`` or raise SpecError (exit 2)."""
     if isinstance(source, dict):
@@ -115,6 +127,8 @@ def read_spec_document(source: str | Path | dict) -> tuple[dict[str, Any], str, 
     if not isinstance(value, dict):
         msg = f"{origin}: a spec must be a JSON object, got {json_kind(value)}"
         raise SpecError("spec.not_object", msg)
+    if _too_deep(value):  # a table nested hundreds of levels would exhaust the checker's stack
+        raise SpecError("spec.bad_json", f"{origin}: nested more than {MAX_DEPTH} levels deep")
     return value, origin, dupes
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import os
 from collections.abc import Callable
 
@@ -20,7 +19,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
 from lingxi.canonical import canonical_bytes
-from lingxi.wire.envelope import Envelope
+from lingxi.wire.envelope import Envelope, decode_json_strict
 from lingxi.wire.errors import EnvelopeError
 
 AEAD_ALGORITHM = "ChaCha20-Poly1305"
@@ -69,9 +68,9 @@ def open_envelope(env: Envelope, key: bytes | None) -> Envelope:
     except InvalidTag:
         raise failed("payload does not open with this key and header") from None
     try:
-        payload = json.loads(plain.decode("utf-8"))
+        payload = decode_json_strict(plain.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
-        raise failed("decrypted payload is not JSON") from None
+        raise failed("decrypted payload is not JSON (or repeats a key)") from None
     if not isinstance(payload, dict):
         raise failed("decrypted payload is not an object")
     opened = env.replace(payload=payload)

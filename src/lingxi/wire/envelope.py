@@ -66,6 +66,44 @@ def decode_json(text: str) -> Any:
     return _DECODER.decode(text)
 
 
+def _repeated(pairs: list[tuple[str, Any]]) -> None:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f"key {key[:60]!r} appears twice in one object")
+        seen.add(key)
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]], _dict: Any = dict, _len: Any = len
+                  ) -> dict[str, Any]:
+    out = _dict(pairs)
+    if _len(out) != _len(pairs):
+        _repeated(pairs)
+    return out
+
+
+_STRICT = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_pairs)
+_STRICT_SCAN = _STRICT.scan_once
+
+
+def decode_json_strict(text: str) -> Any:
+    """:func:`decode_json` that also refuses a key repeated within one object (ValueError).
+
+    Two readers of a document with a repeated key may keep different values
+    (the last one wins here, the first elsewhere), so such a document is not
+    one message: envelopes and their payloads are always read this way.
+    """
+    if text[:1] == "{":
+        try:
+            value, end = _STRICT_SCAN(text, 0)
+        except (StopIteration, RecursionError):
+            pass
+        else:
+            if end == len(text):
+                return value
+    return _STRICT.decode(text)
+
+
 WIRE_VERSION = "1.0.0"
 _OUR_MAJOR, _OUR_MINOR = 1, 0
 
@@ -324,7 +362,7 @@ class Envelope:
         binary = type(data) is bytes or isinstance(data, bytes | bytearray)
         try:
             text = data.decode("utf-8") if binary else data
-            value = decode_json(text)
+            value = decode_json_strict(text)
         except (UnicodeDecodeError, ValueError, RecursionError, TypeError) as error:
             raise _fail("envelope.malformed", f"not a JSON document: {str(error)[:120]}",
                         "$") from None
@@ -402,8 +440,9 @@ class Envelope:
         if signature is not None and not isinstance(signature, str):
             raise _fail("envelope.bad_signature", "signature must be a string", "$.signature")
         algorithm = get("signature_algorithm")
-        if algorithm is not None and not isinstance(algorithm, str):
-            raise _fail("envelope.unknown_algorithm", "signature_algorithm must be a string",
+        if algorithm is not None and (not isinstance(algorithm, str) or not algorithm):
+            raise _fail("envelope.unknown_algorithm", "signature_algorithm must be a non-empty "
+                        "string (leave it out for the default, HMAC-SHA256)",
                         "$.signature_algorithm")
         correlation_id = get("correlation_id")
         if correlation_id is not None:

@@ -2,7 +2,9 @@
 
 Files: ``ed25519.key`` (PKCS#8 PEM, mode 0600) and ``identity.json`` (public
 key, agent id, creation time). The folder is created 0700 on first use. A key
-file readable by group or others is refused, as ssh does.
+file readable by group or others is refused, as ssh does. Both files are
+written atomically through :mod:`lingxi.files` (a full disk leaves no
+half-written key), and a 0-byte key counts as no key.
 The agent id is ``lx-`` + the first 16 hex characters of SHA-256(public key).
 """
 
@@ -10,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +23,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
+from lingxi.errors import WriteFailed
+from lingxi.files import folder_lock, is_empty_or_absent, private_dir, write_private
 from lingxi.home import identity_dir
 from lingxi.wire.errors import IdentityError
 from lingxi.wire.timefmt import format_rfc3339
@@ -75,13 +78,14 @@ class Identity:
     # ---- persistence ---------------------------------------------------------
     @classmethod
     def exists(cls, directory: Path | None = None) -> bool:
-        return ((directory or identity_dir()) / KEY_FILE).exists()
+        """Whether a key is stored; a 0-byte key (a write that never finished) is none."""
+        return not is_empty_or_absent((directory or identity_dir()) / KEY_FILE)
 
     @classmethod
     def load(cls, directory: Path | None = None) -> Identity:
         folder = directory or identity_dir()
         key_path = folder / KEY_FILE
-        if not key_path.exists():
+        if is_empty_or_absent(key_path):
             raise IdentityError("identity.missing",
                                 f"no identity at {folder}; run `lingxi identity init`")
         mode = key_path.stat().st_mode & 0o777
@@ -98,37 +102,54 @@ class Identity:
             raise IdentityError("identity.corrupt", f"{key_path} is not an Ed25519 key")
         created = None
         try:
-            created = json.loads((folder / INFO_FILE).read_text(encoding="utf-8")).get("created")
-        except (OSError, ValueError, AttributeError):
+            info = json.loads((folder / INFO_FILE).read_text(encoding="utf-8"))
+            created = info.get("created") if isinstance(info.get("created"), str) else None
+        except (OSError, ValueError, AttributeError, RecursionError):
             pass
         return cls(key, created=created, path=folder)
 
     @classmethod
     def load_or_create(cls, directory: Path | None = None,
                        clock: Callable[[], float] = time.time) -> tuple[Identity, bool]:
-        """The stored identity, creating it first if there is none; ``(identity, created)``."""
+        """The stored identity, creating it first if there is none; ``(identity, created)``.
+
+        Creation holds a lock in the folder, so concurrent first runs in one
+        home make one key and all load it. A 0-byte key left by an earlier
+        failed write counts as none and is replaced.
+        """
         folder = directory or identity_dir()
-        if (folder / KEY_FILE).exists():
+        if cls.exists(folder):
             return cls.load(folder), False
-        identity = cls.generate()
-        identity.created = format_rfc3339(clock())
-        try:
-            identity.save(folder)
-        except FileExistsError:  # another process created it first
-            return cls.load(folder), False
+        with folder_lock(folder):
+            key_path = folder / KEY_FILE
+            if cls.exists(folder):  # another process made it while we waited
+                return cls.load(folder), False
+            if key_path.exists():  # 0 bytes: never finished, holds no key
+                try:
+                    key_path.unlink()
+                except OSError as error:
+                    raise WriteFailed(f"cannot remove the empty key {key_path}: "
+                                      f"{error.strerror or error}") from None
+            identity = cls.generate()
+            identity.created = format_rfc3339(clock())
+            try:
+                identity.save(folder)
+            except FileExistsError:  # a process without the lock (older version) won
+                return cls.load(folder), False
         return identity, True
 
     def save(self, directory: Path | None = None) -> None:
-        """Write the key (0600, never overwriting) and its public description."""
-        folder = directory or identity_dir()
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        os.chmod(folder, 0o700)
+        """Write the key (0600, atomically, never overwriting) and its public description.
+
+        Raises FileExistsError when a key is already stored, WriteFailed
+        (``io.write_failed``) when the disk refuses; either way no partial key
+        is ever visible.
+        """
+        folder = private_dir(directory or identity_dir())
         pem = self._private.private_bytes(serialization.Encoding.PEM,
                                           serialization.PrivateFormat.PKCS8,
                                           serialization.NoEncryption())
-        fd = os.open(folder / KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(pem)
+        write_private(folder / KEY_FILE, pem, exclusive=True)
         self.path = folder
         info = {k: v for k, v in self.to_dict().items() if k != "path"}
-        (folder / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        write_private(folder / INFO_FILE, (json.dumps(info, indent=2) + "\n").encode("utf-8"))

@@ -1,4 +1,4 @@
-"""Envelope signatures (DESIGN.md "Synapse envelope signature").
+"""Envelope signatures (docs/wire.md "Signature").
 
 ``signature = hex(HMAC(key, sender.agent_id | receiver.agent_id | timestamp | payload_json))``
 with the receiver empty when absent, the timestamp exactly as sent and the

@@ -1,0 +1,216 @@
+"""Hostile input at every file or JSON argument of the CLI: never a traceback, exit 0/1/2.
+
+One table, :data:`TARGETS`, lists each place a command reads something a user
+or a peer supplied (a file, stdin, a JSON argument, a state file under
+$LINGXI_HOME). Hypothesis feeds each one random bytes, random JSON of every
+shape, random UTF-8 and a few known-nasty documents (deep nesting, NaN,
+repeated keys, a BOM), and the command must answer with exit 0, 1 or 2, one
+typed error at most, no traceback and no ``internal.error`` (the root group's
+last resort, which would mean a bug was reached).
+
+To cover more commands, add a :class:`Target` to :data:`TARGETS` (the session
+commands belong here too: ``session verify|show|decide`` on a hostile
+snapshot.json/receipts.json, ``--options @F``, ``--inputs F``…).
+LINGXI_HYPOTHESIS_EXAMPLES raises the number of examples per target.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lingxi.cli import cli
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE.parent / "contract" / "corpus"
+GOOD_SPEC = CORPUS / "sealed-bids.json"
+GOOD_MESSAGE = '{"action": "sit"}'
+GOOD_PAYLOAD = b'{"action": "ping", "n": 1}'
+
+EXAMPLES = int(os.environ.get("LINGXI_HYPOTHESIS_EXAMPLES", "40"))
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
+                    suppress_health_check=[HealthCheck.too_slow,
+                                           HealthCheck.function_scoped_fixture])
+
+
+# ---------------------------------------------------------------- hostile inputs
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False)
+    | st.text(max_size=20),
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids,
+                                                             max_size=4),
+    max_leaves=25)
+
+NASTY = st.sampled_from([
+    b"", b"\xef\xbb\xbf{}", b"[" * 5000 + b"]" * 5000, b"{" * 3000, b'{"a": NaN}',
+    b'{"a": Infinity}', b'{"a": 1, "a": 2}', b"\xff\xfe\x00{", b"null", b"[]", b'"x"', b"7",
+    b'{"name": "x", "messages": [' + b"[" * 400 + b"]" * 400 + b"]}",
+    b'{"action": "sit", "action": "sit"}', b"\x00" * 64, b"-----BEGIN PRIVATE KEY-----\n",
+    json.dumps({"name": "\x1b[2J\r", "messages": [{"name": "\u202e", "direction": "both",
+                                                  "fields": {"\x07": {"type": "text"}}}]}
+               ).encode(),
+])
+
+HOSTILE_BYTES = st.one_of(
+    st.binary(max_size=300),
+    JSON_VALUES.map(lambda v: json.dumps(v, ensure_ascii=False).encode("utf-8")),
+    st.text(max_size=200).map(lambda t: t.encode("utf-8")),
+    NASTY,
+)
+
+# Command-line text may hold lone surrogates (bytes that were not UTF-8 in argv).
+ARG_TEXT = st.one_of(
+    st.text(st.characters(blacklist_categories=()), max_size=60),
+    JSON_VALUES.map(json.dumps),
+    st.sampled_from(["nan", "inf", "-1", "1e999", "@", "-", "[" * 3000, "{\"a\":1,\"a\":2}"]),
+)
+
+
+# ---------------------------------------------------------------- the table
+
+@dataclass(frozen=True)
+class Target:
+    """One place a command reads outside input.
+
+    ``build(folder, hostile)`` writes whatever files it needs into ``folder``
+    (the run's LINGXI_HOME is ``folder / "home"``) and returns
+    ``(argv, stdin bytes or None)``.
+    """
+
+    name: str
+    build: Callable[[Path, object], tuple[list[str], bytes | None]]
+    kind: str = "bytes"  # "bytes" (file or stdin content) or "text" (an argument)
+
+
+def _file(folder: Path, name: str, data: bytes) -> str:
+    path = folder / name
+    path.write_bytes(data)
+    return str(path)
+
+
+def _key(folder: Path) -> str:
+    return _file(folder, "good.key", b"shared-secret\n")
+
+
+def _identity_files(folder: Path, key: bytes | None = None, info: bytes | None = None) -> None:
+    ident = folder / "home" / "identity"
+    ident.mkdir(parents=True, mode=0o700)
+    if key is not None:
+        (ident / "ed25519.key").write_bytes(key)
+        (ident / "ed25519.key").chmod(0o600)
+    if info is not None:
+        (ident / "identity.json").write_bytes(info)
+
+
+def _signed_envelope(folder: Path) -> bytes:
+    result = CliRunner().invoke(cli, ["envelope", "sign", "-k", _key(folder), "--from", "a",
+                                      "--to", "b"], input=GOOD_PAYLOAD)
+    assert result.exit_code == 0, result.output
+    return result.stdout.encode("utf-8")
+
+
+TARGETS: list[Target] = [
+    Target("protocol validate FILE",
+           lambda d, b: (["protocol", "validate", _file(d, "spec.json", b)], None)),
+    Target("protocol validate --strict --json DIR",
+           lambda d, b: (["protocol", "validate", "--strict", "--json",
+                          str(Path(_file(d, "spec.json", b)).parent)], None)),
+    Target("protocol hash FILE",
+           lambda d, b: (["protocol", "hash", _file(d, "spec.json", b)], None)),
+    Target("protocol hash --json FILE",
+           lambda d, b: (["protocol", "hash", "--json", _file(d, "spec.json", b)], None)),
+    Target("protocol create --name TEXT",
+           lambda d, t: (["protocol", "create", "-t", "free-chat", "--name", t, "-o",
+                          str(d / "out")], None), "text"),
+    Target("protocol create --template TEXT",
+           lambda d, t: (["protocol", "create", "-t", t, "-o", str(d / "out")], None), "text"),
+    Target("protocol create --output TEXT",
+           lambda d, t: (["protocol", "create", "-t", "free-chat", "-o",
+                          str(d / "out" / t.replace("\x00", ""))], None), "text"),
+    Target("validate SPEC(hostile) MESSAGE",
+           lambda d, b: (["validate", _file(d, "spec.json", b), GOOD_MESSAGE], None)),
+    Target("validate SPEC MESSAGE(text)",
+           lambda d, t: (["validate", str(GOOD_SPEC), t], None), "text"),
+    Target("validate SPEC @FILE",
+           lambda d, b: (["validate", str(GOOD_SPEC), "@" + _file(d, "m.json", b)], None)),
+    Target("validate SPEC - (stdin) --json",
+           lambda d, b: (["validate", str(GOOD_SPEC), "-", "--json"], b)),
+    Target("validate --message TEXT",
+           lambda d, t: (["validate", str(GOOD_SPEC), GOOD_MESSAGE, "--message", t], None),
+           "text"),
+    Target("envelope sign --key-file(hostile)",
+           lambda d, b: (["envelope", "sign", "-k", _file(d, "k", b), "--from", "a", "--to",
+                          "b"], GOOD_PAYLOAD)),
+    Target("envelope sign (stdin payload)",
+           lambda d, b: (["envelope", "sign", "-k", _key(d), "--from", "a", "--to", "b"], b)),
+    Target("envelope sign --aead-key-file(hostile)",
+           lambda d, b: (["envelope", "sign", "-k", _key(d), "--from", "a", "--to", "b",
+                          "--aead-key-file", _file(d, "aead", b)], GOOD_PAYLOAD)),
+    Target("envelope sign --from/--type/--timestamp TEXT",
+           lambda d, t: (["envelope", "sign", "-k", _key(d), "--from", t or "a", "--to", "b",
+                          "--type", f"p2p:{t}", "--timestamp", t], GOOD_PAYLOAD), "text"),
+    Target("envelope verify (stdin envelope)",
+           lambda d, b: (["envelope", "verify", "-k", _key(d), "--json"], b)),
+    Target("envelope verify --key-file(hostile)",
+           lambda d, b: (["envelope", "verify", "-k", _file(d, "k", b)], _signed_envelope(d))),
+    Target("envelope verify --aead-key-file(hostile)",
+           lambda d, b: (["envelope", "verify", "-k", _key(d), "--aead-key-file",
+                          _file(d, "aead", b)], _signed_envelope(d))),
+    Target("envelope verify --at/--window TEXT",
+           lambda d, t: (["envelope", "verify", "-k", _key(d), "--at", t, "--window", t],
+                         _signed_envelope(d)), "text"),
+    Target("identity show (hostile ed25519.key)",
+           lambda d, b: (_identity_files(d, key=b) or ["identity", "show"], None)),
+    Target("identity init --json (hostile ed25519.key)",
+           lambda d, b: (_identity_files(d, key=b) or ["identity", "init", "--json"], None)),
+    Target("identity show (hostile identity.json)",
+           lambda d, b: (_identity_files(d, info=b) or ["identity", "init"], None)),
+]
+
+
+def run_target(target: Target, folder: Path, hostile) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    argv, stdin = target.build(folder, hostile)
+    env = {"LINGXI_HOME": str(folder / "home"), "LINGXI_DEBUG": ""}
+    result = CliRunner().invoke(cli, argv, input=stdin, env=env)
+    where = f"{target.name}: {argv!r}"
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        where, repr(result.exception))
+    assert result.exit_code in (0, 1, 2), (where, result.exit_code, result.output)
+    assert "Traceback" not in result.output, (where, result.output)
+    assert "internal.error" not in result.output, (where, result.output)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) <= 1, (where, result.stderr)
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t.kind == "bytes"],
+                         ids=lambda t: t.name)
+@SETTINGS
+@given(hostile=HOSTILE_BYTES)
+def test_hostile_bytes(tmp_path_factory, target, hostile):
+    run_target(target, tmp_path_factory.mktemp("hostile"), hostile)
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t.kind == "text"],
+                         ids=lambda t: t.name)
+@SETTINGS
+@given(hostile=ARG_TEXT)
+def test_hostile_arguments(tmp_path_factory, target, hostile):
+    run_target(target, tmp_path_factory.mktemp("hostile"), hostile)
+
+
+def test_the_table_covers_every_command_in_this_area():
+    covered = {" ".join(t.name.split()[:2]) for t in TARGETS}
+    for command in ("protocol validate", "protocol hash", "protocol create", "envelope sign",
+                    "envelope verify", "identity show", "identity init"):
+        assert command in covered, command
+    assert any(t.name.startswith("validate ") for t in TARGETS)
