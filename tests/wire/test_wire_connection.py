@@ -40,7 +40,7 @@ class Raw:
             async with asyncio.timeout(timeout):
                 (size,) = struct.unpack(">I", await self.reader.readexactly(4))
                 return json.loads(await self.reader.readexactly(size))
-        except asyncio.IncompleteReadError:
+        except (asyncio.IncompleteReadError, ConnectionResetError):
             return None
 
     def send(self, frame: bytes) -> None:
@@ -454,3 +454,36 @@ async def test_serve_channels_and_connect_channel_use_the_authoriser_and_the_tic
     await channel.close()
     server.close()
     await server.wait_closed()
+
+
+async def test_refusals_in_flight_are_bounded_under_a_flood_after_the_session_started():
+    host, accepting = await started(max_pending=1)  # at most 4 refusals sent at a time
+    real = await guest(host)
+    channel, _ = await accepting
+    release = asyncio.Event()
+    send_refusal = host._refuse_and_close
+
+    async def slow_refusal(transport, code, message):  # a peer that takes long to answer
+        await release.wait()
+        await send_refusal(transport, code, message)
+
+    host._refuse_and_close = slow_refusal
+    flood = [await Raw.open(host.bound_endpoint) for _ in range(30)]
+    for _ in range(300):
+        if host.refused >= 30:
+            break
+        await asyncio.sleep(0.01)
+    assert host.refused == 30 and host._refusing == 4
+    release.set()
+    answers = []
+    for conn in flood:  # 4 were told why; the rest were cut at once
+        frame = await conn.frame()
+        answers.append(frame["payload"]["reason"] if frame else None)
+        conn.close()
+    assert answers.count("transport.busy") == 4 and answers.count(None) == 26
+    assert host._refusing == 0
+    sent = await real.send({"action": "move", "n": 2})  # the session itself is unaffected
+    assert (await channel.recv(timeout=5)).id == sent.id
+    await real.close()
+    await channel.close()
+    await host.close()
