@@ -248,3 +248,20 @@ async def test_a_flood_pauses_reading_until_recv_catches_up(monkeypatch):
     got = [(await host.recv(timeout=1)).payload["n"] for _ in range(40)]
     assert got == list(range(40))  # nothing lost, order kept
     assert not host._reading_paused
+
+
+async def test_end_callbacks_run_once_when_the_peer_ends_the_channel_and_at_once_after():
+    guest, host, *_ = await channel_pair()
+    calls = []
+    host.add_end_callback(lambda: calls.append("first"))
+    host.add_end_callback(lambda: 1 / 0)  # a failing callback does not stop the others
+    host.add_end_callback(lambda: calls.append("second"))
+    assert calls == []
+    await guest.close("finished")
+    with pytest.raises(TransportError):
+        await host.recv(timeout=1)
+    assert calls == ["first", "second"]
+    await host.close()
+    assert calls == ["first", "second"]  # not again
+    host.add_end_callback(lambda: calls.append("late"))
+    assert calls == ["first", "second", "late"]

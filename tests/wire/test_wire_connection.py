@@ -40,7 +40,7 @@ class Raw:
             async with asyncio.timeout(timeout):
                 (size,) = struct.unpack(">I", await self.reader.readexactly(4))
                 return json.loads(await self.reader.readexactly(size))
-        except asyncio.IncompleteReadError:
+        except (asyncio.IncompleteReadError, ConnectionResetError):
             return None
 
     def send(self, frame: bytes) -> None:
@@ -394,3 +394,96 @@ async def test_a_host_that_closes_mid_handshake_leaves_no_pending_connection():
     for conn in idle:
         assert await conn.frame() is None
         conn.close()
+
+
+@pytest.mark.parametrize("attack", [
+    struct.pack(">I", 1 << 30),                       # announces a frame far over the cap
+    struct.pack(">I", 9) + b"\x00garbage\xff",        # not JSON
+    struct.pack(">I", 2) + b"[]",                     # JSON of the wrong shape
+    struct.pack(">I", 100) + b'{"id": "x"',           # a frame that never completes
+    b"\x00\x00",                                      # half a length prefix
+    struct.pack(">I", 40) + b'{"payload": {"action": "handshake.hello"}}'[:40],
+])
+async def test_hostile_bytes_before_the_hello_end_that_connection_only(attack):
+    refused: list = []
+    host, accepting = await started(pre_auth_timeout=0.5, on_refused=refused.append)
+    raw = await Raw.open(host.bound_endpoint)
+    assert (await raw.frame())["payload"]["action"] == "handshake.challenge"
+    raw.writer.write(attack)
+    while True:  # the host answers with a refusal or just closes; it never welcomes
+        frame = await raw.frame()
+        if frame is None:
+            break
+        assert frame["payload"]["action"] == "handshake.refused"
+    assert refused and not accepting.done()
+    raw.close()
+    real = await guest(host)
+    channel, peer = await accepting
+    assert peer.public_key == GUEST_ID.public_hex
+    await real.close()
+    await channel.close()
+    await host.close()
+
+
+async def test_serve_channels_and_connect_channel_use_the_authoriser_and_the_ticket():
+    import time
+
+    from lingxi.wire.channel import connect_channel, serve_channels
+    tickets: list = []
+    served: asyncio.Future = asyncio.get_running_loop().create_future()
+
+    async def handler(channel):
+        served.set_result(channel.keys.ticket)
+
+    def authorize(key, ticket):
+        tickets.append(ticket)
+        if ticket != "ok":
+            raise HandshakeError("handshake.ticket_refused", "no such ticket")
+
+    server = await serve_channels(handler, HOST_ID, AgentEndpoint(HOST_ID.agent_id, "lingxi",
+                                                                  "tcp://h"),
+                                  clock=time.time, authorize=authorize, **QUIET)
+    endpoint = f"tcp://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    with pytest.raises(HandshakeError) as info:
+        await connect_channel(endpoint, GUEST_ID, GUEST_END, clock=time.time, ticket="bad",
+                              **QUIET)
+    assert info.value.code == "handshake.ticket_refused"
+    channel = await connect_channel(endpoint, GUEST_ID, GUEST_END, clock=time.time,
+                                    ticket="ok", expected_peer_key=HOST_ID.public_hex, **QUIET)
+    assert await asyncio.wait_for(served, 5) == "ok" and tickets == ["bad", "ok"]
+    await channel.close()
+    server.close()
+    await server.wait_closed()
+
+
+async def test_refusals_in_flight_are_bounded_under_a_flood_after_the_session_started():
+    host, accepting = await started(max_pending=1)  # at most 4 refusals sent at a time
+    real = await guest(host)
+    channel, _ = await accepting
+    release = asyncio.Event()
+    send_refusal = host._refuse_and_close
+
+    async def slow_refusal(transport, code, message):  # a peer that takes long to answer
+        await release.wait()
+        await send_refusal(transport, code, message)
+
+    host._refuse_and_close = slow_refusal
+    flood = [await Raw.open(host.bound_endpoint) for _ in range(30)]
+    for _ in range(300):
+        if host.refused >= 30:
+            break
+        await asyncio.sleep(0.01)
+    assert host.refused == 30 and host._refusing == 4
+    release.set()
+    answers = []
+    for conn in flood:  # 4 were told why; the rest were cut at once
+        frame = await conn.frame()
+        answers.append(frame["payload"]["reason"] if frame else None)
+        conn.close()
+    assert answers.count("transport.busy") == 4 and answers.count(None) == 26
+    assert host._refusing == 0
+    sent = await real.send({"action": "move", "n": 2})  # the session itself is unaffected
+    assert (await channel.recv(timeout=5)).id == sent.id
+    await real.close()
+    await channel.close()
+    await host.close()

@@ -48,3 +48,19 @@ def test_an_unknown_name_is_an_attribute_error_and_submodules_still_import():
         raise AssertionError("an unknown name resolved")
     from lingxi.wire import handshake
     assert handshake.HANDSHAKE_VERSION == 2
+
+
+def test_an_in_memory_protocol_test_of_a_built_in_loads_no_network_module(tmp_path):
+    # the whole `lingxi protocol test` run, in a fresh process with its own home
+    import os
+    probe = ("import atexit, sys\n"
+             "atexit.register(lambda: print('NET', *[m for m in ('asyncio', 'socket', 'ssl')"
+             " if m in sys.modules]))\n"
+             "from lingxi.cli import main\n"
+             "sys.argv = ['lingxi', 'protocol', 'test', 'chat']\n"
+             "main()\n")
+    env = {**os.environ, "LINGXI_HOME": str(tmp_path / "home")}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "PASS" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "NET"  # nothing after the marker

@@ -166,6 +166,7 @@ class OneSessionHost:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._taken = False
         self._closing = False
+        self._refusing = 0  # refusals being sent now
         self._result: asyncio.Future[tuple[SessionKeys, TcpTransport]] | None = None
         self._handed_over = False
         self.refused = 0  # connections refused or dropped (for tests and logs)
@@ -302,8 +303,18 @@ class OneSessionHost:
         self._refuse(entry.transport, code, message)
 
     def _refuse(self, transport: TcpTransport, code: str, message: str) -> None:
+        """Tell the connection why, then close it; under a flood just close it.
+
+        At most ``4 * max_pending`` refusals are being sent at a time (each may
+        wait up to a second for a peer that does not read), so the work and
+        the sockets a flood costs the host stay bounded.
+        """
         self.refused += 1
         self._report(TransportError(code, message, details={"address": transport.peer}))
+        if self._refusing >= 4 * self.max_pending:
+            transport.abort()
+            return
+        self._refusing += 1
         self._spawn(self._refuse_and_close(transport, code, message))
 
     async def _refuse_and_close(self, transport: TcpTransport, code: str, message: str) -> None:
@@ -311,6 +322,7 @@ class OneSessionHost:
             if self.local is not None and not transport.closed:
                 await send_refusal(transport, self.local, None, code, message, clock=self.clock)
         finally:
+            self._refusing -= 1
             await transport.close()
 
     def _report(self, error: WireError) -> None:
