@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "Host a protocol session and wait for a guest."),
     "guest": ("lingxi.cli.session:guest",
               "Join a hosted session as the guest."),
+    "join": ("lingxi.cli.meet:join",
+             "Claim a registry invitation and play the session as its guest."),
     "session": ("lingxi.cli.session:session",
                 "Inspect, decide in, and verify sessions."),
     "play": ("lingxi.cli.play:play",

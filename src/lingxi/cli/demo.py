@@ -4,9 +4,13 @@
 2. every built-in played against itself through the real session machines,
    receipts verified;
 3. rock-paper-scissors against the library of cheating peers;
-4. a session between two processes over loopback TCP (each with its own
-   identity under a temporary $LINGXI_HOME), then ``lingxi session verify``
-   on both state folders.
+4. the main job: an embedded registry on SQLite in a temporary folder, the
+   built-ins registered, agent "alice" hosting rock-paper-scissors (best of
+   3) with ``lingxi host --post``, agent "bob" browsing and ``lingxi join``-ing
+   it — two processes, each with its own identity under its own
+   $LINGXI_HOME, the game over loopback TCP in signed envelopes — then both
+   receipts checked by the registry, ``lingxi session verify`` on both state
+   folders and ``lingxi registry verify`` on bob's copy of the log.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from lingxi.cli.common import handle_errors
 from lingxi.errors import EXIT_FAILED
 
 ENDPOINT_LINE = re.compile(r"on (tcp://[0-9.]+:[0-9]+)")
+INVITATION_LINE = re.compile(r"invitation (inv-[0-9a-f]+) posted")
 
 
 def _lingxi(*args: str) -> list[str]:
@@ -72,37 +77,62 @@ def _adversarial(name: str, seed: int) -> bool:
     return proc.returncode == 0
 
 
-def _tcp_session(name: str, seed: int, work: Path) -> bool:
-    env_host = {**os.environ, "LINGXI_HOME": str(work / "host-home")}
-    env_guest = {**os.environ, "LINGXI_HOME": str(work / "guest-home")}
+def _registry_call(call):
+    from lingxi.cli.registry_common import EMBEDDED, run
+
+    return run(EMBEDDED, call, identity=True)
+
+
+def _main_job(name: str, seed: int, work: Path) -> bool:
+    """Two agents meet through the embedded registry and play over loopback TCP."""
+    os.environ["LINGXI_DATABASE_URL"] = f"sqlite:///{work / 'registry.db'}"
+    homes = {who: work / f"{who}-home" for who in ("alice", "bob")}
+    envs = {who: {**os.environ, "LINGXI_HOME": str(home)} for who, home in homes.items()}
+    for who in homes:
+        done = subprocess.run(_lingxi("register", "--nickname", who), env=envs[who],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            click.echo(f"  register {who}: {done.stderr.strip()}")
+            return False
+    os.environ["LINGXI_HOME"] = str(homes["alice"])
+    registered = _register_builtins()
+    click.echo(f"  registry: {work / 'registry.db'}; alice and bob registered; "
+               f"{registered} built-in protocols registered")
     host_dir, guest_dir = work / "tcp" / "host", work / "tcp" / "guest"
     host = subprocess.Popen(
-        _lingxi("host", "--protocol-dir", name, "--endpoint", "tcp://127.0.0.1:0",
-                "--seed", str(seed), "--accept-timeout", "30", "--state-dir", str(host_dir)),
-        env=env_host, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _lingxi("host", "--protocol-dir", name, "--endpoint", "tcp://127.0.0.1:0", "--post",
+                "--options", '{"best_of": 3}', "--seed", str(seed), "--accept-timeout", "30",
+                "--state-dir", str(host_dir)),
+        env=envs["alice"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        endpoint = None
+        invitation = None
         assert host.stderr is not None
         for line in host.stderr:
-            match = ENDPOINT_LINE.search(line)
-            if match:
-                endpoint = match.group(1)
+            found = INVITATION_LINE.search(line)
+            if found:
+                invitation = found.group(1)
                 break
-        if endpoint is None:
-            click.echo("  the host did not start listening")
+            if ENDPOINT_LINE.search(line):
+                click.echo(f"  alice: {line.strip()}")
+        if invitation is None:
+            click.echo("  alice did not post an invitation")
             return False
-        click.echo(f"  host listening on {endpoint}")
+        os.environ["LINGXI_HOME"] = str(homes["bob"])
+        listed = _registry_call(lambda c: c.browse())["items"]
+        mine = next((i for i in listed if i["invitation_id"] == invitation), None)
+        click.echo(f"  bob browses: {len(listed)} open invitation(s); {invitation} by "
+                   f"{(mine or {}).get('host_agent_id', '?')} for "
+                   f"{(mine or {}).get('protocol_id', '?')[:16]}…")
         guest = subprocess.run(
-            _lingxi("guest", "--endpoint", endpoint, "--seed", str(seed),
-                    "--state-dir", str(guest_dir)),
-            env=env_guest, capture_output=True, text=True, check=False, timeout=60)
+            _lingxi("join", invitation, "--seed", str(seed), "--state-dir", str(guest_dir)),
+            env=envs["bob"], capture_output=True, text=True, check=False, timeout=60)
         host_out, _ = host.communicate(timeout=60)
     finally:
         if host.poll() is None:
             host.kill()
-    for label, text in (("host ", host_out), ("guest", guest.stdout)):
-        first = text.strip().splitlines()[:1]
-        click.echo(f"  {label}: {first[0] if first else '(no output)'}")
+    for label, text in (("alice (host)", host_out), ("bob (guest) ", guest.stdout)):
+        lines = text.strip().splitlines()[:2]
+        click.echo(f"  {label}: {' | '.join(lines) if lines else guest.stderr.strip()}")
     ok = host.returncode == 0 and guest.returncode == 0
     for folder in (host_dir, guest_dir):
         check = subprocess.run(_lingxi("session", "verify", str(folder)),
@@ -110,7 +140,34 @@ def _tcp_session(name: str, seed: int, work: Path) -> bool:
         verdict = check.stdout.strip().splitlines()[-1:] or [check.stderr.strip()]
         click.echo(f"  lingxi session verify {folder.name}: {verdict[0]}")
         ok &= check.returncode == 0
-    return ok
+    sessions = _registry_call(lambda c: c.sessions())
+    record = next((s for s in sessions.get("items", [])
+                   if s.get("invitation_id") == invitation), {})
+    click.echo(f"  registry session {record.get('session_id', '?')}: {record.get('status')}, "
+               f"receipts {'both verified' if record.get('status') == 'finished' else 'missing'}")
+    ok &= record.get("status") == "finished"
+    log = subprocess.run(_lingxi("registry", "verify"), env=envs["bob"],
+                         capture_output=True, text=True, check=False)
+    click.echo(f"  lingxi registry verify (bob's copy): "
+               f"{(log.stdout.strip().splitlines() or [log.stderr.strip()])[-1]}")
+    return ok and log.returncode == 0
+
+
+def _register_builtins() -> int:
+    from lingxi.cli.meet import ensure_registered
+    from lingxi.contract import load_spec
+    from lingxi.protocols import builtin_dir, builtin_names
+
+    async def register_all(client) -> int:
+        count = 0
+        for name in builtin_names():
+            folder = builtin_dir(name)
+            if folder is not None:
+                await ensure_registered(client, load_spec(folder))
+                count += 1
+        return count
+
+    return _registry_call(register_all)
 
 
 @click.command()
@@ -136,8 +193,16 @@ def demo(seed: int, keep: Path | None) -> None:
         ok = _self_play([name for name, _, _ in rows], seed, work)
         click.echo("\n3. rock-paper-scissors against cheating peers (protocol test --adversarial)")
         ok &= _adversarial("rock-paper-scissors", seed)
-        click.echo("\n4. Two processes over loopback TCP (lingxi host / lingxi guest)")
-        ok &= _tcp_session("rock-paper-scissors", seed, work)
+        click.echo("\n4. Two agents meet through the registry and play over loopback TCP")
+        saved = {k: os.environ.get(k) for k in ("LINGXI_HOME", "LINGXI_DATABASE_URL")}
+        try:
+            ok &= _main_job("rock-paper-scissors", seed, work)
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
         click.echo("\n" + ("demo ok" if ok else "demo FAILED"))
     if not ok:
         raise SystemExit(EXIT_FAILED)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -104,6 +105,17 @@ def _inputs(source: str | None):
 
 
 @click.command("host")
+@click.option("--post", is_flag=True,
+              help="Post an invitation to the registry once listening; only a guest with its "
+                   "ticket (lingxi join) may then open the session. The receipt is posted and "
+                   "the invitation withdrawn at the end.")
+@click.option("--server", default=lambda: os.environ.get("LINGXI_REGISTRY", "embedded"),
+              show_default="embedded (or $LINGXI_REGISTRY)", metavar="URL",
+              help="With --post: the registry (URL, or 'embedded' for the local database).")
+@click.option("--advertise", metavar="tcp://HOST:PORT",
+              help="With --post: the endpoint guests are told (default: the bound one).")
+@click.option("--ttl", type=click.IntRange(60, 72 * 3600), default=None, metavar="SECONDS",
+              help="With --post: how long the invitation stays open (default 2 h, at most 72 h).")
 @click.option("--protocol-dir", "protocol", required=True, metavar="DIR|NAME",
               help="Local protocol folder (spec.json + hooks.py) or a built-in name.")
 @click.option("--endpoint", default="tcp://127.0.0.1:7400", show_default=True,
@@ -124,7 +136,8 @@ def _inputs(source: str | None):
 @allow_skeleton_option
 @json_option
 @handle_errors
-def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout: float | None,
+def host(post: bool, server: str, advertise: str | None, ttl: int | None,
+         protocol: str, endpoint: str, options_text: str | None, accept_timeout: float | None,
          seed: int | None, guest_key: str | None, peer_timeout: float | None,
          idle_timeout: float,
          control_mode: str | None, input_source: str | None, state_dir: str | None,
@@ -143,13 +156,28 @@ def host(protocol: str, endpoint: str, options_text: str | None, accept_timeout:
                    err=True)
         sys.stderr.flush()
 
-    result = asyncio.run(host_session(
-        loaded, endpoint, options=options,
+    common: dict[str, Any] = dict(
         config=_config(peer_timeout, control_mode, loaded.spec, idle_timeout, limits),
-        state_dir=state_dir, seed=seed, expected_guest_key=guest_key, on_listening=listening,
-        accept_timeout=accept_timeout,
-        decider=_announce, inputs=_inputs(input_source),
-        on_refused=lambda e: click.echo(f"refused a connection: {e}", err=True)))
+        state_dir=state_dir, seed=seed, expected_guest_key=guest_key,
+        accept_timeout=accept_timeout, decider=_announce, inputs=_inputs(input_source),
+        on_refused=lambda e: click.echo(f"refused a connection: {e}", err=True))
+    if post:
+        from lingxi.cli.meet import host_posted
+
+        def posted(where: str, invitation: dict[str, Any]) -> None:
+            listening(where)
+            click.echo(f"invitation {invitation['invitation_id']} posted (expires "
+                       f"{invitation.get('expires_at', '?')}); a guest joins with: lingxi join "
+                       f"{invitation['invitation_id']}", err=True)
+            sys.stderr.flush()
+
+        result = asyncio.run(host_posted(loaded, endpoint, server=server, advertise=advertise,
+                                         ttl=ttl, options=options, announce=posted, **common))
+    else:
+        if advertise or ttl:
+            raise InputError("input.needs_post", "--advertise and --ttl go with --post")
+        result = asyncio.run(host_session(loaded, endpoint, options=options,
+                                          on_listening=listening, **common))
     _report(result, as_json)
 
 

@@ -1,0 +1,232 @@
+"""Meeting through the registry: ``lingxi host --post`` and ``lingxi join``.
+
+The registry only introduces the peers; the session itself runs peer to
+peer. The host posts a signed invitation once it listens, accepts only a
+guest whose hello carries a registry ticket for that invitation (checked
+against the registry's key, single use, bound to the guest's proven key),
+confirms the claim, plays, posts its signed receipt and withdraws the
+invitation when it exits. The guest fetches the spec when it lacks it (the
+id re-checked; hooks are never fetched: a skeleton is written and the join
+stops), claims the invitation, checks the host's identity key against the
+invitation in the handshake, plays, and posts its receipt.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lingxi.errors import EXIT_FAILED, LingxiError
+
+
+async def ensure_registered(client: Any, spec: Any) -> None:
+    """Register the protocol when the registry does not know it yet (idempotent)."""
+    try:
+        await client.protocol(spec.protocol_id)
+    except LingxiError as error:
+        if error.code not in ("registry.not_found", "registry.protocol_not_found"):
+            raise
+        await client.register_protocol(spec.raw)
+
+
+class TicketGate:
+    """The host's handshake authoriser for one posted invitation."""
+
+    def __init__(self, client: Any, identity: Any) -> None:
+        from lingxi.registry.models.ticket import UsedTickets
+
+        self.client, self.identity = client, identity
+        self.used = UsedTickets()
+        self.invitation_id: str | None = None
+        self.registry_session: str | None = None
+
+    async def __call__(self, peer_key: str, ticket: str | None) -> None:
+        from lingxi.registry.models.ticket import verify_ticket
+        from lingxi.wire.errors import HandshakeError
+
+        if self.invitation_id is None:
+            raise HandshakeError("handshake.ticket_refused", "the invitation is not posted yet")
+        if ticket is None:
+            raise HandshakeError("handshake.ticket_refused",
+                                 "this host takes guests through its registry invitation only: "
+                                 f"lingxi join {self.invitation_id}")
+        try:
+            claims = verify_ticket(ticket, server_public_key=await self.client.server_key(),
+                                   invitation_id=self.invitation_id,
+                                   host_agent_id=self.identity.agent_id,
+                                   guest_public_key=peer_key, now=time.time())
+            self.used.spend(claims, time.time())
+        except LingxiError as error:
+            raise HandshakeError("handshake.ticket_refused", error.message) from None
+        await self.client.confirm(self.invitation_id, claims.session_id)
+        self.registry_session = claims.session_id
+
+
+async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str | None,
+                      ttl: int | None, options: dict[str, Any], announce: Any,
+                      **session_kwargs: Any) -> Any:
+    """Host one session for whoever claims the invitation posted at ``server``."""
+    from lingxi.cli.registry_common import make_client
+    from lingxi.session import host_session
+    from lingxi.wire.identity import Identity
+
+    identity, _ = Identity.load_or_create()
+    client = make_client(server, identity="create")
+    async with client:
+        await ensure_registered(client, loaded.spec)
+        gate = TicketGate(client, identity)
+
+        async def listening(where: str) -> None:
+            invitation = await client.post_invitation(
+                loaded.spec.protocol_id, endpoint=advertise or where, options=options,
+                ttl_seconds=ttl)
+            gate.invitation_id = invitation["invitation_id"]
+            announce(where, invitation)
+
+        async def closed(result: Any) -> None:
+            if gate.registry_session is not None:  # a guest came: record, do not withdraw
+                if result is not None:
+                    await _post_receipt(client, gate.registry_session, result)
+            elif gate.invitation_id is not None:  # nobody came: withdraw the invitation
+                try:
+                    await client.cancel(gate.invitation_id)
+                except LingxiError:
+                    pass  # already expired or closed: nothing to withdraw
+
+        return await host_session(loaded, endpoint, options=options, identity=identity,
+                                  authorize=gate, on_listening=listening,
+                                  advertised_endpoint=advertise, on_closed=closed,
+                                  **session_kwargs)
+
+
+async def _post_receipt(client: Any, registry_session: str, result: Any) -> None:
+    local = result.receipts.get("local")
+    if not local:
+        return
+    try:
+        await client.post_receipt(registry_session, local)
+    except LingxiError as error:
+        click.echo(f"warning: the registry did not take this side's receipt: {error}", err=True)
+
+
+async def protocol_for_join(client: Any, protocol_id: str, protocol_dir: str | None,
+                            allow_skeleton: bool) -> Any:
+    """The local protocol to join with; fetches a missing spec, never its hooks."""
+    from lingxi.session import find_protocol, flow_mode, load_protocol
+
+    if protocol_dir is not None:
+        loaded = load_protocol(protocol_dir, allow_skeleton=allow_skeleton)
+        if loaded.spec.protocol_id != protocol_id:
+            raise LingxiError("session.protocol_mismatch",
+                              f"{protocol_dir} is protocol {loaded.spec.protocol_id[:16]}…, the "
+                              f"invitation is for {protocol_id[:16]}…", exit_code=EXIT_FAILED)
+        return loaded
+    try:
+        return find_protocol(protocol_id, allow_skeleton=allow_skeleton)
+    except LingxiError as error:
+        if error.code != "session.unknown_protocol":
+            raise
+    from lingxi.protocols.catalogue import ensure_hooks, store_spec
+
+    document = await client.fetch_spec(protocol_id)  # the client re-checks the id
+    _, folder = store_spec(document)
+    written = ensure_hooks(folder, flow_mode(document.get("flow", {}).get("mode")
+                                             or "session_loop").skeleton_methods(document))
+    raise LingxiError("hooks.skeleton",
+                      f"fetched the spec into {folder}; no hooks exist for it, so a skeleton "
+                      f"was written at {written or Path(folder) / 'hooks.py'}: write the hooks "
+                      f"(or pass --protocol-dir), then run `lingxi join` again",
+                      exit_code=EXIT_FAILED)
+
+
+async def join_invitation(client: Any, invitation_id: str, *, protocol_dir: str | None,
+                          allow_skeleton: bool, **session_kwargs: Any) -> Any:
+    """Claim ``invitation_id`` and play the guest's side; post the receipt at the end."""
+    from lingxi.session import guest_session
+    from lingxi.wire.identity import Identity
+
+    identity, _ = Identity.load_or_create()
+    invitation = await client.invitation(invitation_id)
+    loaded = await protocol_for_join(client, invitation["protocol_id"], protocol_dir,
+                                     allow_skeleton)
+    claim = await client.claim(invitation_id)
+    result = await guest_session(loaded, invitation["endpoint"], identity=identity,
+                                 expected_host_key=invitation["host_public_key"],
+                                 expected_protocol_id=invitation["protocol_id"],
+                                 ticket=claim.ticket, **session_kwargs)
+    await _post_receipt(client, claim.session_id, result)
+    return result
+
+
+def _join_command() -> Any:
+    from lingxi.cli.common import handle_errors, json_option
+    from lingxi.cli.protocol_runtime import allow_skeleton_option, limit_options
+    from lingxi.cli.registry_common import server_option
+    from lingxi.cli.session import (
+        _announce,
+        _config,
+        _inputs,
+        _report,
+        control_option,
+        idle_option,
+        input_option,
+        state_option,
+        timeout_option,
+    )
+
+    @click.command("join")
+    @click.argument("invitation_id")
+    @server_option
+    @click.option("--protocol-dir", "protocol", metavar="DIR|NAME",
+                  help="Local protocol folder or built-in name (default: the built-ins and the "
+                       "protocol cache; a missing spec is fetched from the registry).")
+    @click.option("--seed", type=int, default=None,
+                  help="Seed the hooks' game randomness only; never nonces or keys.")
+    @timeout_option
+    @idle_option
+    @control_option
+    @input_option
+    @state_option
+    @limit_options
+    @allow_skeleton_option
+    @json_option
+    @handle_errors
+    def join(invitation_id: str, server: str, protocol: str | None, seed: int | None,
+             peer_timeout: float | None, idle_timeout: float, control_mode: str | None,
+             input_source: str | None, state_dir: str | None, max_messages: int | None,
+             max_bytes: int | None, max_state_bytes: int | None,
+             allow_skeleton_hooks: bool, as_json: bool) -> None:
+        """Claim INVITATION_ID at a registry and play the session as its guest.
+
+        The host's identity key is checked against the invitation in the
+        handshake; the session runs peer to peer; both signed receipts go to the
+        registry at the end.
+
+        Example: lingxi browse, then lingxi join inv_… (or --server http://127.0.0.1:8470)
+        """
+        from lingxi.cli.registry_common import make_client
+
+        limits = {"max_messages": max_messages, "max_bytes": max_bytes,
+                  "max_state_bytes": max_state_bytes}
+
+        async def main() -> Any:
+            client = make_client(server, identity="create")
+            async with client:
+                return await join_invitation(
+                    client, invitation_id, protocol_dir=protocol,
+                    allow_skeleton=allow_skeleton_hooks,
+                    config=_config(peer_timeout, control_mode, None, idle_timeout, limits),
+                    state_dir=state_dir, seed=seed, decider=_announce,
+                    inputs=_inputs(input_source))
+
+        import asyncio
+
+        _report(asyncio.run(main()), as_json)
+
+    return join
+
+
+join = _join_command()
