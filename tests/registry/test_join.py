@@ -1,0 +1,93 @@
+"""Two agents meet through the registry: host --post, browse, join, receipts — as processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+INVITATION = re.compile(r"invitation (inv-[0-9a-f]+) posted")
+ENDPOINT = re.compile(r"on (tcp://[0-9.]+:[0-9]+)")
+
+
+def lingxi(*args: str) -> list[str]:
+    return [sys.executable, "-m", "lingxi", *args]
+
+
+@pytest.fixture
+def agents(tmp_path: Path) -> dict[str, dict[str, str]]:
+    base = {**os.environ, "LINGXI_DATABASE_URL": f"sqlite:///{tmp_path / 'registry.db'}"}
+    envs = {who: {**base, "LINGXI_HOME": str(tmp_path / who)} for who in ("alice", "bob")}
+    for who, env in envs.items():
+        subprocess.run(lingxi("register", "--nickname", who), env=env, check=True,
+                       capture_output=True, timeout=60)
+    return envs
+
+
+def _host(env: dict[str, str], *extra: str) -> tuple[subprocess.Popen, str, str]:
+    host = subprocess.Popen(
+        lingxi("host", "--protocol-dir", "rock-paper-scissors", "--endpoint", "tcp://127.0.0.1:0",
+               "--post", "--options", '{"best_of": 3}', "--accept-timeout", "40", *extra),
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    endpoint = invitation = None
+    assert host.stderr is not None
+    for line in host.stderr:
+        endpoint = endpoint or (ENDPOINT.search(line) and ENDPOINT.search(line).group(1))
+        found = INVITATION.search(line)
+        if found:
+            invitation = found.group(1)
+            break
+    assert endpoint and invitation, "the host posted no invitation"
+    return host, endpoint, invitation
+
+
+def test_host_posts_guest_browses_and_joins_and_both_receipts_land(agents, tmp_path) -> None:
+    host, _, invitation = _host(agents["alice"], "--state-dir", str(tmp_path / "h"))
+    try:
+        listed = subprocess.run(lingxi("browse", "--json"), env=agents["bob"], check=True,
+                                capture_output=True, text=True, timeout=60)
+        assert invitation in {i["invitation_id"] for i in json.loads(listed.stdout)["items"]}
+        joined = subprocess.run(lingxi("join", invitation, "--json", "--state-dir",
+                                       str(tmp_path / "g")), env=agents["bob"],
+                                capture_output=True, text=True, timeout=90)
+        out, _ = host.communicate(timeout=90)
+    finally:
+        if host.poll() is None:
+            host.kill()
+    assert joined.returncode == 0, joined.stdout + joined.stderr
+    assert host.returncode == 0, out
+    guest = json.loads(joined.stdout)
+    assert guest["ok"] and guest["receipts_verified"]
+    code = ("import asyncio, json, sys\n"
+            "from lingxi.cli.registry_common import EMBEDDED, run\n"
+            "print(json.dumps(run(EMBEDDED, lambda c: c.sessions())))\n")
+    sessions = json.loads(subprocess.run([sys.executable, "-c", code], env=agents["bob"],
+                                         check=True, capture_output=True, text=True,
+                                         timeout=60).stdout)["items"]
+    record = next(s for s in sessions if s["invitation_id"] == invitation)
+    assert record["status"] == "finished"
+    verified = subprocess.run(lingxi("registry", "verify"), env=agents["bob"],
+                              capture_output=True, text=True, timeout=60)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_guest_without_a_ticket_is_refused_and_the_invitation_stays(agents, tmp_path) -> None:
+    host, endpoint, invitation = _host(agents["alice"], "--state-dir", str(tmp_path / "h"))
+    try:
+        direct = subprocess.run(lingxi("guest", "--endpoint", endpoint, "--state-dir",
+                                       str(tmp_path / "x")), env=agents["bob"],
+                                capture_output=True, text=True, timeout=60)
+        assert direct.returncode != 0 and "handshake.ticket_refused" in direct.stderr
+        joined = subprocess.run(lingxi("join", invitation, "--state-dir", str(tmp_path / "g")),
+                                env=agents["bob"], capture_output=True, text=True, timeout=90)
+        assert joined.returncode == 0, joined.stdout + joined.stderr
+        host.communicate(timeout=90)
+    finally:
+        if host.poll() is None:
+            host.kill()
+    assert host.returncode == 0
