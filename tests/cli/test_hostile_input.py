@@ -177,6 +177,70 @@ TARGETS: list[Target] = [
 ]
 
 
+def _session_folder(folder: Path, **hostile_files: bytes) -> str:
+    """A finished self-play's guest folder with some of its state files replaced."""
+    from lingxi.session import load_protocol, run_pair
+
+    state = folder / "state"
+    if not (state / "guest").is_dir():
+        run_pair(load_protocol("rock-paper-scissors"), seed=1, state_dir=state)
+    guest = state / "guest"
+    for name, data in hostile_files.items():
+        (guest / name.replace("_", ".")).write_bytes(data)
+    return str(guest)
+
+
+TARGETS += [
+    Target("session verify (hostile snapshot.json)",
+           lambda d, b: (["session", "verify", _session_folder(d, snapshot_json=b)], None)),
+    Target("session verify (hostile receipts.json)",
+           lambda d, b: (["session", "verify", "--json",
+                          _session_folder(d, receipts_json=b)], None)),
+    Target("session verify (hostile transcript.jsonl)",
+           lambda d, b: (["session", "verify", _session_folder(d, transcript_jsonl=b)], None)),
+    Target("session verify --peer-key TEXT",
+           lambda d, t: (["session", "verify", _session_folder(d), "--peer-key", t], None),
+           "text"),
+    Target("session show (hostile snapshot.json)",
+           lambda d, b: (["session", "show", _session_folder(d, snapshot_json=b)], None)),
+    Target("session decide (hostile snapshot.json)",
+           lambda d, b: (["session", "decide", "--state-dir",
+                          _session_folder(d, snapshot_json=b), "--decision", '"rock"'], None)),
+    Target("session decide --decision TEXT",
+           lambda d, t: (["session", "decide", "--state-dir", _session_folder(d),
+                          "--decision", t], None), "text"),
+    Target("session decide --decision @FILE",
+           lambda d, b: (["session", "decide", "--state-dir", _session_folder(d),
+                          "--decision", "@" + _file(d, "v.json", b)], None)),
+    Target("protocol test --options @FILE",
+           lambda d, b: (["protocol", "test", "guess-number", "--options",
+                          "@" + _file(d, "o.json", b), "--state-dir", str(d / "t")], None)),
+    Target("protocol test --options TEXT",
+           lambda d, t: (["protocol", "test", "guess-number", "--options", t,
+                          "--state-dir", str(d / "t")], None), "text"),
+    Target("protocol test --inputs FILE",
+           lambda d, b: (["protocol", "test", "chat", "--inputs", _file(d, "i.json", b),
+                          "--state-dir", str(d / "t")], None)),
+    Target("protocol test --timeout TEXT",
+           lambda d, t: (["protocol", "test", "word-count", "--timeout", t,
+                          "--state-dir", str(d / "t")], None), "text"),
+    Target("host --input FILE (refused before listening when unreadable)",
+           lambda d, b: (["host", "--protocol-dir", "chat", "--endpoint", "tcp://127.0.0.1:0",
+                          "--accept-timeout", "0.05", "--input", _file(d, "lines.txt", b)],
+                         None)),
+    Target("host --options @FILE",
+           lambda d, b: (["host", "--protocol-dir", "guess-number", "--endpoint",
+                          "tcp://127.0.0.1:0", "--accept-timeout", "0.05",
+                          "--options", "@" + _file(d, "o.json", b)], None)),
+    Target("host --accept-timeout/--timeout TEXT",
+           lambda d, t: (["host", "--protocol-dir", "chat", "--endpoint", "tcp://127.0.0.1:0",
+                          "--accept-timeout", t, "--timeout", t], None), "text"),
+    Target("session skeleton (hostile spec.json)",
+           lambda d, b: (["session", "skeleton", str(Path(_file(d, "spec.json", b)).parent),
+                          "--force"], None)),
+]
+
+
 def run_target(target: Target, folder: Path, hostile) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     argv, stdin = target.build(folder, hostile)
@@ -214,3 +278,6 @@ def test_the_table_covers_every_command_in_this_area():
                     "envelope verify", "identity show", "identity init"):
         assert command in covered, command
     assert any(t.name.startswith("validate ") for t in TARGETS)
+    for command in ("session verify", "session show", "session decide", "protocol test",
+                    "host --input", "host --options", "session skeleton"):
+        assert command in {" ".join(t.name.split()[:2]) for t in TARGETS}, command

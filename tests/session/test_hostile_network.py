@@ -138,3 +138,33 @@ async def test_a_second_guest_is_told_the_host_is_busy(tmp_path) -> None:
     first.cancel()
     task.cancel()
     await asyncio.gather(first, task, return_exceptions=True)
+
+
+def test_a_peers_abort_text_cannot_forge_terminal_lines() -> None:
+    """Regression: a peer's abort reason printed raw let it forge a 'session completed' line."""
+    from click.testing import CliRunner
+
+    from lingxi.cli import session as cli_session
+
+    forged = "bye\r\x1b[2K\nsession completed (peer receipt verified)\x1b]0;owned\x07"
+
+    class Result:
+        outcome = type("O", (), {"status": "aborted", "code": "x\x1b[31m", "by": "peer",
+                                 "reason": forged, "summary": {}, "ok": False})()
+        receipts_verified = False
+        peer_problems = ["no receipt from the peer"]
+
+        def to_dict(self):
+            return {"transcript_head": "h", "receipt_hash": None, "state_dir": "s"}
+
+    runner = CliRunner()
+
+    @__import__("click").command()
+    def show() -> None:
+        cli_session._report(Result(), False)
+
+    out = runner.invoke(show).output
+    assert "\x1b" not in out and "\r" not in out and "\x07" not in out
+    first = out.splitlines()[0]
+    assert first.startswith("session aborted: the peer aborted") and "«" in first
+    assert not any(line.startswith("session completed") for line in out.splitlines())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from pathlib import Path
@@ -10,20 +9,21 @@ from typing import Any
 
 import click
 
-from lingxi.cli.common import handle_errors, json_option, print_json
+from lingxi.cli.common import (
+    POSITIVE_SECONDS,
+    handle_errors,
+    json_option,
+    print_json,
+    read_json_source,
+)
 from lingxi.errors import EXIT_FAILED, InputError
 
 
 def parse_json_arg(text: str | None, what: str) -> Any:
-    """A JSON argument given inline, as @file, or None."""
+    """A JSON argument given inline, as @file, or None (typed errors for any bad input)."""
     if text is None:
         return None
-    if text.startswith("@"):
-        text = Path(text[1:]).read_text(encoding="utf-8")
-    try:
-        return json.loads(text)
-    except ValueError as error:
-        raise InputError("input.bad_json", f"{what} is not valid JSON: {error}") from None
+    return read_json_source(text, what=what)
 
 
 def parse_options(text: str | None) -> dict[str, Any]:
@@ -61,7 +61,7 @@ def limit_options(command):
               help="Seed for hooks, engine nonces and keys: same seed, same outcome.")
 @click.option("--adversarial", is_flag=True,
               help="Also play every cheating peer against the host and the guest.")
-@click.option("--timeout", "peer_timeout", type=float, default=30.0, show_default=True,
+@click.option("--timeout", "peer_timeout", type=POSITIVE_SECONDS, default=30.0, show_default=True,
               help="Seconds (session time) a silent peer is given before the session aborts.")
 @click.option("--control-mode", type=click.Choice(["autonomous", "hybrid", "human"]),
               default="autonomous", show_default=True,

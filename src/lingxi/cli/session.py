@@ -12,7 +12,14 @@ from typing import Any
 
 import click
 
-from lingxi.cli.common import handle_errors, json_option, print_json
+from lingxi.cli.common import (
+    POSITIVE_SECONDS,
+    handle_errors,
+    json_option,
+    peer_text,
+    print_json,
+    safe_line,
+)
 from lingxi.cli.protocol_runtime import (
     allow_skeleton_option,
     limit_options,
@@ -21,7 +28,7 @@ from lingxi.cli.protocol_runtime import (
 )
 from lingxi.errors import EXIT_FAILED, InputError
 
-timeout_option = click.option("--timeout", "peer_timeout", type=float, default=None,
+timeout_option = click.option("--timeout", "peer_timeout", type=POSITIVE_SECONDS, default=None,
                               help="Seconds the peer may stay silent when it is its turn "
                                    "(default: the spec's decision timeout + 30 s, at least 60 s, "
                                    "so a peer deciding by hand is not cut off).")
@@ -31,7 +38,8 @@ control_option = click.option("--control-mode", type=click.Choice(["autonomous",
 input_option = click.option("--input", "input_source", metavar="FILE|-",
                             help="Free mode: send the lines of FILE (or stdin with -); "
                                  "end of input ends the session.")
-idle_option = click.option("--idle-timeout", type=float, default=300.0, show_default=True,
+idle_option = click.option("--idle-timeout", type=POSITIVE_SECONDS, default=300.0,
+                           show_default=True,
                            help="Free mode: end the session after this many seconds without "
                                 "any message.")
 def _peer_key(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -65,9 +73,10 @@ def _config(peer_timeout: float | None, control_mode: str | None, spec=None,
 
 
 def _announce(request) -> None:
-    click.echo(f"decision {request.point_id} needed (timeout {request.timeout_seconds:g}s): "
-               f"legal={json.dumps(request.legal)} bounds={request.bounds} "
-               f"view={json.dumps(request.view, ensure_ascii=False)}", err=True)
+    click.echo(safe_line(f"decision {request.point_id} needed (timeout "
+                         f"{request.timeout_seconds:g}s): legal={json.dumps(request.legal)} "
+                         f"bounds={request.bounds} "
+                         f"view={json.dumps(request.view, ensure_ascii=False)}", 2000), err=True)
     click.echo("  answer with: lingxi session decide --decision <JSON> "
                "[--state-dir <this session's folder>]", err=True)
 
@@ -79,13 +88,18 @@ def _report(result, as_json: bool) -> None:
     else:
         outcome = result.outcome
         line = f"session {outcome.status}"
-        if outcome.code:
-            line += f": {outcome.code} ({outcome.by}) {outcome.reason}"
+        if outcome.code and outcome.by == "peer":  # the peer's own words: marked, escaped
+            line += f": the peer aborted: code {peer_text(outcome.code, 120)}, " \
+                    f"reason {peer_text(outcome.reason)}"
+        elif outcome.code:
+            line += f": {outcome.code} ({outcome.by}) {safe_line(outcome.reason, 400)}"
         click.echo(line)
         if outcome.summary:
-            click.echo("summary: " + json.dumps(outcome.summary, ensure_ascii=False))
+            click.echo("summary: " + safe_line(json.dumps(outcome.summary, ensure_ascii=False),
+                                               400))
         click.echo(f"transcript head {data['transcript_head']}")
-        verdict = "verified" if result.receipts_verified else f"NOT verified {result.peer_problems}"
+        verdict = "verified" if result.receipts_verified else \
+            f"NOT verified: {safe_line('; '.join(result.peer_problems), 400)}"
         click.echo(f"receipt {data['receipt_hash']} (peer receipt {verdict})")
         click.echo(f"state: {data['state_dir']}  (check: lingxi session verify {data['state_dir']})")
     if not (result.outcome.ok and result.receipts_verified):
@@ -121,7 +135,7 @@ def _inputs(source: str | None):
 @click.option("--endpoint", default="tcp://127.0.0.1:7400", show_default=True,
               help="Where to listen, tcp://HOST:PORT (port 0 picks a free one).")
 @click.option("--options", "options_text", metavar="JSON", help="Session options (or @file).")
-@click.option("--accept-timeout", type=float, default=None,
+@click.option("--accept-timeout", type=POSITIVE_SECONDS, default=None,
               help="Give up when no guest joined within this many seconds.")
 @click.option("--seed", type=int, default=None, help="Seed the hooks' game randomness only (reproducible play); never nonces or keys, which always come from the OS.")
 @click.option("--guest-key", callback=_peer_key, metavar="HEX",
