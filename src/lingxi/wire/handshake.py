@@ -52,6 +52,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from lingxi.canonical import canonical_bytes
 from lingxi.errors import LingxiError
+from lingxi.textsafe import terminal_safe
 from lingxi.wire.builder import EnvelopeBuilder, random_id
 from lingxi.wire.envelope import AgentEndpoint, Envelope
 from lingxi.wire.errors import EnvelopeError, HandshakeError, TransportError, WireError
@@ -125,8 +126,7 @@ def check_ticket(ticket: Any) -> str:
 
 def peer_text(value: Any, limit: int = 200) -> str:
     """Text from an unauthenticated peer, made safe for one terminal line."""
-    text = value if isinstance(value, str) else repr(value)
-    return "".join(ch if ch.isprintable() else "?" for ch in text[:limit])
+    return terminal_safe(value if isinstance(value, str) else repr(value), limit)
 
 
 def _ephemeral_hex(key: X25519PrivateKey) -> str:
