@@ -162,20 +162,8 @@ async def join_invitation(client: Any, invitation_id: str, *, protocol_dir: str 
 
 
 def _join_command() -> Any:
-    from lingxi.cli.common import handle_errors, json_option
-    from lingxi.cli.protocol_runtime import allow_skeleton_option, limit_options
     from lingxi.cli.registry_common import server_option
-    from lingxi.cli.session import (
-        _announce,
-        _config,
-        _inputs,
-        _report,
-        control_option,
-        idle_option,
-        input_option,
-        state_option,
-        timeout_option,
-    )
+    from lingxi.cli.session import _announce, _config, _inputs, _report, session_options
 
     @click.command("join")
     @click.argument("invitation_id")
@@ -185,15 +173,7 @@ def _join_command() -> Any:
                        "protocol cache; a missing spec is fetched from the registry).")
     @click.option("--seed", type=int, default=None,
                   help="Seed the hooks' game randomness only; never nonces or keys.")
-    @timeout_option
-    @idle_option
-    @control_option
-    @input_option
-    @state_option
-    @limit_options
-    @allow_skeleton_option
-    @json_option
-    @handle_errors
+    @session_options
     def join(invitation_id: str, server: str, protocol: str | None, seed: int | None,
              peer_timeout: float | None, idle_timeout: float, control_mode: str | None,
              input_source: str | None, state_dir: str | None, max_messages: int | None,

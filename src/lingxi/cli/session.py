@@ -57,6 +57,15 @@ state_option = click.option("--state-dir", type=click.Path(file_okay=False),
                             help="Session folder (default: $LINGXI_HOME/sessions/<id>-<role>).")
 
 
+def session_options(command):
+    """The options every command that plays a session shares (timeouts, control, input,
+    state folder, limits, skeletons, --json), and the one-line error handling."""
+    for option in (handle_errors, json_option, allow_skeleton_option, limit_options,
+                   state_option, input_option, control_option, idle_option, timeout_option):
+        command = option(command)
+    return command
+
+
 def _config(peer_timeout: float | None, control_mode: str | None, spec=None,
             idle_timeout: float = 300.0, limits: dict | None = None):
     from lingxi.session import SessionConfig
@@ -141,15 +150,7 @@ def _inputs(source: str | None):
 @click.option("--guest-key", callback=_peer_key, metavar="HEX",
               help="Accept only a guest with this identity key; any other is refused in the "
                    "handshake, before a payload is read.")
-@timeout_option
-@idle_option
-@control_option
-@input_option
-@state_option
-@limit_options
-@allow_skeleton_option
-@json_option
-@handle_errors
+@session_options
 def host(post: bool, server: str, advertise: str | None, ttl: int | None,
          protocol: str, endpoint: str, options_text: str | None, accept_timeout: float | None,
          seed: int | None, guest_key: str | None, peer_timeout: float | None,
@@ -204,15 +205,7 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
 @click.option("--host-key", callback=_peer_key, metavar="HEX",
               help="Refuse the host unless its identity key is this one (as its `lingxi "
                    "identity show` prints it); checked in the handshake, before any payload.")
-@timeout_option
-@idle_option
-@control_option
-@input_option
-@state_option
-@limit_options
-@allow_skeleton_option
-@json_option
-@handle_errors
+@session_options
 def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str | None,
           peer_timeout: float | None,
           idle_timeout: float, control_mode: str | None, input_source: str | None, state_dir: str | None,
