@@ -175,7 +175,7 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
         config=_config(peer_timeout, control_mode, loaded.spec, idle_timeout, limits),
         state_dir=state_dir, seed=seed, expected_guest_key=guest_key,
         accept_timeout=accept_timeout, decider=_announce, inputs=_inputs(input_source),
-        on_refused=lambda e: click.echo(f"refused a connection: {e}", err=True))
+        on_refused=lambda e: click.echo(safe_line(f"refused a connection: {e}", 400), err=True))
     if post:
         from lingxi.cli.meet import host_posted
 
@@ -324,9 +324,9 @@ def verify(state_dir: str, peer_key: str | None, as_json: bool) -> None:
             state = "ok" if info["ok"] else "BAD (see problems)"
             click.echo(f"{which} receipt ({info.get('role', '?')}): {state}")
         for note in result.notes:
-            click.echo(f"note: {note}")
+            click.echo(f"note: {safe_line(note, 400)}")
         for problem in result.problems:
-            click.echo(f"problem: {problem}")
+            click.echo(f"problem: {safe_line(problem, 400)}")
         click.echo("verified" if result.ok else "NOT verified")
     if not result.ok:
         raise SystemExit(EXIT_FAILED)
@@ -350,7 +350,7 @@ def show(state_dir: str, as_json: bool) -> None:
         return
     for key in ("session_id", "protocol", "role", "mode", "state", "position", "outcome",
                 "pending_decision"):
-        click.echo(f"{key}: {json.dumps(data.get(key), ensure_ascii=False)}")
+        click.echo(f"{key}: {safe_line(json.dumps(data.get(key), ensure_ascii=False), 2000)}")
 
 
 @session.command("skeleton")

@@ -1,4 +1,4 @@
-"""The handshake that opens a session (DESIGN.md "Sessions on the wire"), version 2.
+"""The handshake that opens a session (docs/wire.md, "Handshake"), version 2.
 
 0. Host → guest ``p2p:handshake.challenge``, sent as soon as the connection
    opens: a fresh random 32-byte ``challenge`` and the handshake ``versions``
