@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from lingxi.cli.common import (
@@ -137,7 +139,7 @@ def sign(key_file: str, kind: str | None, to: str | None, to_system: str,
     try:
         if timestamp is not None:
             parse_rfc3339(timestamp)
-        raw = {
+        raw: dict[str, Any] = {
             "id": env_id or str(uuid.uuid4()), "version": "1.0.0", "type": kind,
             "sender": {"agent_id": sender, "system_id": system_id,
                        "endpoint": endpoint or f"lingxi://{sender}"},

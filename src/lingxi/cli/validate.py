@@ -48,7 +48,7 @@ def validate(spec: str, message: str, direction: str | None, message_name: str |
     schema = None
     if not findings:
         schema = (contract.messages[message_name] if message_name else
-                  contract.message_for(payload["action"], direction))
+                  contract.message_for(payload["action"], direction))  # type: ignore[arg-type]
     if as_json:
         print_json({"ok": not findings, "message": schema.name if schema else None,
                     "direction": direction, "protocol_id": contract.protocol_id,
@@ -59,5 +59,6 @@ def validate(spec: str, message: str, direction: str | None, message_name: str |
         if findings:
             click.echo(f"invalid: {len(findings)} problem(s)")
         else:
+            assert schema is not None  # a valid payload matched one schema
             click.echo(safe_line(f"valid: {schema.name} ({schema.direction})"))
     raise SystemExit(1 if findings else 0)

@@ -130,7 +130,7 @@ def _check_messages(doc: dict, report: Report) -> tuple[dict[str, dict], dict[st
             report.add("spec.bad_message", f"a message must be an object, got "
                        f"{json_kind(message)}", path)
             continue
-        name = message.get("name")
+        name: Any = message.get("name")
         ok = True
         if not isinstance(name, str) or not name:
             report.add("spec.missing_field" if name is None else "spec.bad_type",
@@ -142,13 +142,13 @@ def _check_messages(doc: dict, report: Report) -> tuple[dict[str, dict], dict[st
             ok = False
         else:
             declared.setdefault(name, message)
-        direction = message.get("direction")
+        direction: Any = message.get("direction")
         if direction not in SCHEMA_DIRECTIONS:
             report.add("spec.bad_direction", f"direction must be one of "
                        f"{', '.join(SCHEMA_DIRECTIONS)}, got {direction!r}",
                        f"{path}.direction")
             ok = False
-        fields = message.get("fields")
+        fields: Any = message.get("fields")
         if not isinstance(fields, dict) or not fields:
             report.add("spec.bad_fields", "fields must be a non-empty object",
                        f"{path}.fields")

@@ -17,7 +17,7 @@ import json
 import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 from lingxi.contract.source import json_kind
 from lingxi.errors import Finding, Report
@@ -67,7 +67,7 @@ _COMMON = frozenset({"type", "required", "description", "label", "title", "examp
                      "examples", "default", "unit", "doc"})
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return type(value) is int
 
 

@@ -100,7 +100,7 @@ class Spec:
         else:
             out = index.validate(payload, direction, message)
             compiled = index.by_name[message]
-        if out:
+        if out or compiled is None:
             raise MessageError.from_findings(out)
         return compiled.schema
 

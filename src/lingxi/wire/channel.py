@@ -235,6 +235,7 @@ class SecureChannel:
 
     def _on_frame(self, frame: bytes) -> None:
         """Check one incoming frame and act on it; runs as soon as the frame is read."""
+        assert self._loop is not None  # set by start(), before any frame is read
         self._last_rx = self._loop.time()
         try:
             env = self.pipeline.accept(frame, expect_prefix=self.prefix)
@@ -307,7 +308,7 @@ class SecureChannel:
                                              f"nothing from the peer for {timeout:g} s"))
                     await self.transport.close()
                     return
-                if now >= next_ping:
+                if interval is not None and now >= next_ping:
                     counter += 1
                     next_ping = now + interval
                     await self._send_payload(control_payload("ping", nonce=f"{counter:032x}"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from json.encoder import c_make_encoder as _c_make_encoder
+from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]
 from json.encoder import encode_basestring as _encode_string
 from typing import Any
 
@@ -42,7 +42,7 @@ def _reject_constant(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-_SCAN = _DECODER.scan_once
+_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]  # the C scanner, untyped
 
 
 def canonical_bytes(value: Any) -> bytes:
@@ -83,7 +83,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]], _dict: Any = dict, _len: Any = l
 
 
 _STRICT = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_unique_pairs)
-_STRICT_SCAN = _STRICT.scan_once
+_STRICT_SCAN = _STRICT.scan_once  # type: ignore[attr-defined]
 
 
 def decode_json_strict(text: str) -> Any:
@@ -359,16 +359,18 @@ class Envelope:
     @classmethod
     def parse(cls, data: bytes | bytearray | str) -> Envelope:
         """Read an envelope from JSON text or UTF-8 bytes; typed errors only."""
-        binary = type(data) is bytes or isinstance(data, bytes | bytearray)
         try:
-            text = data.decode("utf-8") if binary else data
+            if isinstance(data, bytes | bytearray):
+                raw = bytes(data)
+                text = raw.decode("utf-8")
+            else:
+                text, raw = data, data.encode("utf-8", "surrogatepass")
             value = decode_json_strict(text)
         except (UnicodeDecodeError, ValueError, RecursionError, TypeError) as error:
             raise _fail("envelope.malformed", f"not a JSON document: {str(error)[:120]}",
                         "$") from None
         env = cls.from_dict(value)
-        env.__dict__["_wire"] = (bytes(data) if binary
-                                 else data.encode("utf-8", "surrogatepass"))
+        env.__dict__["_wire"] = raw
         return env
 
     @classmethod

@@ -161,7 +161,7 @@ class ReceivePipeline:
             check_binding(env, expect_prefix)  # anything but the plain match: the full check
         if check_clock:
             last = check_time(env, self.clock(), self.window_seconds)
-            self.guard.check_and_remember(signature, last, self.clock())
+            self.guard.check_and_remember(signature or "", last, self.clock())
         conversation_id = (self.expect_conversation_id if expect_conversation_id is _UNSET
                            else expect_conversation_id)
         sender, receiver = self.expect_sender, self.expect_receiver
