@@ -136,6 +136,7 @@ def json_depth_exceeds(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Any
         if type(item) is dict:
             children = item.values()
         elif type(item) is list:

@@ -141,7 +141,7 @@ def _main_job(name: str, seed: int, work: Path) -> bool:
         click.echo(f"  lingxi session verify {folder.name}: {verdict[0]}")
         ok &= check.returncode == 0
     sessions = _registry_call(lambda c: c.sessions())
-    record = next((s for s in sessions.get("items", [])
+    record: dict = next((s for s in sessions.get("items", [])
                    if s.get("invitation_id") == invitation), {})
     click.echo(f"  registry session {record.get('session_id', '?')}: {record.get('status')}, "
                f"receipts {'both verified' if record.get('status') == 'finished' else 'missing'}")
