@@ -98,6 +98,7 @@ class Store:
         # this process's own threads contend; they queue on a lock instead (other processes
         # still meet the database lock and its timeout).
         self._local_writes = threading.Lock() if not self.postgres else None
+        self._raw = threading.local()
         migrate(self.writer)
         self.key = self._server_key()
         self._keys: dict[str, str] = {}
@@ -105,6 +106,10 @@ class Store:
         self._spec_lock = threading.Lock()
 
     def close(self) -> None:
+        raw = getattr(self._raw, "conn", None)
+        if raw is not None:
+            self._raw.conn = None
+            raw.close()
         self.reader.dispose()
         if self.writer is not self.reader:
             self.writer.dispose()
@@ -204,9 +209,29 @@ class Store:
                 "signature_window_seconds": self.window}
 
     def version(self) -> int:
-        """The log size: it grows with every accepted write, in any server process."""
-        with self.reader.connect() as conn:
-            return conn.execute(select(t.log_head.c.size).where(t.log_head.c.id == 1)).scalar()
+        """The log size: it grows with every accepted write, in any server process.
+
+        Read on a raw autocommit connection kept per thread: this runs on every
+        cached list read, where the pool checkout and transaction of a normal
+        read would cost more than the answer itself.
+        """
+        raw = getattr(self._raw, "conn", None)
+        try:
+            if raw is None:
+                raw = self._raw.conn = self.reader.raw_connection()
+                if self.postgres:
+                    raw.driver_connection.autocommit = True
+            cursor = raw.cursor()
+            try:
+                cursor.execute("SELECT size FROM log_head WHERE id = 1")
+                return int(cursor.fetchone()[0])
+            finally:
+                cursor.close()
+        except Exception:
+            self._raw.conn = None
+            if raw is not None:
+                raw.invalidate()
+            raise
 
     def head(self) -> dict[str, Any]:
         with self.reader.connect() as conn:
