@@ -164,6 +164,26 @@ class Store:
 
     def _write(self, signed: SignedRequest, body_text: str,
                decide: Callable[[Connection, float, int], Change]) -> dict[str, Any]:
+        """Run ``decide`` in one write transaction and log what it changed.
+
+        A request that ``decide`` refuses still spends its nonce (in a
+        transaction of its own), so a refused claim cannot be replayed later
+        when the invitation has reopened.
+        """
+        try:
+            return self._write_once(signed, body_text, decide)
+        except RegistryError as error:
+            if getattr(error, "spend_nonce", False):
+                with self._tx() as (conn, _):
+                    if conn.execute(_NONCE_SEEN, {"a": signed.agent_id,
+                                                  "n": signed.nonce}).first() is None:
+                        conn.execute(_NONCE_ADD, {"agent_id": signed.agent_id,
+                                                  "nonce": signed.nonce,
+                                                  "ts": int(signed.timestamp)})
+            raise
+
+    def _write_once(self, signed: SignedRequest, body_text: str,
+                    decide: Callable[[Connection, float, int], Change]) -> dict[str, Any]:
         now = self.clock()
         with self._tx() as (conn, head):
             seen = conn.execute(_NONCE_SEEN, {"a": signed.agent_id, "n": signed.nonce}).first()
@@ -173,7 +193,11 @@ class Store:
             conn.execute(_NONCE_ADD, {"agent_id": signed.agent_id, "nonce": signed.nonce,
                                       "ts": int(signed.timestamp)})
             seq = head.size + 1
-            change = decide(conn, now, seq)
+            try:
+                change = decide(conn, now, seq)
+            except RegistryError as error:
+                error.spend_nonce = True
+                raise
             if change.kind is None:
                 return {**change.response, "created": False}
             record = {"kind": change.kind, "id": change.record_id, "request": signed.to_dict(),
