@@ -12,8 +12,11 @@ settings:
              options checked against the spec, one logged transaction each.
 The load generator is a small keep-alive HTTP/1.1 client on asyncio in this
 process (so it shares the 2 cores with the server, equally for every line).
-Run: .venv/bin/python benchmarks/registry.py [--seconds S] [--concurrency C]
-     [--backends sqlite,postgres]
+Each registry slice runs right after a bare slice, for several rounds, and the
+ratios are medians of the per-round ratios, so the load other programs put on
+the machine drifts out of them.
+Run: .venv/bin/python benchmarks/registry.py [--rounds R] [--seconds S]
+     [--concurrency C] [--backends sqlite,postgres]
 """
 
 from __future__ import annotations
@@ -196,17 +199,27 @@ def postgres_database() -> tuple[str, callable] | None:
     return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}", drop
 
 
-def line(name: str, result: dict, baseline: dict | None) -> str:
-    ratio = f"{result['rps'] / baseline['rps']:.0%}" if baseline else "100%"
-    p99 = f"{result['p99_ms'] / baseline['p99_ms']:.2f}x" if baseline else "1.00x"
-    return (f"{name:<22} {result['rps']:>8.0f} req/s  p50 {result['p50_ms']:6.2f} ms  "
-            f"p99 {result['p99_ms']:6.2f} ms   throughput {ratio:>5} of baseline, "
-            f"p99 {p99}   ({result['requests']} requests, {result['failures']} failed)")
+def median_of(rounds: list[dict]) -> dict:
+    out = {k: statistics.median(r[k] for r in rounds) for k in ("rps", "p50_ms", "p99_ms")}
+    out["requests"] = sum(r["requests"] for r in rounds)
+    out["failures"] = sum(r["failures"] for r in rounds)
+    return out
+
+
+def ratio_line(name: str, pairs: list[tuple[dict, dict]]) -> str:
+    """Median over rounds of (measured, baseline-in-the-same-round) ratios."""
+    tput = statistics.median(m["rps"] / b["rps"] for m, b in pairs)
+    p99 = statistics.median(m["p99_ms"] / b["p99_ms"] for m, b in pairs)
+    m = median_of([m for m, _ in pairs])
+    return (f"{name:<16} {m['rps']:>7.0f} req/s  p99 {m['p99_ms']:7.2f} ms   "
+            f"throughput {tput:>5.0%} of bare, p99 x{p99:.2f} of bare   "
+            f"({m['requests']} requests, {m['failures']} failed)")
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--seconds", type=float, default=2.0, help="seconds per slice")
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--invitations", type=int, default=1000)
     parser.add_argument("--backends", default="sqlite,postgres")
@@ -214,47 +227,55 @@ async def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="lingxi-bench-"))
     bare_port = free_port()
     bare = start([__file__, "--serve-bare", str(bare_port)], bare_port, str(work / "bare"))
+    bare_body = json.dumps({"protocol_id": "a" * 64, "endpoint": "tcp://127.0.0.1:1",
+                            "options": {"best_of": 3}}).encode()
+    print(f"concurrency {args.concurrency}; {args.rounds} rounds of {args.seconds:.0f} s slices, "
+          "each registry slice next to a bare slice; medians over rounds; "
+          f"{args.invitations} open invitations")
     try:
-        await load(bare_port, lambda: get_request("/bare"), 1.0, args.concurrency)  # warm-up
-        bare_get = await load(bare_port, lambda: get_request("/bare"), args.seconds,
-                              args.concurrency)
-        bare_body = json.dumps({"protocol_id": "a" * 64, "endpoint": "tcp://127.0.0.1:1",
-                                "options": {"best_of": 3}}).encode()
-        bare_post = await load(bare_port, lambda: post_request("/bare", bare_body, {}),
-                               args.seconds, args.concurrency)
+        for backend in args.backends.split(","):
+            drop = None
+            if backend == "sqlite":
+                url = f"sqlite:///{work / 'registry.db'}"
+            else:
+                made = postgres_database()
+                if made is None:
+                    continue
+                url, drop = made
+            port = free_port()
+            server = start(["-m", "lingxi", "server", "--port", str(port), "--database-url",
+                            url], port, str(work / backend))
+            try:
+                host, pid = await populate(f"http://127.0.0.1:{port}", args.invitations)
+                path = "/v1/invitations?limit=20"
+                await load(port, lambda p=path: get_request(p), 1.0, args.concurrency)
+                await load(bare_port, lambda: get_request("/bare"), 1.0, args.concurrency)
+                gets, posts = [], []
+                make_post = post_maker(host, pid)
+                for _ in range(args.rounds):
+                    base = await load(bare_port, lambda: get_request("/bare"), args.seconds,
+                                      args.concurrency)
+                    gets.append((await load(port, lambda p=path: get_request(p), args.seconds,
+                                            args.concurrency), base))
+                    base = await load(bare_port, lambda: post_request("/bare", bare_body, {}),
+                                      args.seconds, args.concurrency)
+                    posts.append((await load(port, make_post, args.seconds, args.concurrency),
+                                  base))
+                bare_get = median_of([b for _, b in gets])
+                bare_post = median_of([b for _, b in posts])
+                print(f"{backend}: bare GET {bare_get['rps']:.0f} req/s p99 "
+                      f"{bare_get['p99_ms']:.2f} ms; bare POST {bare_post['rps']:.0f} req/s "
+                      f"p99 {bare_post['p99_ms']:.2f} ms")
+                print("  " + ratio_line("browse", gets))
+                print("  " + ratio_line("post", posts))
+            finally:
+                server.terminate()
+                server.wait()
+                if drop:
+                    drop()
     finally:
         bare.terminate()
         bare.wait()
-    print(f"concurrency {args.concurrency}, {args.seconds:.0f} s per line, "
-          f"{args.invitations} open invitations")
-    print(line("bare-get (baseline)", bare_get, None))
-    print(line("bare-post (baseline)", bare_post, None))
-    for backend in args.backends.split(","):
-        drop = None
-        if backend == "sqlite":
-            url = f"sqlite:///{work / 'registry.db'}"
-        else:
-            made = postgres_database()
-            if made is None:
-                continue
-            url, drop = made
-        port = free_port()
-        server = start(["-m", "lingxi", "server", "--port", str(port), "--database-url", url],
-                       port, str(work / backend))
-        try:
-            host, pid = await populate(f"http://127.0.0.1:{port}", args.invitations)
-            path = "/v1/invitations?limit=20"
-            await load(port, lambda p=path: get_request(p), 1.0, args.concurrency)
-            browse = await load(port, lambda p=path: get_request(p), args.seconds,
-                                args.concurrency)
-            post = await load(port, post_maker(host, pid), args.seconds, args.concurrency)
-            print(line(f"{backend} browse", browse, bare_get))
-            print(line(f"{backend} post", post, bare_post))
-        finally:
-            server.terminate()
-            server.wait()
-            if drop:
-                drop()
 
 
 if __name__ == "__main__":

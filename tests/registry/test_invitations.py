@@ -198,3 +198,22 @@ async def test_cached_lists_show_writes_from_another_process_at_once(api, world,
         other.close()
     items = (await api.get("/v1/invitations")).json()["items"]
     assert [i["invitation_id"] for i in items] == [posted.json()["invitation"]["invitation_id"]]
+
+
+async def test_a_refused_claim_cannot_be_replayed_once_the_invitation_reopens(api, world, alice,
+                                                                             bob, clock):
+    from lingxi.registry.models.signing import sign_request
+
+    carol = Identity.from_seed(b"c" * 32)
+    await api.register(carol, "carol")
+    iid = (await post(api, alice, world)).json()["invitation"]["invitation_id"]
+    await api.signed(bob, "POST", f"/v1/invitations/{iid}/claim", {})
+    path = f"/v1/invitations/{iid}/claim"
+    captured = sign_request(carol, "POST", path, b"{}", now=clock())
+    taken = await api.http.post(path, content=b"{}", headers=captured)
+    assert taken.json()["error"]["code"] == "registry.invitation_taken"
+    clock.now += 31  # Bob's claim lapses: the invitation is open again
+    replayed = await api.http.post(path, content=b"{}", headers=captured)
+    assert replayed.status_code == 401
+    assert replayed.json()["error"]["code"] == "registry.request_replayed"
+    assert (await api.get(f"/v1/invitations/{iid}")).json()["status"] == "open"

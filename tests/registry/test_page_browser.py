@@ -30,13 +30,28 @@ def populated(tmp_path_factory):
     server.wait_ready()
 
     async def fill():
-        host = RegistryClient(server.url, Identity.from_seed(b"p" * 32))
+        from lingxi.session.transcript import Transcript, receipt_body, sign_receipt
+
+        me, guest_key = Identity.from_seed(b"p" * 32), Identity.from_seed(b"q" * 32)
+        host, guest = RegistryClient(server.url, me), RegistryClient(server.url, guest_key)
         await host.register("page-host")
+        await guest.register("page-guest")
         pid = (await host.register_protocol(rps_spec()))["protocol_id"]
+        played = await host.post_invitation(pid, endpoint="tcp://127.0.0.1:7000")
+        claim = await guest.claim(played["invitation_id"])
+        await host.confirm(played["invitation_id"], claim.session_id)
+        transcript = Transcript()
+        transcript.add("guest_to_host", {"payload": {"action": "join"}}, "sent")
+        for who, role, client in ((me, "host", host), (guest_key, "guest", guest)):
+            receipt = sign_receipt(receipt_body(transcript, session_id="wire", protocol_id=pid,
+                                                role=role, public_key=who.public_hex,
+                                                status="completed"), who)
+            await client.post_receipt(claim.session_id, receipt)
         await host.post_invitation(pid, endpoint="tcp://127.0.0.1:7001",
                                    options={"best_of": 5}, note="<script>alert(1)</script>")
         await host.aclose()
-        return pid
+        await guest.aclose()
+        return pid, claim.session_id
 
     try:
         yield server, asyncio.run(fill())
@@ -58,19 +73,24 @@ def page(populated):
         browser.close()
 
 
-def test_home_lists_protocols_and_open_invitations(populated, page):
-    server, pid = populated
+def test_home_lists_protocols_open_invitations_and_finished_sessions(populated, page):
+    server, (pid, session_id) = populated
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.goto(server.url + "/")
     assert page.title() == "overview"
     assert page.locator("#protocols").inner_text().count("Rock-Paper-Scissors") == 1
     invitations = page.locator("#invitations").inner_text()
     assert "tcp://127.0.0.1:7001" in invitations and '"best_of": 5' in invitations
-    assert page.locator("#sessions").inner_text() == "No finished session yet."
-    assert page.errors == []
+    assert "tcp://127.0.0.1:7000" not in invitations  # claimed and finished: not open
+    assert "<script>alert(1)</script>" in invitations  # shown as text, never run
+    sessions = page.locator("#sessions").inner_text()
+    assert session_id in sessions and "verified" in sessions
+    assert dialogs == [] and page.errors == []
 
 
 def test_protocol_page_shows_its_id_and_spec(populated, page):
-    server, pid = populated
+    server, (pid, _) = populated
     page.goto(server.url + "/")
     page.click("text=Rock-Paper-Scissors (Lingxi)")
     page.wait_for_url(f"**/protocols/{pid}")
@@ -80,7 +100,7 @@ def test_protocol_page_shows_its_id_and_spec(populated, page):
 
 
 def test_docs_page_lists_operations_and_tries_a_get(populated, page):
-    server, _ = populated
+    server = populated[0]
     page.goto(server.url + "/docs")
     page.wait_for_selector("section.op")
     assert page.locator("section.op").count() >= 20

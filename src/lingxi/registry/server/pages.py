@@ -57,11 +57,12 @@ def home_page(store: Any) -> str:
          f"<code class=id>{escape(p['protocol_id'])}</code>", escape(p["created_at"])]
         for p in protocols], "No protocol registered yet.")
     body += "<h2>Open invitations</h2>" + _table(
-        "invitations", ["protocol", "host", "options", "endpoint", "expires"], [
+        "invitations", ["protocol", "host", "options", "endpoint", "note", "expires"], [
             [_protocol_link(i["protocol_id"], i.get("protocol_name") or i["protocol_id"][:12]),
              f"<code>{escape(i['host_agent_id'])}</code>",
              f"<code>{escape(json.dumps(i['options'], ensure_ascii=False))}</code>",
-             f"<code>{escape(i['endpoint'])}</code>", escape(i["expires_at"])]
+             f"<code>{escape(i['endpoint'])}</code>", escape(i["note"]),
+             escape(i["expires_at"])]
             for i in invitations], "No open invitation.")
     body += "<h2>Finished sessions</h2>" + _table(
         "sessions", ["session", "protocol", "host", "guest", "outcome", "receipts"], [

@@ -21,7 +21,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.engine import Connection
 
 from lingxi.canonical import canonical_json
@@ -49,6 +49,18 @@ from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.engine import make_engines, migrate, resolve_url
 
 MAX_LIMIT = 100
+
+# The statements every write runs, built once: constructing SQLAlchemy statements per call
+# costs more than executing them on SQLite.
+_HEAD = select(t.log_head.c.size, t.log_head.c.head).where(t.log_head.c.id == 1)
+_HEAD_LOCKED = _HEAD.with_for_update()
+_HEAD_SET = (update(t.log_head).where(t.log_head.c.id == 1)
+             .values(size=bindparam("new_size"), head=bindparam("new_head")))
+_NONCE_SEEN = select(t.nonces.c.ts).where(t.nonces.c.agent_id == bindparam("a"),
+                                          t.nonces.c.nonce == bindparam("n"))
+_NONCE_ADD = insert(t.nonces)
+_LOG_ADD = insert(t.log)
+_INVITATION_ADD = insert(t.invitations)
 
 
 @dataclass
@@ -98,6 +110,7 @@ class Store:
         # this process's own threads contend; they queue on a lock instead (other processes
         # still meet the database lock and its timeout).
         self._local_writes = threading.Lock() if not self.postgres else None
+        self._raw = threading.local()
         migrate(self.writer)
         self.key = self._server_key()
         self._keys: dict[str, str] = {}
@@ -105,6 +118,10 @@ class Store:
         self._spec_lock = threading.Lock()
 
     def close(self) -> None:
+        raw = getattr(self._raw, "conn", None)
+        if raw is not None:
+            self._raw.conn = None
+            raw.close()
         self.reader.dispose()
         if self.writer is not self.reader:
             self.writer.dispose()
@@ -114,10 +131,7 @@ class Store:
     def _tx(self) -> Iterator[tuple[Connection, Any]]:
         """A write transaction holding the log head row; yields ``(conn, head)``."""
         with self._local_writes or nullcontext(), self.writer.begin() as conn:
-            query = select(t.log_head.c.size, t.log_head.c.head).where(t.log_head.c.id == 1)
-            if self.postgres:
-                query = query.with_for_update()
-            yield conn, conn.execute(query).one()
+            yield conn, conn.execute(_HEAD_LOCKED if self.postgres else _HEAD).one()
 
     def _server_key(self) -> ServerKey:
         with self._tx() as (conn, _):
@@ -150,28 +164,50 @@ class Store:
 
     def _write(self, signed: SignedRequest, body_text: str,
                decide: Callable[[Connection, float, int], Change]) -> dict[str, Any]:
+        """Run ``decide`` in one write transaction and log what it changed.
+
+        A request that ``decide`` refuses still spends its nonce (in a
+        transaction of its own), so a refused claim cannot be replayed later
+        when the invitation has reopened.
+        """
+        try:
+            return self._write_once(signed, body_text, decide)
+        except RegistryError as error:
+            if getattr(error, "spend_nonce", False):
+                with self._tx() as (conn, _):
+                    if conn.execute(_NONCE_SEEN, {"a": signed.agent_id,
+                                                  "n": signed.nonce}).first() is None:
+                        conn.execute(_NONCE_ADD, {"agent_id": signed.agent_id,
+                                                  "nonce": signed.nonce,
+                                                  "ts": int(signed.timestamp)})
+            raise
+
+    def _write_once(self, signed: SignedRequest, body_text: str,
+                    decide: Callable[[Connection, float, int], Change]) -> dict[str, Any]:
         now = self.clock()
         with self._tx() as (conn, head):
-            seen = conn.execute(select(t.nonces.c.ts).where(
-                t.nonces.c.agent_id == signed.agent_id, t.nonces.c.nonce == signed.nonce)).first()
+            seen = conn.execute(_NONCE_SEEN, {"a": signed.agent_id, "n": signed.nonce}).first()
             if seen is not None:
                 raise RegistryError("registry.request_replayed",
                                     "this request nonce was already used", status=401)
-            conn.execute(insert(t.nonces).values(agent_id=signed.agent_id, nonce=signed.nonce,
-                                                 ts=int(signed.timestamp)))
+            conn.execute(_NONCE_ADD, {"agent_id": signed.agent_id, "nonce": signed.nonce,
+                                      "ts": int(signed.timestamp)})
             seq = head.size + 1
-            change = decide(conn, now, seq)
+            try:
+                change = decide(conn, now, seq)
+            except RegistryError as error:
+                error.spend_nonce = True
+                raise
             if change.kind is None:
                 return {**change.response, "created": False}
             record = {"kind": change.kind, "id": change.record_id, "request": signed.to_dict(),
                       "body": body_text, "server": change.facts}
             entry = make_entry(seq, change.kind, change.record_id, record, head.head, int(now))
-            conn.execute(insert(t.log).values(record=canonical_json(record),
-                                              **{k: entry[k] for k in (
-                                                  "seq", "kind", "record_id", "record_sha256",
-                                                  "prev", "hash", "time")}))
-            conn.execute(update(t.log_head).where(t.log_head.c.id == 1)
-                         .values(size=seq, head=entry["hash"]))
+            conn.execute(_LOG_ADD, {"record": canonical_json(record),
+                                    **{k: entry[k] for k in ("seq", "kind", "record_id",
+                                                             "record_sha256", "prev", "hash",
+                                                             "time")}})
+            conn.execute(_HEAD_SET, {"new_size": seq, "new_head": entry["hash"]})
             if seq % 64 == 0:
                 conn.execute(delete(t.nonces).where(t.nonces.c.ts < int(now) - 2 * self.window))
         return {**change.response, "created": change.created,
@@ -204,14 +240,33 @@ class Store:
                 "signature_window_seconds": self.window}
 
     def version(self) -> int:
-        """The log size: it grows with every accepted write, in any server process."""
-        with self.reader.connect() as conn:
-            return conn.execute(select(t.log_head.c.size).where(t.log_head.c.id == 1)).scalar()
+        """The log size: it grows with every accepted write, in any server process.
+
+        Read on a raw autocommit connection kept per thread: this runs on every
+        cached list read, where the pool checkout and transaction of a normal
+        read would cost more than the answer itself.
+        """
+        raw = getattr(self._raw, "conn", None)
+        try:
+            if raw is None:
+                raw = self._raw.conn = self.reader.raw_connection()
+                if self.postgres:
+                    raw.driver_connection.autocommit = True
+            cursor = raw.cursor()
+            try:
+                cursor.execute("SELECT size FROM log_head WHERE id = 1")
+                return int(cursor.fetchone()[0])
+            finally:
+                cursor.close()
+        except Exception:
+            self._raw.conn = None
+            if raw is not None:
+                raw.invalidate()
+            raise
 
     def head(self) -> dict[str, Any]:
         with self.reader.connect() as conn:
-            row = conn.execute(select(t.log_head.c.size, t.log_head.c.head)
-                               .where(t.log_head.c.id == 1)).one()
+            row = conn.execute(_HEAD).one()
         return sign_head(self.key, row.size, row.head, int(self.clock()))
 
     def log_entries(self, after: int = 0, limit: int = 1000) -> dict[str, Any]:
@@ -507,7 +562,7 @@ class Store:
                    "endpoint": endpoint, "options": canonical_json(options), "note": note,
                    "status": "open", "created_at": now, "expires_at": now + ttl, "seq": seq,
                    "session_id": None, "guest_agent_id": None, "claim_deadline": None}
-            conn.execute(insert(t.invitations).values(**row))
+            conn.execute(_INVITATION_ADD, row)
             return Change("invitation", invitation_id,
                           {"invitation_id": invitation_id, "created_at": iso(now),
                            "expires_at": iso(now + ttl)},
