@@ -91,3 +91,46 @@ def test_a_guest_without_a_ticket_is_refused_and_the_invitation_stays(agents, tm
         if host.poll() is None:
             host.kill()
     assert host.returncode == 0
+
+
+def test_join_fetches_a_missing_spec_writes_a_skeleton_and_stops(agents, tmp_path) -> None:
+    """The guest lacks the protocol: the spec comes from the registry (id re-checked), hooks
+    never do: a skeleton is written, the join stops, and works once hooks are there."""
+    from lingxi.protocols import builtin_dir
+
+    builtin = builtin_dir("word-count")
+    folder = tmp_path / "word-count-plus"
+    folder.mkdir()
+    spec = json.loads((builtin / "spec.json").read_text())
+    spec["rules"] = {**spec.get("rules", {}), "house": "count only what you were sent"}
+    (folder / "spec.json").write_text(json.dumps(spec))
+    (folder / "hooks.py").write_text((builtin / "hooks.py").read_text())
+    host = subprocess.Popen(
+        lingxi("host", "--protocol-dir", str(folder), "--endpoint", "tcp://127.0.0.1:0",
+               "--post", "--accept-timeout", "60", "--state-dir", str(tmp_path / "h")),
+        env=agents["alice"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        invitation = None
+        assert host.stderr is not None
+        for line in host.stderr:
+            found = INVITATION.search(line)
+            if found:
+                invitation = found.group(1)
+                break
+        assert invitation
+        first = subprocess.run(lingxi("join", invitation, "--state-dir", str(tmp_path / "g")),
+                               env=agents["bob"], capture_output=True, text=True, timeout=90)
+        assert first.returncode == 1 and "hooks.skeleton" in first.stderr, first.stderr
+        cached = next((Path(agents["bob"]["LINGXI_HOME"]) / "protocols").glob("*/*"))
+        assert json.loads((cached / "spec.json").read_text())["rules"]["house"]
+        assert "LINGXI_SKELETON = True" in (cached / "hooks.py").read_text()
+        (cached / "hooks.py").write_text((builtin / "hooks.py").read_text())  # written by hand
+        (cached / ".lingxi-hooks.json").unlink()
+        second = subprocess.run(lingxi("join", invitation, "--state-dir", str(tmp_path / "g")),
+                                env=agents["bob"], capture_output=True, text=True, timeout=90)
+        assert second.returncode == 0, second.stdout + second.stderr
+        host.communicate(timeout=90)
+    finally:
+        if host.poll() is None:
+            host.kill()
+    assert host.returncode == 0
