@@ -15,6 +15,8 @@ from lingxi.errors import EXIT_FAILED, EXIT_USAGE, LingxiError
 class RegistryError(LingxiError):
     """A refused registry request (4xx) or an unreachable registry."""
 
+    spend_nonce = False  # set when a refused signed request must still use up its nonce
+
     def __init__(self, code: str, message: str, *, status: int = 400,
                  details: dict[str, Any] | None = None, exit_code: int | None = None,
                  findings: list | None = None) -> None:

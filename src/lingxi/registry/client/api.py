@@ -86,13 +86,13 @@ class RegistryClient:
         except ValueError:
             data = None
         if response.status_code >= 400:
-            error = (data or {}).get("error") if isinstance(data, dict) else None
-            if not isinstance(error, dict):
+            answer = (data or {}).get("error") if isinstance(data, dict) else None
+            if not isinstance(answer, dict):
                 raise RegistryError("registry.bad_response",
                                     f"the registry answered {response.status_code}",
                                     status=response.status_code, exit_code=EXIT_FAILED)
-            raise RegistryError(str(error.get("code")), str(error.get("message")),
-                                status=response.status_code, details=error.get("details"))
+            raise RegistryError(str(answer.get("code")), str(answer.get("message")),
+                                status=response.status_code, details=answer.get("details"))
         if not isinstance(data, dict):
             raise RegistryError("registry.bad_response", "the registry did not answer JSON",
                                 status=502, exit_code=EXIT_FAILED)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from typing import TypeGuard
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -20,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 HEX = frozenset("0123456789abcdef")
 
 
-def is_hex(value: object, length: int | None = None) -> bool:
+def is_hex(value: object, length: int | None = None) -> TypeGuard[str]:
     return (isinstance(value, str) and (length is None or len(value) == length)
             and bool(value) and set(value) <= HEX)
 

@@ -54,7 +54,7 @@ def check_endpoint(endpoint: object) -> str:
     if not match or not 1 <= int(match.group(2)) <= 65535:
         raise RegistryError("registry.bad_endpoint",
                             "endpoint must be tcp://HOST:PORT with a port 1-65535", status=422)
-    return endpoint
+    return str(endpoint)
 
 
 def check_ttl(ttl: object) -> int:

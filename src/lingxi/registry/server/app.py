@@ -113,7 +113,7 @@ class PageCache:
         hit = self._entries.get(key)
         if hit is not None and hit[0] == version and hit[1] > now:
             return Response(hit[2], media_type="application/json")
-        body = _JSON(compute()).body
+        body = bytes(_JSON(compute()).body)
         if len(self._entries) >= self.size:
             self._entries.clear()
         self._entries[key] = (version, now + self.ttl, body)

@@ -251,11 +251,13 @@ class Store:
             if raw is None:
                 raw = self._raw.conn = self.reader.raw_connection()
                 if self.postgres:
-                    raw.driver_connection.autocommit = True
+                    raw.driver_connection.autocommit = True  # type: ignore[union-attr]
             cursor = raw.cursor()
             try:
                 cursor.execute("SELECT size FROM log_head WHERE id = 1")
-                return int(cursor.fetchone()[0])
+                row = cursor.fetchone()
+                assert row is not None  # log_head always has its one row
+                return int(row[0])
             finally:
                 cursor.close()
         except Exception:

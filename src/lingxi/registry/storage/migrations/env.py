@@ -11,7 +11,7 @@ if connection is None:  # `alembic` run by hand with -x url=…
     from sqlalchemy import create_engine
 
     url = context.get_x_argument(as_dictionary=True).get("url")
-    with create_engine(url).begin() as conn:
+    with create_engine(str(url)).begin() as conn:
         context.configure(connection=conn, target_metadata=metadata)
         with context.begin_transaction():
             context.run_migrations()
