@@ -34,7 +34,7 @@ def _resign(party, msg: dict) -> dict:
     try:
         msg["sig"] = party._signer.sign(signing_bytes(msg)).signature.hex()
     except (TypeError, ValueError):
-        pass  # not canonical JSON (e.g. a float NaN); leave the old signature
+        pass  # not canonical JSON (NaN, a lone surrogate); leave the old signature
     return msg
 
 
@@ -111,6 +111,16 @@ def test_mutated_messages_give_typed_errors(scene, which, field, value, resign, 
     if resign:
         msg = _resign(sender, msg)
     _deliver(receiver, msg)
+
+
+@pytest.mark.parametrize("field,value", [("note", "\ud800"), ("card", "\udfff"),
+                                         ("card", "A" * 300), ("position", True),
+                                         ("position", 1.0), ("seq", -1), ("nullifier", "AB" * 32)])
+def test_hostile_scalars_give_typed_errors(scene, field, value) -> None:
+    receiver, msg, sender = scene["play"]
+    for resign in (False, True):
+        bad = dict(msg, **{field: value})
+        _deliver(receiver, _resign(sender, bad) if resign else bad)
 
 
 @SETTINGS

@@ -130,3 +130,34 @@ def test_a_party_refuses_local_calls_out_of_state() -> None:
         with pytest.raises(CardsError) as err:
             call()
         assert err.value.code == "cards.state"
+
+
+def test_signed_receipts_match_the_offline_audit(game) -> None:
+    from lingxi.cards import verify_receipt
+    report = audit(game.host.transcript())
+    for party in (game.host, game.guest):
+        receipt = party.receipt()
+        assert receipt["audit"]["ok"] is True
+        assert verify_receipt(receipt, party.identity, report)
+        other = game.guest if party is game.host else game.host
+        assert not verify_receipt(receipt, other.identity)  # not signed by the other side
+        forged = dict(receipt, transcript_hash="00" * 32)
+        assert not verify_receipt(forged, party.identity)
+
+
+def test_a_cheat_receipt_names_code_and_culprit() -> None:
+    from lingxi.cards import verify_receipt
+    from lingxi.cards.cheats import CHEATS
+    host, guest = make_pair("trick", seed="receipt")
+    wire = Wire(host, guest)
+    wire.send(host.hello())
+    wire.send(host.shuffle())
+    bad = CHEATS["missing_card"].make(guest, host)
+    with pytest.raises(CardsError):
+        host.receive(bad)
+    receipt = host.receipt()
+    assert receipt["audit"] == {"ok": False, "code": "cards.deck_missing", "culprit": "guest"}
+    assert verify_receipt(receipt, host.identity, audit(host.transcript()))
+    with pytest.raises(CardsError) as err:
+        guest.receipt()
+    assert err.value.code == "cards.state"

@@ -4,10 +4,10 @@ Pure (no I/O, no clocks, entropy injected) and built only on PyNaCl's
 Ed25519 group operations. See docs/mental-poker.md for the construction.
 """
 
-from lingxi.cards.audit import AuditReport, audit
+from lingxi.cards.audit import AuditReport, audit, verify_receipt
 from lingxi.cards.errors import CODES, CardsError
 from lingxi.cards.party import Checked, MentalPokerParty, PreparedShuffle
 from lingxi.cards.table import Deal, Params, Table
 
 __all__ = ["CODES", "AuditReport", "CardsError", "Checked", "Deal", "MentalPokerParty",
-           "Params", "PreparedShuffle", "Table", "audit"]
+           "Params", "PreparedShuffle", "Table", "audit", "verify_receipt"]

@@ -14,9 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from nacl.exceptions import BadSignatureError
+from nacl.signing import VerifyKey
+
+from lingxi.canonical import canonical_bytes
+from lingxi.cards import group as g
 from lingxi.cards.errors import CardsError
 from lingxi.cards.messages import HEX64, ROLES
-from lingxi.cards.party import TRANSCRIPT_FORMAT
+from lingxi.cards.party import RECEIPT_DOMAIN, RECEIPT_FORMAT, TRANSCRIPT_FORMAT
 from lingxi.cards.table import Deal, Params, Table
 
 
@@ -108,3 +113,24 @@ def _done(report: AuditReport, table: Table, code: str | None, culprit: str | No
     report.transcript_hash = table.head.hex()
     report.played = dict(table.played)
     return report
+
+
+def verify_receipt(receipt: Any, identity: bytes, report: AuditReport | None = None) -> bool:
+    """A receipt is signed by ``identity`` and, given the audit ``report`` of the
+    transcript, states the same transcript hash and verdict."""
+    if not isinstance(receipt, dict) or receipt.get("format") != RECEIPT_FORMAT:
+        return False
+    sig = receipt.get("sig")
+    body = {k: v for k, v in receipt.items() if k != "sig"}
+    try:
+        VerifyKey(identity).verify(g.digest(RECEIPT_DOMAIN, canonical_bytes(body)),
+                                   bytes.fromhex(sig))
+    except (BadSignatureError, TypeError, ValueError):
+        return False
+    if report is None:
+        return True
+    audit_part = receipt.get("audit") or {}
+    faces = g.digest(b"lingxi/cards/faces/v1", canonical_bytes(report.faces)).hex()
+    return (receipt.get("transcript_hash") == report.transcript_hash
+            and audit_part.get("ok") == report.ok and audit_part.get("code") == report.code
+            and (not report.ok or receipt.get("faces_hash") == faces))

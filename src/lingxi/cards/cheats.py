@@ -261,10 +261,10 @@ def _advance(cheat: Cheat, host: MentalPokerParty, guest: MentalPokerParty,
     return c, h
 
 
-def run_cheat(name: str, seed: int | str = 0) -> CheatOutcome:
+def run_cheat(name: str, seed: int | str = 0, game: str = "crazy_eights") -> CheatOutcome:
     """Run one cheat; the honest side must raise its code on the bad message."""
     cheat = CHEATS[name]
-    host, guest = make_pair("crazy_eights", seed)
+    host, guest = make_pair(game, seed)
     wire = Wire(host, guest)
     c, h = _advance(cheat, host, guest, wire)
     bad = cheat.make(c, h)
@@ -276,9 +276,9 @@ def run_cheat(name: str, seed: int | str = 0) -> CheatOutcome:
     raise AssertionError(f"cheat {name} went undetected")
 
 
-def run_abort_after_draw(seed: int | str = 0) -> CheatOutcome:
+def run_abort_after_draw(seed: int | str = 0, game: str = "crazy_eights") -> CheatOutcome:
     """The guest draws, sees its card and goes silent: the host records a forfeit."""
-    host, guest = make_pair("crazy_eights", seed)
+    host, guest = make_pair(game, seed)
     wire = Wire(host, guest)
     wire.send(host.hello())
     wire.send(host.shuffle())

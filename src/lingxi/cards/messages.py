@@ -58,8 +58,12 @@ def _check(value: Any, kind: str, path: str) -> Any:
             raise malformed("expected host or guest", path)
         return value
     if kind == "text":
-        if not isinstance(value, str) or len(value.encode("utf-8", "surrogatepass")) > MAX_NOTE:
-            raise malformed(f"expected a string of at most {MAX_NOTE} bytes", path)
+        try:
+            size = len(value.encode("utf-8")) if isinstance(value, str) else MAX_NOTE + 1
+        except UnicodeEncodeError:  # a lone surrogate is not text
+            size = MAX_NOTE + 1
+        if size > MAX_NOTE:
+            raise malformed(f"expected UTF-8 text of at most {MAX_NOTE} bytes", path)
         return value
     pattern = {"hex64": HEX64, "hex128": HEX128, "hex192": HEX192}[kind]
     if not isinstance(value, str) or not pattern.fullmatch(value):

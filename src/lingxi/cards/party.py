@@ -28,6 +28,8 @@ from lingxi.cards.messages import ROLES
 from lingxi.cards.table import Deal, Params, Table, context, other, signing_bytes
 
 TRANSCRIPT_FORMAT = "lingxi.cards.transcript/1"
+RECEIPT_FORMAT = "lingxi.cards.receipt/1"
+RECEIPT_DOMAIN = b"lingxi/cards/receipt/v1"
 
 
 @dataclass(frozen=True)
@@ -256,9 +258,34 @@ class MentalPokerParty:
 
     def _maybe_finish(self) -> None:
         if self.table.phase == "done" and self.faces is None:
-            self.faces = self.table.final_check(made_by=self.role)
+            self.faces = self.table.final_check(made_by=self.role, own_cards=self.cards)
 
     # -- evidence ------------------------------------------------------------------
+    def receipt(self) -> dict[str, Any]:
+        """My signed end-of-game receipt: the transcript hash and the end audit's result.
+
+        Available once both keys are open (the end audit ran) or after a forfeit
+        claim or a rejected message (the result names the code and culprit).
+        """
+        if self.faces is not None:
+            result = {"ok": True, "code": None, "culprit": None}
+        elif self.rejected is not None:
+            result = {"ok": False, "code": self.rejected["code"], "culprit": self.peer}
+        elif self.table.forfeit is not None:
+            result = {"ok": False, "code": "cards.forfeit",
+                      "culprit": self.table.forfeit["against"]}
+        else:
+            raise _state("no receipt before the game ends")
+        body = {"format": RECEIPT_FORMAT, "session_id": self.params.session_id,
+                "role": self.role, "messages": len(self.table.messages),
+                "transcript_hash": self.table.head.hex(),
+                "faces_hash": g.digest(b"lingxi/cards/faces/v1",
+                                       canonical_bytes(self.faces or [])).hex(),
+                "audit": result}
+        body["sig"] = self._signer.sign(g.digest(RECEIPT_DOMAIN, canonical_bytes(body))
+                                        ).signature.hex()
+        return body
+
     def transcript(self) -> dict[str, Any]:
         """Everything a third party needs to re-run every check (see :func:`audit`)."""
         p = self.params

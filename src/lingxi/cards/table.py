@@ -79,6 +79,12 @@ class Params:
     identities: dict[str, bytes]  # role -> Ed25519 verify key (32 bytes)
 
     def __post_init__(self) -> None:
+        try:
+            ok_id = isinstance(self.session_id, str) and 0 < len(self.session_id.encode()) <= 256
+        except UnicodeEncodeError:
+            ok_id = False
+        if not ok_id:
+            raise CardsError("cards.malformed", "the session id is 1..256 bytes of UTF-8")
         u = self.universe
         if not all(isinstance(c, str) and LABEL.fullmatch(c) for c in u):
             raise CardsError("cards.bad_universe",
@@ -140,7 +146,8 @@ class Table:
     _verify_keys: dict[str, VerifyKey] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.head = self.params.genesis()
+        self._genesis = self.params.genesis()
+        self.head = self._genesis
         self.decks = [self.params.card_points()]
         self._index = {p: i for i, p in enumerate(self.decks[0])}
         self._verify_keys = {r: VerifyKey(k) for r, k in self.params.identities.items()}
@@ -165,7 +172,7 @@ class Table:
 
     def nullifier(self, position: int) -> str:
         deck = self.decks[-1]
-        return g.digest(NULLIFIER_DOMAIN, self.params.genesis(), position.to_bytes(4, "big"),
+        return g.digest(NULLIFIER_DOMAIN, self._genesis, position.to_bytes(4, "big"),
                         deck[position]).hex()
 
     def index_of(self, point: bytes) -> int | None:
@@ -374,14 +381,18 @@ class Table:
                         "phase": self.phase, "due": self.due()}
 
     # -- the end audit -------------------------------------------------------
-    def final_check(self, made_by: str | None = None) -> list[str]:
+    def final_check(self, made_by: str | None = None,
+                    own_cards: dict[int, str] | None = None) -> list[str]:
         """With both keys opened, the face of every position; raises on any mismatch.
 
         Re-checks against the opening: the final deck is a permutation of the
         universe, every share is the owner's key times the face, every play
         names the face at its position. A party passes ``made_by=`` its own
         role: a share it made itself is ``x_self^{-1}·E_k`` by construction, so
-        once ``E_k`` decrypts to a card of the universe it cannot be wrong.
+        once ``E_k`` decrypts to a card of the universe it cannot be wrong;
+        and ``own_cards``, the faces it unmasked from the shares it received,
+        which must equal the decrypted faces (the same check, without a
+        product).
         """
         if len(self.opened) != 2:
             raise CardsError("cards.incomplete", "both keys must be opened first")
@@ -399,6 +410,12 @@ class Table:
         for pos, share in self.shares.items():
             owner = self.owner[pos]
             if other(owner) == made_by:
+                continue
+            if own_cards is not None and owner == made_by:
+                if own_cards.get(pos) != faces[pos]:
+                    raise CardsError("cards.audit_mismatch",
+                                     f"the share for position {pos} is wrong",
+                                     culprit=other(owner))
                 continue
             if g.mul(self.opened[owner], self.decks[0][self.params.universe.index(faces[pos])]) \
                     != share:
