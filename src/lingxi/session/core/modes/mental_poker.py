@@ -385,7 +385,7 @@ class MentalPokerMachine(SessionMachine):
                                    "this side's hand", {"action": action})
                 note = action.get("note")
                 msg = party.play(pos, note=None if note is None else str(note))
-                move = {"action": "play", "card": msg["card"]}
+                move = {"action": "play", "card": str(action["card"])}
                 if note is not None:
                     move["note"] = str(note)
                 self._record(self.role, move)

@@ -100,6 +100,22 @@ class SilentAfterDraw(Adversary):
         return [(payload, correlation_id)]
 
 
+class SilentAtFirstMove(Adversary):
+    """Play the setup honestly (so the cheater has seen its hand), then never move."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+
+    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+        machine = side.machine
+        if getattr(machine, "table_cards", None) is not None and (
+                payload.get("action") in ("pass", PREFIX + "draw", PREFIX + "play")):
+            self.stopped = True
+        if self.stopped and not str(payload.get("action", "")).startswith("session."):
+            return []
+        return [(payload, correlation_id)]
+
+
 class IllegalPass(Adversary):
     """Replace the cheater's first game play with a correctly signed pass."""
 
@@ -128,28 +144,34 @@ def _moves(honest: dict[str, list[dict[str, Any]]], role: str, action: str) -> i
 
 def mp_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case]:
     cases: list[Case] = []
+    drawer = next((r for r in ("guest", "host") if _moves(honest, r, "draw")), None)
     for name, (step, nth) in TRIGGERS.items():
         cheat = CHEATS[name]
-        label = f"{name.replace('_', ' ')}: {cheat.text} ({cheat.cheater})"
-        if name in NEEDS_DRAW and not _moves(honest, "guest", "draw"):
-            cases.append(Case(label, cheat.cheater, (), None,
-                              "not applicable: the guest never draws in an honest self-play"))
+        cheater = cheat.cheater
+        if name in NEEDS_DRAW:  # the side that answers a draw cheats in its answer
+            cheater = "host" if drawer == "guest" else "guest"
+        label = f"{name.replace('_', ' ')}: {cheat.text} ({cheater})"
+        if name in NEEDS_DRAW and drawer is None:
+            cases.append(Case(label, cheater, (), None,
+                              "not applicable: nobody draws in an honest self-play"))
             continue
-        if step == "play" and not _moves(honest, cheat.cheater, "play"):
-            cases.append(Case(label, cheat.cheater, (), None,
-                              f"not applicable: the {cheat.cheater} never plays a card"))
+        if step == "play" and not _moves(honest, cheater, "play"):
+            cases.append(Case(label, cheater, (), None,
+                              f"not applicable: the {cheater} never plays a card"))
             continue
-        cases.append(Case(label, cheat.cheater, (cheat.code,),
+        cases.append(Case(label, cheater, (cheat.code,),
                           partial(PartyCheat, step, nth, cheat.make)))
     cases.append(Case("forged cards signature: a draw signed by another key (guest)", "guest",
                       ("cards.bad_signature",), partial(PartyCheat, "play", 0,
                                                         _forged_signature)))
-    if _moves(honest, "guest", "draw"):
-        cases.append(Case("abort after a draw: the guest sees its card, then goes silent",
-                          "guest", ("cards.forfeit",), SilentAfterDraw))
+    if drawer is not None:
+        cases.append(Case(f"abort after a draw: the {drawer} sees its card, then goes silent",
+                          drawer, ("cards.forfeit",), SilentAfterDraw))
     else:
         cases.append(Case("abort after a draw", "guest", (), None,
-                          "not applicable: the guest never draws in an honest self-play"))
+                          "not applicable: nobody draws in an honest self-play"))
+    cases.append(Case("abort after the deal: the guest sees its hand, then never moves",
+                      "guest", ("cards.forfeit",), SilentAtFirstMove))
     cases.append(Case("silent after the seats: no masking key (host)", "host",
                       ("cards.forfeit", "session.timeout"), partial(_SilentAfterSeat)))
     cases.append(Case("illegal pass instead of the first play (guest)", "guest",
