@@ -69,6 +69,41 @@ ON_INPUT = HookMethod(
     "Free mode: one line of local input (script file or stdin); return the message to send "
     "(HookResult(response=...)) or completed=True to end.")
 
+MP_DECK_UNIVERSE = HookMethod(
+    "proto_mp_deck_universe", "", "list[str]",
+    "mental_poker: the deck's card labels, in a fixed order (ids: A-Z a-z 0-9 _ . : + -, "
+    "2..512 distinct). The engine maps each label to a group element and masks the deck.")
+MP_INITIAL_DEAL = HookMethod(
+    "proto_mp_initial_deal", "", "dict",
+    "mental_poker: how many cards each side is dealt and how many are turned face up: "
+    "{'host': n, 'guest': n, 'table': n} (the host turns the table cards first).")
+MP_LEGAL_ACTIONS = HookMethod(
+    "proto_mp_legal_actions", "view", "list[dict]",
+    "mental_poker: every action this side may take now, [] when it is not its move. An "
+    "action is {'action': 'play', 'card': label, 'note'?: text}, {'action': 'draw'} or "
+    "{'action': 'pass'}. `view` holds role, hand (my faces), table (face-up cards), history "
+    "(every public move: by, action, card, note), stock and hand_sizes. With control mode "
+    "human or hybrid this list is what the person or decider picks from.")
+MP_CHOOSE_ACTION = HookMethod(
+    "proto_mp_choose_action", "view, legal", "dict",
+    "mental_poker: pick one of `legal` (the autonomous choice, and the fallback or "
+    "suggestion in human/hybrid mode). The engine draws, proves and plays the card itself.")
+MP_VALIDATE_PLAY = HookMethod(
+    "proto_mp_validate_play", "view, role, action", "str | None",
+    "mental_poker: why `role`'s `action` is against the rules given the public state in "
+    "`view` (None when legal). Asked for every move of both sides; a peer's illegal move "
+    "ends the session with mental_poker.illegal_play. The face of a played card is already "
+    "proven by the engine.")
+MP_CHECK_WINNER = HookMethod(
+    "proto_mp_check_winner", "view", "str | None",
+    "mental_poker: 'host', 'guest' or 'draw' once the game is over, else None. The host then "
+    "opens its masking key, the guest answers, and both sides audit every card.")
+MP_AUDIT = HookMethod(
+    "proto_mp_audit", "view, faces", "str | None",
+    "Optional, mental_poker: after both openings, `faces` is the face of every deck "
+    "position; return why a hidden rule was broken (e.g. a revoke), else None.",
+    required=False)
+
 COMMON_OPTIONAL = (START, DECISION_POINT, FINISH, DESCRIBE)
 
 

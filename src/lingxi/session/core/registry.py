@@ -10,7 +10,7 @@ from typing import Any
 
 from lingxi.session.core.descriptor import FlowMode
 from lingxi.session.core.machine import SessionMachine
-from lingxi.session.core.modes import free, loop, reqres, rounds
+from lingxi.session.core.modes import free, loop, mental_poker, reqres, rounds
 from lingxi.session.errors import SessionError
 
 _MODES: dict[str, FlowMode] = {}
@@ -22,7 +22,7 @@ def register(mode: FlowMode) -> FlowMode:
     return mode
 
 
-for _module in (loop, rounds, reqres, free):
+for _module in (loop, rounds, reqres, free, mental_poker):
     register(_module.DESCRIPTOR)
 
 
