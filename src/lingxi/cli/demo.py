@@ -163,7 +163,9 @@ def _register_builtins() -> int:
         for name in builtin_names():
             folder = builtin_dir(name)
             if folder is not None:
-                await ensure_registered(client, load_spec(folder))
+                await ensure_registered(  # the card games share the mental-poker messages
+                    client, load_spec(folder),
+                    reason="a Lingxi built-in: another game on the same message set")
                 count += 1
         return count
 

@@ -22,14 +22,18 @@ import click
 from lingxi.errors import EXIT_FAILED, LingxiError
 
 
-async def ensure_registered(client: Any, spec: Any) -> None:
-    """Register the protocol when the registry does not know it yet (idempotent)."""
+async def ensure_registered(client: Any, spec: Any, *, reason: str | None = None) -> None:
+    """Register the protocol when the registry does not know it yet (idempotent).
+
+    A near-duplicate of a known protocol is refused unless ``reason`` says why
+    it must be a protocol of its own (the registry stores and shows it).
+    """
     try:
         await client.protocol(spec.protocol_id)
     except LingxiError as error:
         if error.code not in ("registry.not_found", "registry.protocol_not_found"):
             raise
-        await client.register_protocol(spec.raw)
+        await client.register_protocol(spec.raw, allow_new=reason is not None, reason=reason)
 
 
 class TicketGate:
