@@ -55,3 +55,6 @@ def test_demo_runs_end_to_end(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "demo ok" in proc.stdout
     assert (tmp_path / "tcp" / "host").is_dir() and (tmp_path / "tcp" / "guest").is_dir()
+    assert (tmp_path / "registry.db").is_file()  # the agents met through the registry
+    assert "registry session" in proc.stdout and "finished, receipts both verified" in proc.stdout
+    assert "registry log verified" in proc.stdout
