@@ -168,3 +168,28 @@ def test_a_peers_abort_text_cannot_forge_terminal_lines() -> None:
     first = out.splitlines()[0]
     assert first.startswith("session aborted: the peer aborted") and "«" in first
     assert not any(line.startswith("session completed") for line in out.splitlines())
+
+
+async def test_a_flooding_chat_peer_over_tcp_is_stopped_at_the_byte_limit(tmp_path) -> None:
+    """Regression: 20,000 long chat lines grew the host from 35 to 186 MB with no limit."""
+    lines = [f"{'x' * 1900}{i}" for i in range(400)] + ["/quit"]
+
+    async def flood():
+        for line in lines:
+            yield line
+        yield None
+
+    config = SessionConfig(peer_timeout=5, max_bytes=150_000)
+    ready: asyncio.Future = asyncio.get_running_loop().create_future()
+    task = asyncio.ensure_future(host_session(
+        load_protocol("chat"), "tcp://127.0.0.1:0", identity=Identity.generate(),
+        state_dir=tmp_path / "h", config=config, on_listening=ready.set_result,
+        receipt_timeout=1.0))
+    endpoint = await asyncio.wait_for(ready, HANG_GUARD)
+    guest = await asyncio.wait_for(guest_session(
+        None, endpoint, identity=Identity.generate(), state_dir=tmp_path / "g", config=config,
+        inputs=flood()), HANG_GUARD)
+    host = await asyncio.wait_for(task, HANG_GUARD)
+    assert host.outcome.code == "session.too_large" and host.outcome.by == "local"
+    assert guest.outcome.status == "aborted"
+    assert host.outcome.messages < 120

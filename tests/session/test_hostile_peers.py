@@ -233,3 +233,21 @@ def test_a_transcript_line_with_nan_or_deep_nesting_fails_verification(tmp_path:
     result = runner.invoke(cli, ["session", "verify", str(folder)])
     assert result.exit_code == 1 and "transcript.malformed" in result.output
     assert "Traceback" not in result.output
+
+
+def test_session_folders_are_private_and_protocol_tests_never_share_one(tmp_path: Path,
+                                                                       monkeypatch) -> None:
+    import stat
+
+    monkeypatch.setenv("LINGXI_HOME", str(tmp_path / "home"))
+    folders = []
+    for _ in range(2):
+        result = runner.invoke(cli, ["protocol", "test", "word-count", "--json"])
+        assert result.exit_code == 0, result.output
+        folders.append(Path(json.loads(result.output)["state_dir"]))
+    assert folders[0] != folders[1]
+    for side in ("host", "guest"):
+        folder = folders[0] / side
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        for name in ("events.jsonl", "transcript.jsonl", "snapshot.json", "receipts.json"):
+            assert stat.S_IMODE((folder / name).stat().st_mode) == 0o600, name
