@@ -235,6 +235,25 @@ TARGETS += [
     Target("host --accept-timeout/--timeout TEXT",
            lambda d, t: (["host", "--protocol-dir", "chat", "--endpoint", "tcp://127.0.0.1:0",
                           "--accept-timeout", t, "--timeout", t], None), "text"),
+    Target("play --brief FILE (before any browser: the game does not exist)",
+           lambda d, b: (["play", str(d / "no-such-game"), "--brief",
+                          _file(d, "brief.json", b), "--actor", "random"], None)),
+    Target("play --brief TEXT",
+           lambda d, t: (["play", str(d / "no-such-game"), "--brief", t or "x"], None), "text"),
+    Target("play --actor scripted --actor-option script=FILE",
+           lambda d, b: (["play", str(d / "no-such-game"), "--actor", "scripted",
+                          "--actor-option", "script=" + _file(d, "moves.json", b)], None)),
+    Target("play --actor-option TEXT",
+           lambda d, t: (["play", str(d / "no-such-game"), "--actor", "llm",
+                          "--actor-option", t], None), "text"),
+    Target("protocol preflight FILE (embedded registry)",
+           lambda d, b: (["protocol", "preflight", _file(d, "spec.json", b)], None)),
+    Target("protocol register FILE (embedded registry)",
+           lambda d, b: (["protocol", "register", _file(d, "spec.json", b)], None)),
+    Target("protocol fetch/search TEXT",
+           lambda d, t: (["protocol", "fetch", t or "x"], None), "text"),
+    Target("join TEXT (an invitation id)",
+           lambda d, t: (["join", t or "x"], None), "text"),
     Target("session skeleton (hostile spec.json)",
            lambda d, b: (["session", "skeleton", str(Path(_file(d, "spec.json", b)).parent),
                           "--force"], None)),
@@ -279,5 +298,6 @@ def test_the_table_covers_every_command_in_this_area():
         assert command in covered, command
     assert any(t.name.startswith("validate ") for t in TARGETS)
     for command in ("session verify", "session show", "session decide", "protocol test",
-                    "host --input", "host --options", "session skeleton"):
+                    "host --input", "host --options", "session skeleton", "play --brief",
+                    "play --actor", "protocol preflight", "protocol register", "join TEXT"):
         assert command in {" ".join(t.name.split()[:2]) for t in TARGETS}, command

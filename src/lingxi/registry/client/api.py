@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,9 @@ from lingxi.registry.errors import RegistryError
 from lingxi.registry.models.bundle import check_files
 from lingxi.registry.models.signing import Signer, sign_request
 from lingxi.registry.models.ticket import TicketClaims, verify_ticket
+from lingxi.textsafe import terminal_safe
+
+_SEGMENT = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,11 @@ class RegistryClient:
     # ------------------------------------------------------------------ plumbing
     async def _call(self, method: str, path: str, *, body: Any = None, signed: bool = False,
                     params: dict[str, Any] | None = None) -> dict[str, Any]:
+        for segment in path.split("/")[2:]:  # ids a user typed become path segments: check them
+            if not _SEGMENT.fullmatch(segment):
+                raise RegistryError("registry.bad_id",
+                                    f"{terminal_safe(segment, 60)!r} is not a registry id "
+                                    "(letters, digits and _ . : -, at most 128)", status=400)
         query = {k: v for k, v in (params or {}).items() if v is not None}
         content = b"" if body is None else json.dumps(body, ensure_ascii=False).encode()
         headers = {"content-type": "application/json"} if body is not None else {}
@@ -77,6 +86,9 @@ class RegistryClient:
         try:
             response = await self._http.request(method, path, content=content or None,
                                                  headers=headers, params=query or None)
+        except httpx.InvalidURL as error:
+            raise RegistryError("registry.bad_request", f"cannot build the request: {error}",
+                                status=400) from None
         except httpx.HTTPError as error:
             raise RegistryError("registry.unreachable",
                                 f"cannot reach the registry at {self.base_url}: {error}",
