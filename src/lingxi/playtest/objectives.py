@@ -118,6 +118,10 @@ def _from_text(text: str) -> Brief:
     return Brief(body, tuple(Obligation(i, t, tuple(s)) for i, t, s in obligations))
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def load_brief(value: str | None) -> Brief:
     """A brief from ``--brief``: inline text, or a .json / text file when it names one."""
     if value is None or not value.strip():
@@ -129,12 +133,19 @@ def load_brief(value: str | None) -> Brief:
     except OSError:
         is_file = False
     if is_file:
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise _bad(f"{path}: not UTF-8 text (byte {error.start})") from None
+        except OSError as error:
+            raise _bad(f"cannot read {path}: {error.strerror or error}") from None
         if path.suffix.lower() == ".json":
             try:
-                return _from_json(json.loads(text))
+                return _from_json(json.loads(text, parse_constant=_no_constant))
             except json.JSONDecodeError as error:
                 raise _bad(f"{path}: not JSON: {error.msg} at line {error.lineno}") from None
+            except (ValueError, RecursionError) as error:
+                raise _bad(f"{path}: not usable JSON: {str(error)[:80]}") from None
         return _from_text(text)
     return _from_text(value)
 

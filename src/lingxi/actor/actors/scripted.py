@@ -21,7 +21,10 @@ def load_script(path: str | Path) -> list[dict[str, Any]]:
 
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ActorError("actor.script_invalid", f"script {p} is not UTF-8 (byte {exc.start})"
+                         ) from None
     except OSError as exc:
         raise ActorError("actor.script_unreadable", f"cannot read script {p}: {exc.strerror or exc}") from exc
     try:
@@ -29,6 +32,8 @@ def load_script(path: str | Path) -> list[dict[str, Any]]:
     except json.JSONDecodeError as exc:
         raise ActorError("actor.script_invalid", f"script {p} is not JSON: {exc.msg} "
                          f"(line {exc.lineno}, column {exc.colno})") from exc
+    except RecursionError:
+        raise ActorError("actor.script_invalid", f"script {p} is nested too deeply") from None
     if not isinstance(data, list):
         raise ActorError("actor.script_invalid", f"script {p} must be a JSON list of selections", path="$")
     for index, selection in enumerate(data):
