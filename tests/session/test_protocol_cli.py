@@ -163,7 +163,16 @@ def test_session_skeleton_then_refusal_lists_methods(tmp_path: Path, monkeypatch
     assert refused.exit_code == 2 and "proto_on_message" in refused.output
 
 
-@pytest.mark.parametrize("vector", ["crazy-eights.spec.json", "tank-battle.spec.json"])
+def test_the_published_mental_poker_spec_now_runs_up_to_its_missing_hooks(
+        protocol_vectors, tmp_path: Path) -> None:
+    path, _ = protocol_vectors["crazy-eights.spec.json"]
+    (tmp_path / "spec.json").write_text(path.read_text())
+    result = run("protocol", "test", str(tmp_path), "--json")
+    assert result.exit_code == 2
+    assert json.loads(result.output)["error"]["code"] == "hooks.missing"
+
+
+@pytest.mark.parametrize("vector", ["tank-battle.spec.json"])
 def test_modes_without_a_machine_are_refused_before_hooks_load(vector, protocol_vectors,
                                                                tmp_path: Path) -> None:
     path, _ = protocol_vectors[vector]
