@@ -369,3 +369,30 @@ async def test_a_cheat_over_loopback_tcp_is_caught_with_its_code(tmp_path) -> No
         mp.MentalPokerParty.__init__ = original
     assert host.outcome.code == "cards.bad_shuffle" and host.outcome.by == "local"
     assert guest.outcome.status == "aborted" and guest.outcome.by == "peer"
+
+
+def test_a_forfeit_claim_from_the_peer_ends_the_game_for_both() -> None:
+    from lingxi.session.core.adversaries import Adversary
+
+    class ClaimsForfeit(Adversary):
+        """At its first game move, the guest claims the host forfeited instead."""
+
+        def __init__(self) -> None:
+            self.done = False
+
+        def outgoing(self, side, payload, correlation_id):
+            machine = side.machine
+            if (not self.done and machine.table_cards is not None
+                    and payload.get("action") in ("mp_play", "mp_draw")):
+                self.done = True
+                from lingxi.cards.payloads import to_payload
+                from lingxi.cards.table import signing_bytes
+                claim = {"mp": "forfeit", "from": "guest", "seq": payload["seq"],
+                         "prev": payload["prev"], "against": "host", "reason": "made up"}
+                claim["sig"] = machine.party._signer.sign(signing_bytes(claim)).signature.hex()
+                return [(to_payload(claim), correlation_id)]
+            return [(payload, correlation_id)]
+
+    result = run_pair(load_protocol("crazy-eights"), seed=1, adversary=("guest", ClaimsForfeit()))
+    assert result.host.status == "aborted" and result.host.code == "cards.forfeit"
+    assert result.host.by == "peer"

@@ -13,14 +13,15 @@ from lingxi.hooks import write_skeleton
 from lingxi.protocols import builtin_dir, builtin_names
 from lingxi.session import flow_mode
 
-BUILTINS = ["chat", "guess-number", "hero-duel", "rock-paper-scissors", "word-count"]
+BUILTINS = ["chat", "crazy-eights", "guess-number", "hero-duel", "rock-paper-scissors",
+            "short-whist", "word-count"]
 
 
 def run(*args: str):
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def test_the_five_builtins_are_listed_with_their_own_ids(protocol_vectors) -> None:
+def test_the_builtins_are_listed_with_their_own_ids(protocol_vectors) -> None:
     assert builtin_names() == BUILTINS
     rows = json.loads(run("protocol", "list", "--json").output)
     assert [r["name"] for r in rows] == BUILTINS
@@ -29,7 +30,8 @@ def test_the_five_builtins_are_listed_with_their_own_ids(protocol_vectors) -> No
     modes = {r["name"]: r["mode"] for r in rows}
     assert modes == {"chat": "free", "guess-number": "session_loop",
                      "hero-duel": "simultaneous_round", "rock-paper-scissors": "simultaneous_round",
-                     "word-count": "request_response"}
+                     "word-count": "request_response", "crazy-eights": "mental_poker",
+                     "short-whist": "mental_poker"}
     for name in BUILTINS:
         folder = builtin_dir(name)
         assert (folder / "hooks.py").is_file() and (folder / "ui" / "index.html").is_file()
@@ -161,7 +163,16 @@ def test_session_skeleton_then_refusal_lists_methods(tmp_path: Path, monkeypatch
     assert refused.exit_code == 2 and "proto_on_message" in refused.output
 
 
-@pytest.mark.parametrize("vector", ["crazy-eights.spec.json", "tank-battle.spec.json"])
+def test_the_published_mental_poker_spec_now_runs_up_to_its_missing_hooks(
+        protocol_vectors, tmp_path: Path) -> None:
+    path, _ = protocol_vectors["crazy-eights.spec.json"]
+    (tmp_path / "spec.json").write_text(path.read_text())
+    result = run("protocol", "test", str(tmp_path), "--json")
+    assert result.exit_code == 2
+    assert json.loads(result.output)["error"]["code"] == "hooks.missing"
+
+
+@pytest.mark.parametrize("vector", ["tank-battle.spec.json"])
 def test_modes_without_a_machine_are_refused_before_hooks_load(vector, protocol_vectors,
                                                                tmp_path: Path) -> None:
     path, _ = protocol_vectors[vector]

@@ -251,6 +251,10 @@ class MentalPokerMachine(SessionMachine):
             self._record(self.peer, {"action": "draw"})
         for reply in replies:
             self.send(to_payload(reply))
+        if msg["mp"] == "forfeit":  # the peer claims I stopped: the game cannot go on
+            self.emit("mp.forfeit", claim=msg, against=self.role)
+            self.finish("aborted", code=FORFEIT, reason=f"the {self.peer} recorded a forfeit "
+                        f"against this side: {msg['reason']}", by="peer")
 
     def _on_pass(self, payload: dict[str, Any]) -> None:
         party = self.party
