@@ -125,6 +125,7 @@ class MentalPokerMachine(SessionMachine):
     # ------------------------------------------------------------- views
     @property
     def session_key(self) -> str:
+        assert self.peer_seat is not None  # asked only once both seats are known
         host, guest = ((self.nonce, self.peer_seat["nonce"]) if self.role == "host"
                        else (self.peer_seat["nonce"], self.nonce))
         return session_id_of(host, guest)

@@ -193,10 +193,9 @@ class _SilentAfterSeat(Silent):
 # ----------------------------------------------------------------- offline
 
 
-def cards_transcript(entries: list[dict[str, Any]]) -> tuple[dict[str, Any] | None,
-                                                            list[tuple[int, dict[str, Any]]],
-                                                            list[str]]:
-    """(cards transcript, passes as (cards messages before it, payload), problems)."""
+def cards_transcript(entries: list[dict[str, Any]]) -> tuple[
+        dict[str, Any] | None, list[tuple[int, str, dict[str, Any]]], list[str]]:
+    """(cards transcript, passes as (cards messages before it, sender, payload), problems)."""
     seats: dict[str, dict[str, Any]] = {}
     messages: list[dict[str, Any]] = []
     passes: list[tuple[int, str, dict[str, Any]]] = []
@@ -220,7 +219,7 @@ def cards_transcript(entries: list[dict[str, Any]]) -> tuple[dict[str, Any] | No
         problems.append("the transcript lacks a seat of each side")
         return None, [], problems
     host, guest = seats["host"], seats["guest"]
-    transcript = {"format": TRANSCRIPT_FORMAT,
+    transcript: dict[str, Any] = {"format": TRANSCRIPT_FORMAT,
                   "session_id": f"{host.get('nonce')}:{guest.get('nonce')}",
                   "universe": list(host.get("universe") or []),
                   "deal": list(host.get("deal") or []),
