@@ -396,3 +396,39 @@ def test_a_forfeit_claim_from_the_peer_ends_the_game_for_both() -> None:
     result = run_pair(load_protocol("crazy-eights"), seed=1, adversary=("guest", ClaimsForfeit()))
     assert result.host.status == "aborted" and result.host.code == "cards.forfeit"
     assert result.host.by == "peer"
+
+
+def _cheat_cases():
+    protocol, cases = _mode_cases("crazy-eights", 1)
+    return [case for case in cases if case.make is not None and "silent" not in case.name
+            and "abort" not in case.name]
+
+
+@pytest.mark.parametrize("case", _cheat_cases(), ids=lambda c: c.name)
+async def test_every_cheat_is_caught_over_loopback_tcp(case, tmp_path) -> None:
+    """The same cheating peers as the in-memory run, through the network driver over TCP."""
+    import asyncio
+
+    from lingxi.session import guest_session, host_session
+    from lingxi.wire.identity import Identity
+
+    protocol = load_protocol("crazy-eights")
+    config = SessionConfig(peer_timeout=10)
+    from lingxi.session.core.entropy import seeded
+
+    cheats = {case.cheater: {"adversary": case.make()}}
+    for role in ("host", "guest"):  # the same deal as the in-memory run of the case
+        cheats.setdefault(role, {})["entropy"] = seeded(f"1-{role}")
+    ready: asyncio.Future = asyncio.get_running_loop().create_future()
+    host_task = asyncio.ensure_future(host_session(
+        protocol, "tcp://127.0.0.1:0", identity=Identity.generate(), state_dir=tmp_path / "h",
+        config=config, on_listening=ready.set_result, receipt_timeout=0.5, seed=1,
+        **cheats.get("host", {})))
+    endpoint = await asyncio.wait_for(ready, HANG_GUARD)
+    guest = await asyncio.wait_for(guest_session(
+        protocol, endpoint, identity=Identity.generate(), state_dir=tmp_path / "g",
+        config=config, receipt_timeout=0.5, seed=1, **cheats.get("guest", {})), HANG_GUARD)
+    host = await asyncio.wait_for(host_task, HANG_GUARD)
+    victim = host if case.victim == "host" else guest
+    assert victim.outcome.status == "aborted" and victim.outcome.by == "local", victim.outcome
+    assert victim.outcome.code in case.expect, (victim.outcome.code, case.expect)

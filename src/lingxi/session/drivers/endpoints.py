@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lingxi.home import identity_dir, sessions_dir
+from lingxi.session.core.entropy import Entropy
 from lingxi.session.core.machine import SessionConfig, SessionMachine
 from lingxi.session.core.registry import make_machine
 from lingxi.session.drivers.network import Driver, DriveResult
@@ -58,20 +59,24 @@ def _channel(transport: Any, keys: Any, config: SessionConfig) -> SecureChannel:
 
 
 def _machine(protocol: LoadedProtocol, role: str, options: dict[str, Any] | None,
-             config: SessionConfig, seed: int | None) -> SessionMachine:
-    """``seed`` seeds the hooks' game randomness only; nonces and keys are the OS's."""
+             config: SessionConfig, seed: int | None,
+             entropy: Entropy | None = None) -> SessionMachine:
+    """``seed`` seeds the hooks' game randomness only; nonces and keys are the OS's unless a
+    test injects ``entropy``."""
     hooks = protocol.hooks(role, seed if seed is not None else secrets.randbits(62))
     return make_machine(role, protocol.spec, hooks,
-                        options=(options or {}) if role == "host" else None, config=config)
+                        options=(options or {}) if role == "host" else None, config=config,
+                        entropy=entropy)
 
 
 async def run_on_channel(protocol: LoadedProtocol, role: str, channel: SecureChannel, *,
                          identity: Identity, options: dict[str, Any] | None = None,
                          config: SessionConfig | None = None, state_dir: Path | None = None,
                          seed: int | None = None, keep_events: bool = True,
+                         entropy: Entropy | None = None,
                          **driver_kwargs: Any) -> DriveResult:
     config = config or SessionConfig()
-    machine = _machine(protocol, role, options, config, seed)
+    machine = _machine(protocol, role, options, config, seed, entropy)
     recorder = Recorder(state_dir, role, clock=time.time, keep_events=keep_events)
     async with channel:
         return await Driver(machine, channel, recorder=recorder, identity=identity,
@@ -163,6 +168,7 @@ async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
                         expected_protocol_id: str | None = None,
                         ticket: str | None = None,
                         protocol_for: Callable[[str], LoadedProtocol] | None = None,
+                        entropy: Entropy | None = None,
                         **driver_kwargs: Any) -> DriveResult:
     """Connect to a host at ``endpoint`` and play the guest's side.
 
@@ -188,10 +194,10 @@ async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
             raise SessionError(PROTOCOL_MISMATCH, "the host offers another protocol than the "
                                "one this guest joined for", exit_code=1)
         if protocol is not None:
-            return _machine(protocol, "guest", None, config, seed)
+            return _machine(protocol, "guest", None, config, seed, entropy)
         if protocol_for is None:
             raise SessionError("session.unknown_protocol", "no local protocol to play")
-        return _machine(protocol_for(offered), "guest", None, config, seed)
+        return _machine(protocol_for(offered), "guest", None, config, seed, entropy)
 
     async with channel:
         return await Driver(machine_for, channel, recorder=recorder, identity=identity,

@@ -82,11 +82,13 @@ class Driver:
                  channel: SecureChannel, *, recorder: Recorder,
                  identity: Any, decider: Callable[[RequestDecision], Any] | None = None,
                  inputs: AsyncIterator[str | None] | None = None,
-                 receipt_timeout: float = 5.0, offer_timeout: float = 30.0) -> None:
+                 receipt_timeout: float = 5.0, offer_timeout: float = 30.0,
+                 adversary: Any = None) -> None:
         self.machine_for = None if isinstance(machine, SessionMachine) else machine
         self.machine: SessionMachine = machine if isinstance(machine, SessionMachine) \
             else None  # type: ignore[assignment]  # set from the offer in run()
         self.offer_timeout = offer_timeout
+        self.adversary = adversary  # tests only: a cheating rewriter of what this side sends
         self.channel = channel
         self.recorder = recorder
         self.identity = identity
@@ -138,7 +140,10 @@ class Driver:
 
     # ActionTarget: what each action means over a channel
     def send(self, payload: dict[str, Any], correlation_id: str | None) -> None:
-        self._outbox.append(("send", (payload, correlation_id)))
+        items = ([(payload, correlation_id)] if self.adversary is None
+                 else self.adversary.outgoing(self, payload, correlation_id))
+        for item in items:
+            self._outbox.append(("send", item))
 
     def emit(self, event: dict[str, Any]) -> None:
         self.recorder.event(event)
