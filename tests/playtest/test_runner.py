@@ -96,7 +96,7 @@ def test_three_bad_answers_spend_the_action_as_none(tmp_path, answer, code):
     step = evidence["steps"][0]
     assert step["valid"] is False and step["retryCount"] == 2
     assert step["normalized"]["kind"] == "none"
-    assert driver.performed[0]["kind"] == "none"
+    assert step["virtualTimeBudgetMs"] == 0 and all(a["kind"] != "none" for a in driver.performed)
     entry = views[3]["history"][0]
     assert entry["valid"] is False and entry["normalized"]["kind"] == "none"
     assert entry["causalGameResponse"] is False
@@ -141,8 +141,9 @@ def test_history_entry_event_seq_and_time(tmp_path):
     first, second = views[1]["history"][0], views[2]["history"][1]
     assert first["preEventSeq"] == 1  # the "start" event before action 1
     assert second["preEventSeq"] == first["postEventSeq"]
-    assert views[2]["virtualTimeMs"] == 200
-    assert first["virtualTimeBudgetMs"] == 100
+    # a wait of 100 ms, then settling: two 100 ms chunks without change
+    assert first["virtualTimeBudgetMs"] == second["virtualTimeBudgetMs"] == 300
+    assert views[2]["virtualTimeMs"] - views[1]["virtualTimeMs"] == 300
 
 
 def test_objective_progress_from_events(tmp_path):
@@ -169,10 +170,10 @@ def test_a_failing_game_still_leaves_a_bundle(tmp_path):
     from lingxi.playtest.errors import PlayError
 
     class Crashing(FakeDriver):
-        def perform(self, action):
+        def perform(self, action, model="mouse"):
             if len(self.performed) == 1:
                 raise PlayError("play.page_failed", "the page crashed")
-            return super().perform(action)
+            return super().perform(action, model)
 
     config = RunConfig(run_id="t", game_source="fake", game_url="http://fake/", actor_name="list",
                        seed=1, budget=5, brief=Brief("play"))
