@@ -17,6 +17,7 @@ from lingxi.playtest.frames import PIXEL_THRESHOLD
 from lingxi.playtest.geometry import Box, Grid
 
 BLOCK = 8
+MIN_MOTION_PX = 150  # a connected change smaller than this is a twinkle, not the game moving
 CELL_CHANGED = 0.2  # share of a cell's central part that must change for the cell to count
 
 
@@ -61,7 +62,7 @@ class Motion:
         previous = None
         for frame in frames:
             if previous is not None:
-                blocks = _dilate(blocks_of(changed_pixels(previous, frame)))
+                blocks = _dilate(blocks_of(_large_parts(changed_pixels(previous, frame))))
                 self.idle = blocks if self.idle is None else (self.idle | blocks)
             previous = frame
         return self.idle_blocks
@@ -86,7 +87,33 @@ class Motion:
         return diff if mask is None else diff & ~mask
 
     def moving(self, before: np.ndarray, after: np.ndarray) -> bool:
-        return bool(self.changes(before, after).any())
+        return significant(self.changes(before, after))
+
+
+def _large_parts(diff: np.ndarray) -> np.ndarray:
+    """``diff`` without its connected regions smaller than MIN_MOTION_PX (twinkles are
+    ignored anyway, and masking them would blind the harness where they fell)."""
+    if int(diff.sum()) < MIN_MOTION_PX:
+        return np.zeros_like(diff)
+    from scipy import ndimage
+
+    labels, count = ndimage.label(diff)
+    sizes = np.bincount(labels.ravel())
+    sizes[0] = 0
+    return sizes[labels] >= MIN_MOTION_PX
+
+
+def significant(diff: np.ndarray) -> bool:
+    """True when some connected region of changed pixels has at least MIN_MOTION_PX pixels.
+
+    Sparkles, a blinking caret or a digit of a counter change a few dozen pixels; a tile
+    that slides, a highlight round a cell or a new screen change far more."""
+    if int(diff.sum()) < MIN_MOTION_PX:
+        return False
+    from scipy import ndimage
+
+    labels, count = ndimage.label(diff)
+    return count > 0 and int(np.bincount(labels.ravel())[1:].max()) >= MIN_MOTION_PX
 
 
 def changed_cells(diff: np.ndarray, grid: Grid) -> set[tuple[int, int]]:

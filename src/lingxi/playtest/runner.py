@@ -34,7 +34,7 @@ from lingxi.playtest.frames import Frame, FrameStore, decode, frame_change
 from lingxi.playtest.geometry import Box, Grid
 from lingxi.playtest.inputs import InputModels, via
 from lingxi.playtest.match3 import candidate_set, is_standard_board, swap_candidates
-from lingxi.playtest.motion import Motion, changed_cells, inside
+from lingxi.playtest.motion import Motion, changed_cells, inside, significant
 from lingxi.playtest.objectives import Brief, Progress
 from lingxi.playtest.pixels import FrameFinder
 from lingxi.playtest.selection import normalize
@@ -296,10 +296,11 @@ class PlayRun:
             park()
             self.driver.advance(HOVER_PROBE_MS)
             changed = self.motion.changes(before, during)
-            self.has_hover = self.has_hover or bool(changed.any())
+            effect = significant(changed)
+            self.has_hover = self.has_hover or effect
             self._step(harness, {"kind": "hover_probe", "at": {"x": x, "y": y},
                                  "changedFraction": round(float(changed.mean()), 4),
-                                 "hoverEffect": bool(changed.any())})
+                                 "hoverEffect": effect})
         return True
 
     def _pre(self, index: int) -> tuple[Frame, Catalog, dict[str, Any] | None, list]:
@@ -328,7 +329,7 @@ class PlayRun:
                 continue
             seen.add(id(frame))
             diff = self.motion.changes(pre, frame)
-            if not diff.any():
+            if not significant(diff):
                 continue
             if hover_box is not None and inside(diff, hover_box):
                 continue
