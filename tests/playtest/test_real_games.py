@@ -26,6 +26,7 @@ REMBOUND = REPO.parent / "shared" / "games" / "rembound-match3" / "match3.html"
 ZOO = Path(__file__).resolve().parent / "zoo"
 SEEDS = (1, 2, 3)
 BUDGET = 5
+REPLAY_BUDGET = 4
 
 # Test instrumentation, not harness code: rembound draws its score with fillText right
 # after the label "Score:"; report it through the bridge when it changes.
@@ -68,14 +69,14 @@ def browser():
         yield shared
 
 
-def _play(browser, game, scripts, name, seed, out, *, replay=False):
+def _play(browser, game, scripts, name, seed, out, *, replay=False, budget=BUDGET):
     from lingxi.actor.actors import create_actor
     from lingxi.playtest.launch import play
 
     def fresh():
         return create_actor(name, seed=seed, options={})
 
-    return play(game, fresh(), actor_name=name, actor_options={}, seed=seed, budget=BUDGET,
+    return play(game, fresh(), actor_name=name, actor_options={}, seed=seed, budget=budget,
                 brief=Brief("score"), out=out, run_id=f"{name}-{seed}", browser=browser,
                 init_scripts=scripts, replay_actor=fresh if replay else None)
 
@@ -100,7 +101,8 @@ def test_greedy_reaches_the_board_and_beats_random(browser, tmp_path, game, scri
 @pytest.mark.parametrize(("game", "scripts"), _games())
 def test_same_seed_gives_identical_frames(browser, tmp_path, game, scripts):
     _need(game)
-    evidence = _play(browser, game, scripts, "greedy-match3", 1, tmp_path / "run", replay=True)
+    evidence = _play(browser, game, scripts, "greedy-match3", 1, tmp_path / "run", replay=True,
+                     budget=REPLAY_BUDGET)
     verdict = evidence["summary"]["replay"]
     assert verdict["checked"] is True
     assert verdict["replayable"] == "yes", verdict

@@ -89,7 +89,8 @@ def play(game: str, actor: Any, *, actor_name: str, actor_options: dict[str, str
          on_step: Callable[[StepInfo], None] | None = None,
          browser: Any = None, overwrite: bool = False,
          replay_actor: Callable[[], Any] | None = None,
-         init_scripts: tuple[str, ...] = ()) -> dict[str, Any]:
+         init_scripts: tuple[str, ...] = (), settle: bool = True,
+         reuse_frames: bool = True) -> dict[str, Any]:
     """Play ``game`` with ``actor`` for ``budget`` actions; returns the evidence document.
 
     ``browser`` (a :class:`lingxi.playtest.browser.Browser`) is reused when given,
@@ -116,7 +117,8 @@ def play(game: str, actor: Any, *, actor_name: str, actor_options: dict[str, str
         try:
             config = RunConfig(run_id=run_id, game_source=source.source, game_url=url,
                                actor_name=actor_name, actor_options=dict(actor_options),
-                               seed=seed, budget=budget, brief=brief, swap_via=swap_via)
+                               seed=seed, budget=budget, brief=brief, swap_via=swap_via,
+                               settle=settle, reuse_frames=reuse_frames)
 
             def one(who: Any, folder: Path, steps: Callable[[StepInfo], None] | None) -> PlayRun:
                 page = browser.open(url, seed=seed, init_scripts=init_scripts)

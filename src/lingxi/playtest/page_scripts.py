@@ -15,9 +15,15 @@ from __future__ import annotations
 
 _BRIDGE = r"""
 (() => {
+  // performance.now() from the virtual Date clock: Chromium clamps the native one with a
+  // per-process random jitter (tens of microseconds), enough to change an FPS counter or
+  // a frame's animation phase between two runs. Whole milliseconds since the page began.
+  const dateNow = Date.now.bind(Date), origin = dateNow();
+  const clock = () => dateNow() - origin;
+  try { Object.defineProperty(performance, 'now', { value: clock, configurable: true }); } catch (e) {}
   const queue = [];
   let dropped = 0;
-  const stringify = JSON.stringify.bind(JSON), clock = performance.now.bind(performance);
+  const stringify = JSON.stringify.bind(JSON);
   const emit = (event) => {
     try {
       if (queue.length >= 1024) { dropped++; return; }

@@ -43,6 +43,7 @@ from lingxi.playtest.view import build_view, legal_selections
 
 MAX_ATTEMPTS = 3  # the first answer and at most two retries
 HOVER_PROBE_MS = 50
+FIXED_BUDGET_MS = 600  # RunConfig(settle=False): the old fixed budget, for benchmarks
 PLACEHOLDER_SELECTION = {"type": "wait", "ms": 100,
                          "reason": "placeholder: no schema-valid selection was received; "
                                    "the action was spent as none"}
@@ -80,6 +81,10 @@ class RunConfig:
     brief: Brief
     actor_options: dict[str, str] = field(default_factory=dict)
     swap_via: str = "auto"  # drag | taps | auto (detect the input model, see inputs.py)
+    # For benchmarks/play.py only: the loop as it was before settling (a fixed 600 ms after
+    # each input, one frame) and before the post frame was reused as the next pre frame.
+    settle: bool = True
+    reuse_frames: bool = True
 
 
 @dataclass
@@ -266,6 +271,10 @@ class PlayRun:
         self.harness_log.append(step)
 
     def _settle(self, first: bytes | None = None) -> Settled:
+        if not self.config.settle:
+            self.driver.advance(FIXED_BUDGET_MS)
+            png = self.driver.capture()
+            return Settled(png, FIXED_BUDGET_MS, False, [decode(png)])
         return settle(self.driver, self.motion, first=first)
 
     def _probe_board(self, index: int, catalog: Catalog, harness: list[dict[str, Any]]) -> bool:
@@ -305,7 +314,7 @@ class PlayRun:
 
     def _pre(self, index: int) -> tuple[Frame, Catalog, dict[str, Any] | None, list]:
         harness: list[dict[str, Any]] = []
-        pre = self.post
+        pre = self.post if self.config.reuse_frames else None
         if pre is None:
             pre = self.frames.save(f"frames/action-{index}-pre.png", self.driver.capture())
         catalog = self._catalog(pre)
