@@ -98,6 +98,11 @@ def test_greedy_reaches_the_board_and_beats_random(browser, tmp_path, game, scri
     assert totals["greedy-match3"] > totals["random"], totals
 
 
+# Known limit (docs/playtest.md, "Identical replays"): CSS transitions run on the
+# compositor's frame clock, not on virtual time. The run must say so.
+NOT_REPLAYABLE = {"react-dnd": "css-animation"}
+
+
 @pytest.mark.parametrize(("game", "scripts"), _games())
 def test_same_seed_gives_identical_frames(browser, tmp_path, game, scripts):
     _need(game)
@@ -105,4 +110,8 @@ def test_same_seed_gives_identical_frames(browser, tmp_path, game, scripts):
                      budget=REPLAY_BUDGET)
     verdict = evidence["summary"]["replay"]
     assert verdict["checked"] is True
-    assert verdict["replayable"] == "yes", verdict
+    known = NOT_REPLAYABLE.get(Path(game).name)
+    if known is None:
+        assert verdict["replayable"] == "yes", verdict
+    else:  # not identical (or lucky): either way the cause is reported
+        assert any(reason.startswith(known) for reason in verdict["reasons"]), verdict

@@ -25,6 +25,7 @@ from lingxi.playtest.page_scripts import (
     DRAIN_JS,
     PAGE_SIZE_JS,
     RISKS_JS,
+    SEEN_JS,
     SNAPSHOT_JS,
     bridge_script,
 )
@@ -39,6 +40,8 @@ DETERMINISTIC_RENDER_ARGS = ["--run-all-compositor-stages-before-draw", "--disab
                              "--disable-checker-imaging"]
 TAP_GAP_MS = 150  # between the two taps of a swap made by taps
 FRAME_MS = 17  # one animation frame at 60 Hz, rounded up: each input step gets one
+TOUCH_EVENTS = {"touchStart": "touchstart", "touchMove": "touchmove", "touchEnd": "touchend"}
+ARRIVAL_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
 MIN_CAMERA_SCALE = 0.4  # never zoom out further: cells would get too small to read
 INITIAL_VIRTUAL_TIME_S = 1_767_225_600  # 2026-01-01T00:00:00Z: Date.now() starts here
 LOAD_STEP_MS = 100
@@ -173,6 +176,27 @@ class GamePage:
                                 f"{REAL_TIMEOUT_S:.0f} s (a pending request, or a busy loop)")
         self.virtual_time_ms += ms
 
+    def _seen(self) -> dict[str, int]:
+        try:
+            out = self._page.evaluate(SEEN_JS)
+        except Exception:
+            return {}
+        return out if isinstance(out, dict) else {}
+
+    def _arrived(self, kind: str, before: dict[str, int]) -> None:
+        """Wait (real time, bounded) until the page has seen the gesture's last event.
+
+        A command's acknowledgement can come before the renderer handles the event
+        (drag-and-drop and touch input travel through the browser process), and virtual
+        time must not run meanwhile, or the game would see the event at a moment that
+        depends on real time and runs would not replay.
+        """
+        deadline = time.monotonic() + ARRIVAL_TIMEOUT_S
+        while self._seen().get(kind, 0) <= before.get(kind, 0):
+            if time.monotonic() > deadline:
+                return  # a page that stops the event at the window: nothing to wait for
+            self._page.wait_for_timeout(2)
+
     # -- camera -----------------------------------------------------------------------
     def fit_camera(self) -> dict[str, Any] | None:
         """Zoom out so the whole page fits the 390×844 frame; the move made, or None.
@@ -264,9 +288,13 @@ class GamePage:
             self._settle_sent()
 
     def _touch(self, kind: str, x: float | None = None, y: float | None = None) -> None:
+        """One touch event, waited for until the page has seen it (touch input reaches the
+        page with a later frame than its acknowledgement)."""
+        before = self._seen()
         points = [] if x is None else [dict(zip(("x", "y"), self._css(x, y), strict=True))]
         self._send_nowait("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
         self._settle_sent()
+        self._arrived(TOUCH_EVENTS[kind], before)
 
     def _frame(self) -> int:
         """Let one animation frame of virtual time run (input is seen frame by frame)."""
@@ -274,6 +302,7 @@ class GamePage:
         return FRAME_MS
 
     def _tap(self, x: int, y: int, *, touch: bool = False) -> int:
+        before = self._seen()
         if touch:
             self._touch("touchStart", x, y)
             spent = self._frame()
@@ -284,6 +313,7 @@ class GamePage:
         self._mouse("mousePressed", x, y, 1, 1, wait=True)
         spent += self._frame()
         self._mouse("mouseReleased", x, y, 0, 1, wait=True)
+        self._arrived("mouseup", before)
         return spent
 
     def _drag(self, path: list[dict[str, int]], *, touch: bool = False) -> int:
@@ -291,6 +321,7 @@ class GamePage:
         release at the last. A native HTML5 drag the page starts is carried through
         Chromium's own drag machinery (intercepted, then dragenter/dragover/drop)."""
         first, last = path[0], path[-1]
+        before = self._seen()
         if touch:
             self._touch("touchStart", first["x"], first["y"])
             spent = self._frame()
@@ -318,8 +349,12 @@ class GamePage:
             self._drag_event("dragOver", last)
             spent += self._frame()
             self._drag_event("drop", last)
+            self._arrived("drop", before)
             self.native_drags += 1
-        self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True)
+            self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True)
+        else:
+            self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True)
+            self._arrived("mouseup", before)
         self._dragged.clear()
         return spent
 

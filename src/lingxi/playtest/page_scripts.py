@@ -52,6 +52,14 @@ _BRIDGE = r"""
     if (e.type === 'dragstart' && t && t.getAttribute && t.getAttribute('draggable') === 'true') return;
     e.preventDefault();
   };
+  // Which input events the page has seen, so the harness can wait for a gesture to
+  // arrive before virtual time runs again.
+  const seen = {};
+  for (const type of ['mouseup', 'touchstart', 'touchmove', 'touchend', 'drop']) {
+    window.addEventListener(type, () => { seen[type] = (seen[type] || 0) + 1; }, true);
+  }
+  Object.defineProperty(window, '__lingxiSeen', { value: () => ({ ...seen }),
+    writable: false, configurable: false });
   window.addEventListener('selectstart', quiet, true);
   window.addEventListener('dragstart', quiet, true);
   // Animation frames on the virtual clock: Chromium produces real frames only every so
@@ -100,6 +108,12 @@ _BRIDGE = r"""
       return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
     } });
   } catch (e) {}
+  // Schedulers (React's among them) prefer setImmediate over MessageChannel when it
+  // exists; MessageChannel tasks run outside virtual time, so give them a timer instead.
+  if (typeof window.setImmediate !== 'function') {
+    window.setImmediate = (cb, ...args) => setTimeout(cb, 0, ...args);
+    window.clearImmediate = (id) => clearTimeout(id);
+  }
   window.requestIdleCallback = (cb) => setTimeout(() => cb({ didTimeout: false, timeRemaining: () => 0 }), 1);
   window.cancelIdleCallback = (id) => clearTimeout(id);
   const risks = new Set();
@@ -111,9 +125,14 @@ _BRIDGE = r"""
   };
   watch('Worker', 'worker: a Web Worker runs without the seeded Math.random and rAF clock');
   watch('SharedWorker', 'worker: a shared worker runs outside the page\'s virtual clock');
+  watch('MessageChannel', 'scheduler: MessageChannel messages are delivered outside virtual time');
   watch('WebSocket', 'network: a WebSocket delivers messages at real-time moments');
   watch('AudioContext', 'audio: an AudioContext clock runs in real time');
   watch('OfflineAudioContext', 'audio: offline audio rendering completes at real-time moments');
+  const css = () => risks.add('css-animation: CSS transitions and animations run on the ' +
+                              'compositor\'s frame clock, not on virtual time');
+  window.addEventListener('transitionrun', css, true);
+  window.addEventListener('animationstart', css, true);
   Object.defineProperty(window, '__lingxiRisks', { value: () => [...risks],
     writable: false, configurable: false });
 })();
@@ -126,6 +145,7 @@ def bridge_script(seed: int) -> str:
 
 
 DRAIN_JS = "() => (window.__lingxiDrain ? window.__lingxiDrain() : [[], 0])"
+SEEN_JS = "() => (window.__lingxiSeen ? window.__lingxiSeen() : {})"
 RISKS_JS = "() => (window.__lingxiRisks ? window.__lingxiRisks() : [])"
 # The size of the page's content in CSS pixels (what the camera must fit).
 PAGE_SIZE_JS = """() => { const d = document.documentElement, b = document.body || d;
