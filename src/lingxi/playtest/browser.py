@@ -40,8 +40,10 @@ DETERMINISTIC_RENDER_ARGS = ["--run-all-compositor-stages-before-draw", "--disab
                              "--disable-checker-imaging"]
 TAP_GAP_MS = 150  # between the two taps of a swap made by taps
 FRAME_MS = 17  # one animation frame at 60 Hz, rounded up: each input step gets one
+MOUSE_EVENTS = {"mouseMoved": "pointermove", "mousePressed": "pointerdown",
+                "mouseReleased": "pointerup"}
 TOUCH_EVENTS = {"touchStart": "touchstart", "touchMove": "touchmove", "touchEnd": "touchend"}
-ARRIVAL_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
+ARRIVAL_TIMEOUT_S = 1.0  # real time to wait for the page to see a gesture's last event
 MIN_CAMERA_SCALE = 0.4  # never zoom out further: cells would get too small to read
 INITIAL_VIRTUAL_TIME_S = 1_767_225_600  # 2026-01-01T00:00:00Z: Date.now() starts here
 LOAD_STEP_MS = 100
@@ -275,7 +277,7 @@ class GamePage:
         return (x / self.scale, y / self.scale) if self.scale != 1 else (x, y)
 
     def _mouse(self, kind: str, x: float, y: float, buttons: int, click_count: int = 0,
-               *, wait: bool = False) -> None:
+               *, wait: bool = False, arrive: bool = True) -> None:
         cx, cy = self._css(x, y)
         params: dict[str, Any] = {"type": kind, "x": cx, "y": cy, "buttons": buttons,
                                   "pointerType": "mouse"}
@@ -283,9 +285,12 @@ class GamePage:
             params["button"] = "left"
         if click_count:
             params["clickCount"] = click_count
+        before = self._seen() if wait and arrive else None
         self._send_nowait("Input.dispatchMouseEvent", params)
         if wait:
             self._settle_sent()
+            if before is not None:
+                self._arrived(MOUSE_EVENTS[kind], before)
 
     def _touch(self, kind: str, x: float | None = None, y: float | None = None) -> None:
         """One touch event, waited for until the page has seen it (touch input reaches the
@@ -302,7 +307,6 @@ class GamePage:
         return FRAME_MS
 
     def _tap(self, x: int, y: int, *, touch: bool = False) -> int:
-        before = self._seen()
         if touch:
             self._touch("touchStart", x, y)
             spent = self._frame()
@@ -313,7 +317,6 @@ class GamePage:
         self._mouse("mousePressed", x, y, 1, 1, wait=True)
         spent += self._frame()
         self._mouse("mouseReleased", x, y, 0, 1, wait=True)
-        self._arrived("mouseup", before)
         return spent
 
     def _drag(self, path: list[dict[str, int]], *, touch: bool = False) -> int:
@@ -350,11 +353,10 @@ class GamePage:
             spent += self._frame()
             self._drag_event("drop", last)
             self._arrived("drop", before)
-            self.native_drags += 1
-            self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True)
+            self.native_drags += 1  # a native drag ends pointer events: no pointerup comes
+            self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True, arrive=False)
         else:
             self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True)
-            self._arrived("mouseup", before)
         self._dragged.clear()
         return spent
 

@@ -55,7 +55,8 @@ _BRIDGE = r"""
   // Which input events the page has seen, so the harness can wait for a gesture to
   // arrive before virtual time runs again.
   const seen = {};
-  for (const type of ['mouseup', 'touchstart', 'touchmove', 'touchend', 'drop']) {
+  for (const type of ['pointermove', 'pointerdown', 'pointerup', 'touchstart', 'touchmove',
+                      'touchend', 'drop']) {
     window.addEventListener(type, () => { seen[type] = (seen[type] || 0) + 1; }, true);
   }
   Object.defineProperty(window, '__lingxiSeen', { value: () => ({ ...seen }),
