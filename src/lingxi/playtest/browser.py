@@ -43,7 +43,8 @@ FRAME_MS = 17  # one animation frame at 60 Hz, rounded up: each input step gets 
 MOUSE_EVENTS = {"mouseMoved": "pointermove", "mousePressed": "pointerdown",
                 "mouseReleased": "pointerup"}
 TOUCH_EVENTS = {"touchStart": "touchstart", "touchMove": "touchmove", "touchEnd": "touchend"}
-ARRIVAL_TIMEOUT_S = 1.0  # real time to wait for the page to see a gesture's last event
+ARRIVAL_TIMEOUT_S = 1.0
+FORCE_FRAME_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
 MIN_CAMERA_SCALE = 0.4  # never zoom out further: cells would get too small to read
 INITIAL_VIRTUAL_TIME_S = 1_767_225_600  # 2026-01-01T00:00:00Z: Date.now() starts here
 LOAD_STEP_MS = 100
@@ -389,6 +390,22 @@ class GamePage:
             coro = impl.send(method, params)
         self._pending.append(self._cdp._loop.create_task(coro))
 
+    def _force_frame(self) -> None:
+        """Ask for a compositor frame (a 1×1 capture) without waiting long for it: while a
+        touch event waits for the page, a capture can wait too, and the loop in
+        :meth:`_settle_sent` asks again until its own deadline."""
+        try:
+            self._cdp.send("Page.captureScreenshot",
+                           {"format": "png", "fromSurface": True,
+                            "clip": {"x": 0, "y": 0, "width": 1, "height": 1, "scale": 1}},
+                           timeout=FORCE_FRAME_TIMEOUT_S * 1000)
+        except TypeError:  # Playwright before CDP send timeouts
+            self._send("Page.captureScreenshot", {"format": "png", "fromSurface": True,
+                                                  "clip": {"x": 0, "y": 0, "width": 1,
+                                                           "height": 1, "scale": 1}})
+        except Exception:
+            pass  # timed out: try again on the next round
+
     def _send(self, method: str, params: dict[str, Any]) -> Any:
         """A CDP command and its reply; a stuck browser becomes ``play.stalled``."""
         try:
@@ -410,9 +427,7 @@ class GamePage:
         while any(not task.done() for task in self._pending):
             self._page.wait_for_timeout(1)
             if any(not task.done() for task in self._pending):
-                self._send("Page.captureScreenshot", {"format": "png", "fromSurface": True,
-                                                      "clip": {"x": 0, "y": 0, "width": 1,
-                                                               "height": 1, "scale": 1}})
+                self._force_frame()
             if time.monotonic() > deadline:
                 raise PlayError("play.stalled", "the browser did not take the queued input")
         failed = [task.exception() for task in self._pending if task.exception() is not None]
