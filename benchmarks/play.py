@@ -1,30 +1,43 @@
-"""Play-loop benchmark: actions per second through the harness vs a bare Playwright loop.
+"""Play-loop benchmark: per-step cost of the harness vs a bare Playwright loop, before and
+after settling.
 
-Run: .venv/bin/python benchmarks/play.py [--actions N] [--game DIR]
+Run: .venv/bin/python benchmarks/play.py [--actions N] [--game PATH] [--repeat R]
 
-Both sides use the same Chromium, the same served page (the DOM Match-3 by
-default) and the same 390×844 viewport, in this one run:
+All loops use the same Chromium, the same served page (the DOM Match-3 by default)
+and the same 390×844 viewport, in this one run:
 
 - baseline: a bare Playwright loop — ``page.mouse.click`` on a board cell, then
   ``page.screenshot()`` — in real time, no virtual time, no analysis;
-- harness: ``lingxi.playtest.launch.play`` with the greedy-match3 actor: per
-  action a pre frame, DOM snapshot, catalog, Match-3 check, validated view,
-  the actor's pixel analysis, validated selection, input, 600 ms of virtual
-  time, event drain, post frame, frame diff, evidence; bundle written at the end;
-- harness with a constant actor (``wait 100``) to separate the actor's own cost.
+- harness *before settling*: ``RunConfig(settle=False, reuse_frames=False)`` — a fixed
+  600 ms of virtual time after each input and one post frame, and a fresh pre frame
+  captured before each step (the loop as it was);
+- harness *settled, pre frame captured*: settling (100 ms chunks until two still
+  ones, a frame per chunk) but still capturing the pre frame;
+- harness *settled, pre frame reused* (the default): the post frame of one step is
+  the next step's pre frame.
 
-Prints actions/s for each, and harness/baseline ratios.
+Every harness loop plays the constant actor ``wait 100`` (so the actor's own cost is
+not in the figures) and then greedy-match3 (what a real run costs). Prints ms per
+step, the overhead over the baseline (harness ms − baseline ms) and the ratio, the
+median of ``--repeat`` runs of each.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+MODES = {
+    "before settling (fixed 600 ms, pre captured)": {"settle": False, "reuse_frames": False},
+    "settled, pre frame captured": {"settle": True, "reuse_frames": False},
+    "settled, pre frame reused (default)": {"settle": True, "reuse_frames": True},
+}
 
 
 class WaitActor:
@@ -36,7 +49,7 @@ class WaitActor:
 
 
 def bare_loop(browser, url: str, actions: int) -> float:
-    """Click + screenshot per action with plain Playwright; returns actions/s."""
+    """Click + screenshot per action with plain Playwright; returns ms per step."""
     context = browser._browser.new_context(viewport={"width": 390, "height": 844},
                                            device_scale_factor=1)
     page = context.new_page()
@@ -49,42 +62,58 @@ def bare_loop(browser, url: str, actions: int) -> float:
         page.screenshot()
     elapsed = time.perf_counter() - started
     context.close()
-    return actions / elapsed
+    return elapsed * 1000 / actions
 
 
-def harness_loop(browser, game: str, actor, name: str, actions: int, tmp: Path) -> float:
+def harness_loop(browser, game: str, actor, actions: int, tmp: Path, **mode) -> float:
+    """ms per step of ``actions`` steps (the run's fixed start-up — load, idle probe —
+    is taken out by timing a one-step run and subtracting it)."""
     from lingxi.playtest.launch import play
     from lingxi.playtest.objectives import load_brief
 
-    started = time.perf_counter()
-    play(game, actor, actor_name=name, actor_options={}, seed=1, budget=actions,
-         brief=load_brief(None), out=tmp / name, run_id=f"bench-{name}", browser=browser)
-    return actions / (time.perf_counter() - started)
+    def timed(budget: int) -> float:
+        started = time.perf_counter()
+        play(game, actor(), actor_name="bench", actor_options={}, seed=1, budget=budget,
+             brief=load_brief(None), out=tmp / f"b{budget}-{time.perf_counter_ns()}",
+             run_id="bench", browser=browser, **mode)
+        return time.perf_counter() - started
+
+    return (timed(actions + 1) - timed(1)) * 1000 / actions
 
 
 def main() -> int:
     from lingxi.actor.actors import create_actor
     from lingxi.playtest.browser import Browser
-    from lingxi.playtest.launch import with_seed
+    from lingxi.playtest.launch import resolve_game, with_seed
     from lingxi.playtest.server import StaticServer
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--actions", type=int, default=30)
+    parser.add_argument("--actions", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--game", default=str(ROOT / "examples/games/match3"))
     args = parser.parse_args()
+    source = resolve_game(args.game)
+    actors = {"wait": WaitActor,
+              "greedy-match3": lambda: create_actor("greedy-match3", seed=1, options={})}
+    results: dict[tuple[str, str], list[float]] = {}
+    baseline: list[float] = []
     with Browser() as browser, tempfile.TemporaryDirectory() as tmp, \
-            StaticServer(Path(args.game)) as server:
-        tmp_path = Path(tmp)
-        baseline = bare_loop(browser, with_seed(server.url, 1), args.actions)
-        greedy = harness_loop(browser, args.game, create_actor("greedy-match3", seed=1, options={}),
-                              "greedy-match3", args.actions, tmp_path)
-        waiting = harness_loop(browser, args.game, WaitActor(), "wait", args.actions, tmp_path)
-    print(f"game: {args.game}  actions per run: {args.actions}")
-    print(f"  baseline: bare Playwright click + screenshot  {baseline:6.2f} actions/s")
-    print(f"  harness, greedy-match3 actor                 {greedy:6.2f} actions/s"
-          f"   ratio {greedy / baseline:.3f}")
-    print(f"  harness, constant wait actor                 {waiting:6.2f} actions/s"
-          f"   ratio {waiting / baseline:.3f}")
+            StaticServer(source.root, source.page) as server:
+        for _ in range(args.repeat):
+            baseline.append(bare_loop(browser, with_seed(server.url, 1), args.actions))
+            for actor_name, actor in actors.items():
+                for mode_name, mode in MODES.items():
+                    results.setdefault((actor_name, mode_name), []).append(
+                        harness_loop(browser, args.game, actor, args.actions, Path(tmp), **mode))
+    base = statistics.median(baseline)
+    print(f"game: {args.game}  steps per run: {args.actions}  median of {args.repeat}")
+    print(f"  baseline: bare Playwright click + screenshot        {base:7.1f} ms/step")
+    for actor_name in actors:
+        print(f"  actor {actor_name}:")
+        for mode_name in MODES:
+            ms = statistics.median(results[(actor_name, mode_name)])
+            print(f"    {mode_name:46s} {ms:7.1f} ms/step   overhead {ms - base:+7.1f} ms"
+                  f"   ratio {ms / base:5.2f}")
     return 0
 
 

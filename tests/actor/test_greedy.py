@@ -107,3 +107,66 @@ def test_without_swap_pair_it_drags_on_the_lattice():
     a = (sel["from"]["cell"]["row"], sel["from"]["cell"]["column"])
     b = (sel["to"]["cell"]["row"], sel["to"]["cell"]["column"])
     assert swap_gain(kinds, a, b) == max(swap_gain(kinds, p, q) for p, q in adjacent_pairs(8, 8))
+
+
+def _answered(view, responded: bool):
+    entry = {"causalGameResponse": responded}
+    return {**view, "history": [entry]}  # the actor reads only this field of history
+
+
+def test_learns_a_longer_match_length_from_unchanged_boards():
+    from lingxi.actor.actors.greedy import REJECTIONS_TO_LENGTHEN
+
+    kinds = random_kinds(8, 8, 6, seed=21)
+    png, _ = render(kinds, pitch=45, origin=(15, 140), style=Style())
+    view = make_view(png)
+    actor = create_actor("greedy-match3", seed=1, options={})
+    actor.select(view, png)
+    for _ in range(REJECTIONS_TO_LENGTHEN):  # the game answers, the board stays as it was
+        actor.select(_answered(view, True), png)
+    assert actor.min_line == 4
+    assert actor.outcomes[3][1] >= REJECTIONS_TO_LENGTHEN - 1
+
+
+def test_an_unreceived_swap_is_not_counted_as_tried():
+    kinds = random_kinds(8, 8, 6, seed=22)
+    png, _ = render(kinds, pitch=45, origin=(15, 140), style=Style())
+    view = make_view(png)
+    actor = create_actor("greedy-match3", seed=1, options={})
+    first = actor.select(view, png)["candidateId"]
+    again = actor.select(_answered(view, False), png)["candidateId"]
+    assert again == first  # the game never got it: try it once more
+    third = actor.select(_answered(view, False), png)["candidateId"]
+    assert third != first  # but not forever
+
+
+def _start_screen() -> bytes:
+    image = Image.new("RGB", (390, 844), (30, 30, 60))
+    from PIL import ImageDraw
+
+    draw = ImageDraw.Draw(image)
+    draw.text((150, 200), "MATCH THREE", fill=(230, 230, 230))
+    draw.rounded_rectangle([115, 500, 275, 560], radius=12, fill=(40, 180, 90))
+    draw.text((175, 522), "Start", fill=(255, 255, 255))
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_presses_the_most_button_like_region_and_remembers_it():
+    from lingxi.actor.buttons import find_buttons
+
+    png = _start_screen()
+    best = find_buttons(png)[0]
+    assert 110 <= best.x <= 120 and 495 <= best.y <= 505 and best.width > 150
+    view = make_view(png, rows=None, columns=None)
+    actor = create_actor("greedy-match3", seed=1, options={})
+    sel = actor.select(view, png)
+    validate_selection(sel)
+    assert sel["type"] == "tap" and sel["target"]["targetId"] == "g01"
+    cell = sel["target"]["cell"]
+    x, y = (cell["column"] - 0.5) * 390 / 8, (cell["row"] - 0.5) * 844 / 17
+    assert abs(x - 195) <= 40 and abs(y - 530) <= 40
+    board, _ = render(random_kinds(8, 8, 5, seed=3), pitch=45, origin=(15, 140), style=Style())
+    actor.select(_answered(make_view(board), True), board)
+    assert actor.led_to_board == [(round(best.center[0]), round(best.center[1]))]

@@ -39,6 +39,7 @@ class FakeDriver:
         self.board = [[rng.randrange(6) for _ in range(8)] for _ in range(8)] if board else None
         self.virtual_time_ms = 0
         self.performed: list[dict[str, Any]] = []
+        self.models: list[str] = []
         self.queue: list[Any] = [[0, '{"type":"start"}']]
 
     def capture(self) -> bytes:
@@ -48,11 +49,15 @@ class FakeDriver:
         return {"interactive": [[20, 20, 101, 41]],
                 "boxes": board_rects() if self.board else [], "canvases": []}
 
-    def perform(self, action: dict[str, Any]) -> int:
+    def advance(self, ms: int) -> None:
+        self.virtual_time_ms += ms
+
+    def perform(self, action: dict[str, Any], model: str = "mouse") -> int:
         self.performed.append(action)
+        self.models.append(model)
         if action["kind"] == "none":
             return 0
-        spent = action["ms"] if action["kind"] == "wait" else 600
+        spent = action["ms"] if action["kind"] == "wait" else 0
         if action["kind"] == "tap" and 20 <= action["x"] <= 121 and 20 <= action["y"] <= 61:
             self.queue.append([self.virtual_time_ms + 5, '{"type":"press","n":1}'])
         if action["kind"] == "swap" and self.board:

@@ -96,7 +96,7 @@ def test_three_bad_answers_spend_the_action_as_none(tmp_path, answer, code):
     step = evidence["steps"][0]
     assert step["valid"] is False and step["retryCount"] == 2
     assert step["normalized"]["kind"] == "none"
-    assert driver.performed[0]["kind"] == "none"
+    assert step["virtualTimeBudgetMs"] == 0 and all(a["kind"] != "none" for a in driver.performed)
     entry = views[3]["history"][0]
     assert entry["valid"] is False and entry["normalized"]["kind"] == "none"
     assert entry["causalGameResponse"] is False
@@ -141,8 +141,9 @@ def test_history_entry_event_seq_and_time(tmp_path):
     first, second = views[1]["history"][0], views[2]["history"][1]
     assert first["preEventSeq"] == 1  # the "start" event before action 1
     assert second["preEventSeq"] == first["postEventSeq"]
-    assert views[2]["virtualTimeMs"] == 200
-    assert first["virtualTimeBudgetMs"] == 100
+    # a wait of 100 ms, then settling: two 100 ms chunks without change
+    assert first["virtualTimeBudgetMs"] == second["virtualTimeBudgetMs"] == 300
+    assert views[2]["virtualTimeMs"] - views[1]["virtualTimeMs"] == 300
 
 
 def test_objective_progress_from_events(tmp_path):
@@ -169,10 +170,10 @@ def test_a_failing_game_still_leaves_a_bundle(tmp_path):
     from lingxi.playtest.errors import PlayError
 
     class Crashing(FakeDriver):
-        def perform(self, action):
+        def perform(self, action, model="mouse"):
             if len(self.performed) == 1:
                 raise PlayError("play.page_failed", "the page crashed")
-            return super().perform(action)
+            return super().perform(action, model)
 
     config = RunConfig(run_id="t", game_source="fake", game_url="http://fake/", actor_name="list",
                        seed=1, budget=5, brief=Brief("play"))
@@ -209,3 +210,98 @@ def test_an_actor_mutating_its_view_changes_nothing_recorded(tmp_path):
         validate_view(view)
     assert views[2]["history"][0]["selection"]["type"] == "tap"
     assert evidence["summary"]["validActions"] == 3
+
+
+def test_human_quit_ends_the_run_normally(tmp_path):
+    from lingxi.actor.actors import ActorError
+
+    tap = {"type": "tap", "target": {"targetId": "r00"}}
+    evidence, views, _, _ = run(tmp_path, [tap, ActorError("actor.human_quit", "the player quit")],
+                                budget=5)
+    assert evidence["summary"]["stopReason"] == "quit"
+    assert evidence["summary"]["actions"] == 1 and len(views) == 2
+    validate_evidence(evidence)
+
+
+def test_an_unreachable_llm_endpoint_stops_the_run(tmp_path):
+    from lingxi.actor.actors import ActorError
+    from lingxi.playtest.errors import PlayError
+
+    down = ActorError("actor.llm_http", "cannot reach http://127.0.0.1:9/v1: refused")
+    with pytest.raises(PlayError) as caught:
+        run(tmp_path, [down] * 3, budget=3)
+    assert caught.value.code == "play.actor_unreachable"
+    evidence = json.loads((tmp_path / "evidence.json").read_text())
+    assert evidence["summary"]["stopReason"] == "error: play.actor_unreachable"
+    # an HTTP error status is an answer, not an unreachable endpoint: the run goes on
+    status = ActorError("actor.llm_http", "HTTP 500", details={"status": 500})
+    evidence, _, _, _ = run(tmp_path / "b", [status] * 3, budget=2)
+    assert evidence["summary"]["stopReason"] == "budget"
+
+
+def test_dimensions_and_candidates_describe_the_same_board(tmp_path):
+    evidence, _, _, _ = run(tmp_path, [], budget=2)
+    summary = evidence["summary"]
+    assert summary["latticeDimensions"] == {"rows": 8, "columns": 8}
+    assert summary["swapCandidates"] == 112 and summary["standardBoard"] is True
+    assert summary["boardReached"] is True and summary["boardReachedAtAction"] == 1
+
+
+def test_post_frame_is_the_next_pre_frame(tmp_path):
+    evidence, views, _, _ = run(tmp_path, [], budget=3)
+    steps = evidence["steps"]
+    for before, after in zip(steps, steps[1:], strict=False):
+        assert after["preFrameRef"] == before["postFrameRef"]
+        assert after["preFrameHash"] == before["postFrameHash"]
+    assert views[1]["currentFrameRef"] == steps[0]["postFrameRef"]
+
+
+def test_an_unreceived_swap_is_tried_with_the_next_input_model(tmp_path):
+    class TapsOnly(FakeDriver):
+        def perform(self, action, model="mouse"):
+            if action["kind"] == "swap" and action["via"] != "taps":
+                self.performed.append(action)
+                self.models.append(model)
+                return 0  # the game ignores drags
+            return super().perform(action, model)
+
+    driver = TapsOnly()
+    swap = {"type": "swap_pair", "candidateId": "ms000"}
+    config = RunConfig(run_id="t", game_source="fake", game_url="http://fake/", actor_name="list",
+                       seed=1, budget=2, brief=Brief("play"))
+    evidence = PlayRun(driver, ListActor([swap, swap]), config, tmp_path).run()
+    first, second = evidence["steps"]
+    probes = [h for h in first["harnessSteps"] if h["kind"] == "input_probe"]
+    assert [(p["model"], p["received"]) for p in probes] == [("mouse", False), ("taps", True)]
+    assert first["inputModel"] == "taps" and first["normalized"]["via"] == "taps"
+    assert first["causalGameResponse"] is True
+    assert second["inputModel"] == "taps" and driver.models[-1] == "taps"  # remembered
+    assert evidence["summary"]["inputModel"] == "taps"
+    validate_evidence(evidence)
+
+
+def test_a_swap_no_model_delivers_is_not_a_response(tmp_path):
+    class Deaf(FakeDriver):
+        def perform(self, action, model="mouse"):
+            self.performed.append(action)
+            self.models.append(model)
+            return 0
+
+    config = RunConfig(run_id="t", game_source="fake", game_url="http://fake/", actor_name="list",
+                       seed=1, budget=1, brief=Brief("play"))
+    evidence = PlayRun(Deaf(), ListActor([{"type": "swap_pair", "candidateId": "ms000"}]),
+                       config, tmp_path).run()
+    step = evidence["steps"][0]
+    assert step["causalGameResponse"] is False
+    assert [h["model"] for h in step["harnessSteps"] if h["kind"] == "input_probe"] == [
+        "mouse", "taps", "touch", "touch-taps"]
+
+
+def test_report_shows_verdicts_curve_and_marked_cells(tmp_path):
+    evidence, _, _, _ = run(tmp_path, [{"type": "swap_pair", "candidateId": "ms000"}], budget=2)
+    page = (tmp_path / "report.html").read_text()
+    assert "board reached" in page and "replayable" in page and "responses" in page
+    assert "<polyline" in page  # the score curve (the fake reports score 30)
+    assert 'class="a"' in page and 'class="b"' in page  # the swapped cells on the frame
+    assert "<details>" in page
+    assert evidence["summary"]["scoreCurve"] == [{"action": 1, "score": 30}]

@@ -30,7 +30,8 @@ def populated(tmp_path_factory):
     server.wait_ready()
 
     async def fill():
-        from lingxi.session.transcript import Transcript, receipt_body, sign_receipt
+        from lingxi.session.record.receipts import receipt_body, sign_receipt
+        from lingxi.session.record.transcript import Transcript
 
         me, guest_key = Identity.from_seed(b"p" * 32), Identity.from_seed(b"q" * 32)
         host, guest = RegistryClient(server.url, me), RegistryClient(server.url, guest_key)

@@ -30,6 +30,17 @@ def _run_id(game: str, seed: int) -> str:
     return f"{stem.strip('-') or 'game'}-s{seed}-{stamp}"
 
 
+def board_line(summary: dict) -> str:
+    """What the run saw of a board, in one line."""
+    dims = summary.get("latticeDimensions")
+    if not dims:
+        return "board: no lattice found"
+    size = f"{dims['rows']}×{dims['columns']} lattice"
+    if summary.get("swapCandidates"):
+        return f"board: {size}, {summary['swapCandidates']} swap candidates"
+    return f"board: {size} seen, not a standard Match-3 board (no swap candidates)"
+
+
 @click.command("play")
 @click.argument("game")
 @click.option("--actor", "actor_name", required=True,
@@ -49,19 +60,23 @@ def _run_id(game: str, seed: int) -> str:
               show_default=True,
               help="How a swap_pair is performed: a drag, two taps, or auto (drag, switching "
                    "method after two swaps the game ignored).")
+@click.option("--check-replay", is_flag=True,
+              help="Play a second time with the same seed and say whether the runs were identical.")
+@click.option("--overwrite", is_flag=True, help="Replace an earlier bundle in --out.")
 @click.option("--no-progress", is_flag=True, help="Do not show the progress bar.")
 @json_option
 @handle_errors
 def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
-         brief: str | None, seed: int, out: Path | None, swap_via: str, no_progress: bool,
-         as_json: bool) -> None:
+         brief: str | None, seed: int, out: Path | None, swap_via: str, check_replay: bool,
+         overwrite: bool, no_progress: bool, as_json: bool) -> None:
     """Let an actor play GAME (a folder with index.html, an .html file or a URL).
 
     The game runs in Debian's Chromium at 390×844 under virtual time. Each step
     the actor gets an ActorView/4 (validated) and the frame, and answers one
     selection; the harness executes it and records frames, views, events and an
-    HTML report in the bundle folder. Exit 0 when the run completes, 2 for bad
-    input or when the browser or game cannot be used.
+    HTML report in the bundle folder. Exit 0 when the run completes (or the human
+    player quits), 2 for bad input or when the browser, the game or the actor's
+    endpoint cannot be used.
     """
     from lingxi.playtest.launch import make_actor
     from lingxi.playtest.launch import play as run_play
@@ -75,12 +90,22 @@ def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
     if actor_name == "human":
         options.setdefault("frame_root", str(out))
     actor = make_actor(actor_name, seed=seed, options=options)
+    replay = None
+    if check_replay:
+        if actor_name == "human":
+            from lingxi.playtest.errors import PlayInputError
+
+            raise PlayInputError("play.bad_option", "--check-replay cannot replay a human player")
+
+        def replay() -> object:
+            return make_actor(actor_name, seed=seed, options=options)
     try:
         show = not no_progress and not as_json and actor_name != "human"  # human prompts use stderr
         with progress_reporter(budget, enabled=show) as on_step:
             evidence = run_play(game, actor, actor_name=actor_name, actor_options=options,
                                 seed=seed, budget=budget, brief=the_brief, out=out,
-                                run_id=run_id, swap_via=swap_via, on_step=on_step)
+                                run_id=run_id, swap_via=swap_via, on_step=on_step,
+                                overwrite=overwrite, replay_actor=replay)
     finally:
         actor.close()
     summary = evidence["summary"]
@@ -91,12 +116,13 @@ def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
                f"({summary['validActions']} valid, {summary['protocolErrors']} protocol errors), "
                + ("no score reported" if summary["score"] is None
                   else f"score {summary['score']}"))
-    dims = summary.get("latticeDimensions")
-    if dims:
-        click.echo(f"board: {dims['rows']}×{dims['columns']} lattice, "
-                   f"{summary['swapCandidates']} swap candidates")
-    else:
-        click.echo("board: no lattice found")
+    click.echo(board_line(summary))
+    if summary.get("cameraScale"):
+        click.echo(f"camera: zoomed out to {summary['cameraScale']:.2f} to fit the page")
+    verdict = summary.get("replay") or {}
+    if verdict.get("checked") or verdict.get("replayable") == "no":
+        why = "; ".join(verdict.get("reasons", [])) or "two runs gave identical frames and views"
+        click.echo(f"replayable: {verdict['replayable']} ({why})")
     click.echo(f"bundle: {out}  (evidence.json, views.jsonl, report.html, frames/)")
 
 

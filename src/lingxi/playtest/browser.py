@@ -1,23 +1,34 @@
 """Debian's Chromium driven by Playwright under DevTools virtual time.
 
-Virtual time is paused between actions; each action dispatches its input and
-then lets virtual time run for the action's budget (600 ms, or the ``wait``
-length), so timers, animations and ``Date.now()`` see the same clock on every
-run. Mouse input goes straight through CDP ``Input.dispatchMouseEvent``
-(Playwright's own drag waits forever while time is paused); frames are taken
-with CDP ``Page.captureScreenshot`` at device pixel ratio 1.
+Virtual time is paused except while the harness lets it run: one animation
+frame per input step (a press, each move of a drag, a release), then whatever
+the runner's settling asks for, so timers, animations and ``Date.now()`` see
+the same clock on every run. Input goes straight through CDP
+(``Input.dispatchMouseEvent`` / ``dispatchTouchEvent``; a native HTML5 drag is
+intercepted and finished with ``Input.dispatchDragEvent``); frames are taken
+with CDP ``Page.captureScreenshot`` at device pixel ratio 1, scaled to 390×844
+when the camera is zoomed out (:meth:`GamePage.fit_camera`).
 """
 
 from __future__ import annotations
 
 import base64
+import io
+import math
 import os
 import time
 from typing import Any
 
 from lingxi.playtest.errors import PlayError
 from lingxi.playtest.geometry import VIEWPORT_HEIGHT, VIEWPORT_WIDTH
-from lingxi.playtest.page_scripts import DRAIN_JS, SNAPSHOT_JS, bridge_script
+from lingxi.playtest.page_scripts import (
+    DRAIN_JS,
+    PAGE_SIZE_JS,
+    RISKS_JS,
+    SEEN_JS,
+    SNAPSHOT_JS,
+    bridge_script,
+)
 
 CHROMIUM = os.environ.get("LINGXI_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -27,13 +38,33 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 DETERMINISTIC_RENDER_ARGS = ["--run-all-compositor-stages-before-draw", "--disable-partial-raster",
                              "--num-raster-threads=1", "--disable-threaded-animation",
                              "--disable-checker-imaging"]
-ACTION_BUDGET_MS = 600
 TAP_GAP_MS = 150  # between the two taps of a swap made by taps
+FRAME_MS = 17  # one animation frame at 60 Hz, rounded up: each input step gets one
+MOUSE_EVENTS = {"mouseMoved": "pointermove", "mousePressed": "pointerdown",
+                "mouseReleased": "pointerup"}
+TOUCH_EVENTS = {"touchStart": "touchstart", "touchMove": "touchmove", "touchEnd": "touchend"}
+ARRIVAL_TIMEOUT_S = 1.0
+FORCE_FRAME_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
+MIN_CAMERA_SCALE = 0.4  # never zoom out further: cells would get too small to read
 INITIAL_VIRTUAL_TIME_S = 1_767_225_600  # 2026-01-01T00:00:00Z: Date.now() starts here
 LOAD_STEP_MS = 100
 LOAD_STEPS = 100
 SETTLE_MS = 600
 REAL_TIMEOUT_S = 30.0
+
+
+def _exact_frame(png: bytes) -> bytes:
+    """``png`` cut or padded to exactly 390×844 (a scaled capture may be a pixel off)."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        if image.size == (VIEWPORT_WIDTH, VIEWPORT_HEIGHT):
+            return png
+        frame = Image.new("RGB", (VIEWPORT_WIDTH, VIEWPORT_HEIGHT), (0, 0, 0))
+        frame.paste(image.convert("RGB"), (0, 0))
+    out = io.BytesIO()
+    frame.save(out, format="PNG")
+    return out.getvalue()
 
 
 class Browser:
@@ -59,12 +90,14 @@ class Browser:
             self._manager.__exit__(None, None, None)
             raise PlayError("play.browser_failed", f"cannot start Chromium: {error}") from error
 
-    def open(self, url: str, *, seed: int) -> GamePage:
-        """Load ``url`` under paused virtual time, settle it and return the page."""
+    def open(self, url: str, *, seed: int, init_scripts: tuple[str, ...] = ()) -> GamePage:
+        """Load ``url`` under paused virtual time, settle it and return the page.
+
+        ``init_scripts`` run after the harness's bridge, before the page's scripts."""
         context = self._browser.new_context(
             viewport={"width": VIEWPORT_WIDTH, "height": VIEWPORT_HEIGHT},
             device_scale_factor=1, locale="en-US", timezone_id="UTC")
-        page = GamePage(context, url, seed)
+        page = GamePage(context, url, seed, init_scripts)
         try:
             page.load()
         except Exception:
@@ -88,22 +121,30 @@ class Browser:
 class GamePage:
     """A game in one browser tab with its virtual clock (the harness's driver)."""
 
-    def __init__(self, context: Any, url: str, seed: int) -> None:
+    def __init__(self, context: Any, url: str, seed: int, init_scripts: tuple[str, ...] = ()) -> None:
         self._context = context
         self.url = url
         self.virtual_time_ms = 0
         context.add_init_script(bridge_script(seed))
+        for script in init_scripts:
+            context.add_init_script(script)
         self._page = context.new_page()
         self._page.set_default_timeout(REAL_TIMEOUT_S * 1000)
         self._cdp = context.new_cdp_session(self._page)
         self._expired = 0
         self._pending: list[Any] = []
+        self._dragged: list[Any] = []  # drag data of a native drag Chromium intercepted
+        self.native_drags = 0
+        self.scale = 1.0  # camera: frame pixels per CSS pixel
+        self.css_size = (VIEWPORT_WIDTH, VIEWPORT_HEIGHT)
         self._cdp.on("Emulation.virtualTimeBudgetExpired", self._on_expired)
+        self._cdp.on("Input.dragIntercepted", lambda params: self._dragged.append(params["data"]))
 
     def _on_expired(self, _params: Any) -> None:
         self._expired += 1
 
     def load(self) -> None:
+        self._send("Input.setInterceptDrags", {"enabled": True})
         self._send("Emulation.setVirtualTimePolicy",
                        {"policy": "pause", "initialVirtualTime": INITIAL_VIRTUAL_TIME_S})
         try:
@@ -138,20 +179,80 @@ class GamePage:
                                 f"{REAL_TIMEOUT_S:.0f} s (a pending request, or a busy loop)")
         self.virtual_time_ms += ms
 
+    def _seen(self) -> dict[str, int]:
+        try:
+            out = self._page.evaluate(SEEN_JS)
+        except Exception:
+            return {}
+        return out if isinstance(out, dict) else {}
+
+    def _arrived(self, kind: str, before: dict[str, int]) -> None:
+        """Wait (real time, bounded) until the page has seen the gesture's last event.
+
+        A command's acknowledgement can come before the renderer handles the event
+        (drag-and-drop and touch input travel through the browser process), and virtual
+        time must not run meanwhile, or the game would see the event at a moment that
+        depends on real time and runs would not replay.
+        """
+        deadline = time.monotonic() + ARRIVAL_TIMEOUT_S
+        while self._seen().get(kind, 0) <= before.get(kind, 0):
+            if time.monotonic() > deadline:
+                return  # a page that stops the event at the window: nothing to wait for
+            self._page.wait_for_timeout(2)
+
+    # -- camera -----------------------------------------------------------------------
+    def fit_camera(self) -> dict[str, Any] | None:
+        """Zoom out so the whole page fits the 390×844 frame; the move made, or None.
+
+        The camera is a wider window at device pixel ratio 1 (the game lays out as on a
+        larger screen) whose screenshot is scaled to 390×844, so every cell of a board
+        wider than 390 px is seen and can be acted on. It only zooms out (never back in),
+        so a layout that grows with the window cannot make it oscillate.
+        """
+        try:
+            size = self._page.evaluate(PAGE_SIZE_JS)
+        except Exception:
+            return None
+        width, height = (float(v) for v in size)
+        css_w, css_h = self.css_size
+        if width <= css_w + 1 and height <= css_h + 1:
+            return None
+        scale = max(MIN_CAMERA_SCALE,
+                    min(VIEWPORT_WIDTH / width, VIEWPORT_HEIGHT / height, self.scale))
+        if scale >= self.scale - 1e-6:
+            return None
+        self.scale = scale
+        self.css_size = (math.ceil(VIEWPORT_WIDTH / scale), math.ceil(VIEWPORT_HEIGHT / scale))
+        self._send("Emulation.setDeviceMetricsOverride",
+                   {"width": self.css_size[0], "height": self.css_size[1],
+                    "deviceScaleFactor": 1, "mobile": False})
+        return {"kind": "camera", "scale": round(scale, 4),
+                "window": {"width": self.css_size[0], "height": self.css_size[1]},
+                "pageSize": {"width": round(width), "height": round(height)}}
+
     def capture(self) -> bytes:
-        """A PNG of the 390×844 viewport."""
-        result = self._send("Page.captureScreenshot",
-                                {"format": "png", "fromSurface": True,
-                                 "captureBeyondViewport": False})
-        return base64.b64decode(result["data"])
+        """A PNG of the 390×844 frame (the whole zoomed-out window when the camera is out)."""
+        params: dict[str, Any] = {"format": "png", "fromSurface": True,
+                                  "captureBeyondViewport": False, "optimizeForSpeed": True}
+        if self.scale < 1:
+            params["clip"] = {"x": 0, "y": 0, "width": VIEWPORT_WIDTH / self.scale,
+                              "height": VIEWPORT_HEIGHT / self.scale, "scale": self.scale}
+        png = base64.b64decode(self._send("Page.captureScreenshot", params)["data"])
+        return png if self.scale == 1 else _exact_frame(png)
 
     def snapshot(self) -> dict[str, Any]:
-        """Element rectangles for the catalog (see page_scripts.SNAPSHOT_JS)."""
+        """Element rectangles for the catalog (see page_scripts.SNAPSHOT_JS), in frame pixels."""
         try:
             snap = self._page.evaluate(SNAPSHOT_JS)
         except Exception as error:
             raise PlayError("play.page_failed", f"cannot read the page layout: {error}") from error
-        return snap if isinstance(snap, dict) else {}
+        if not isinstance(snap, dict):
+            return {}
+        if self.scale != 1:
+            s = self.scale
+            snap = {key: [[v * s for v in rect] for rect in rects]
+                    for key, rects in snap.items() if isinstance(rects, list)}
+        return snap
 
     def drain_events(self) -> tuple[list[Any], int]:
         """Bridge events queued since the last drain, and how many were dropped."""
@@ -164,28 +265,123 @@ class GamePage:
         dropped = out[1] if isinstance(out[1], int) and out[1] >= 0 else 0
         return out[0], dropped
 
-    def _mouse(self, kind: str, x: int, y: int, buttons: int, click_count: int = 0) -> None:
-        params: dict[str, Any] = {"type": kind, "x": x, "y": y, "buttons": buttons,
+    def risks(self) -> list[str]:
+        """Sources of non-determinism the page used that the harness cannot pin down."""
+        try:
+            out = self._page.evaluate(RISKS_JS)
+        except Exception:
+            return []
+        return sorted(str(r)[:64] for r in out) if isinstance(out, list) else []
+
+    # -- input ------------------------------------------------------------------------
+    def _css(self, x: float, y: float) -> tuple[float, float]:
+        return (x / self.scale, y / self.scale) if self.scale != 1 else (x, y)
+
+    def _mouse(self, kind: str, x: float, y: float, buttons: int, click_count: int = 0,
+               *, wait: bool = False, arrive: bool = True) -> None:
+        cx, cy = self._css(x, y)
+        params: dict[str, Any] = {"type": kind, "x": cx, "y": cy, "buttons": buttons,
                                   "pointerType": "mouse"}
         if kind != "mouseMoved" or buttons:
             params["button"] = "left"
         if click_count:
             params["clickCount"] = click_count
-        self._send("Input.dispatchMouseEvent", params)
+        before = self._seen() if wait and arrive else None
+        self._send_nowait("Input.dispatchMouseEvent", params)
+        if wait:
+            self._settle_sent()
+            if before is not None:
+                self._arrived(MOUSE_EVENTS[kind], before)
 
-    def _tap(self, x: int, y: int) -> None:
-        # No hover move first: a mouse move dispatched after virtual time ran waits for a
-        # compositor frame that paused virtual time never produces (see _drag).
-        self._mouse("mousePressed", x, y, 1, 1)
-        self._mouse("mouseReleased", x, y, 0, 1)
+    def _touch(self, kind: str, x: float | None = None, y: float | None = None) -> None:
+        """One touch event, waited for until the page has seen it (touch input reaches the
+        page with a later frame than its acknowledgement)."""
+        before = self._seen()
+        points = [] if x is None else [dict(zip(("x", "y"), self._css(x, y), strict=True))]
+        self._send_nowait("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+        self._settle_sent()
+        self._arrived(TOUCH_EVENTS[kind], before)
+
+    def _frame(self) -> int:
+        """Let one animation frame of virtual time run (input is seen frame by frame)."""
+        self.advance(FRAME_MS)
+        return FRAME_MS
+
+    def _tap(self, x: int, y: int, *, touch: bool = False) -> int:
+        if touch:
+            self._touch("touchStart", x, y)
+            spent = self._frame()
+            self._touch("touchEnd")
+            return spent
+        self._mouse("mouseMoved", x, y, 0, wait=True)
+        spent = self._frame()
+        self._mouse("mousePressed", x, y, 1, 1, wait=True)
+        spent += self._frame()
+        self._mouse("mouseReleased", x, y, 0, 1, wait=True)
+        return spent
+
+    def _drag(self, path: list[dict[str, int]], *, touch: bool = False) -> int:
+        """Press at the first point, move along ``path`` one animation frame per point,
+        release at the last. A native HTML5 drag the page starts is carried through
+        Chromium's own drag machinery (intercepted, then dragenter/dragover/drop)."""
+        first, last = path[0], path[-1]
+        before = self._seen()
+        if touch:
+            self._touch("touchStart", first["x"], first["y"])
+            spent = self._frame()
+            for point in path[1:]:
+                self._touch("touchMove", point["x"], point["y"])
+                spent += self._frame()
+            self._touch("touchEnd")
+            return spent
+        self._dragged.clear()
+        self._mouse("mouseMoved", first["x"], first["y"], 0, wait=True)
+        spent = self._frame()
+        self._mouse("mousePressed", first["x"], first["y"], 1, 1, wait=True)
+        spent += self._frame()
+        entered = False
+        for point in path[1:]:
+            if self._dragged:
+                self._drag_event("dragOver" if entered else "dragEnter", point)
+                entered = True
+            else:
+                self._mouse("mouseMoved", point["x"], point["y"], 1, wait=True)
+            spent += self._frame()
+        if self._dragged:
+            if not entered:
+                self._drag_event("dragEnter", last)
+            self._drag_event("dragOver", last)
+            spent += self._frame()
+            self._drag_event("drop", last)
+            self._arrived("drop", before)
+            self.native_drags += 1  # a native drag ends pointer events: no pointerup comes
+            self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True, arrive=False)
+        else:
+            self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True)
+        self._dragged.clear()
+        return spent
+
+    def _drag_event(self, kind: str, point: dict[str, int]) -> None:
+        x, y = self._css(point["x"], point["y"])
+        self._send_nowait("Input.dispatchDragEvent",
+                          {"type": kind, "x": x, "y": y, "data": self._dragged[-1]})
+        self._settle_sent()
+
+    def hover(self, x: int, y: int) -> None:
+        """Move the mouse to (x, y) without a button (the hover probe)."""
+        self._mouse("mouseMoved", x, y, 0, wait=True)
+
+    def park(self) -> None:
+        """Move the mouse off everything (a lifted finger), so hover effects do not linger."""
+        self._mouse("mouseMoved", VIEWPORT_WIDTH - 1, VIEWPORT_HEIGHT - 1, 0, wait=True)
 
     def _send_nowait(self, method: str, params: dict[str, Any]) -> None:
         """Queue a CDP command without waiting for its reply.
 
         Chromium aligns mouse moves with animation frames, and while virtual time
-        is paused no frame comes, so a move's reply can wait forever. Moves are
-        therefore queued (in order, on Playwright's loop) and acknowledged later,
-        once a frame is captured (:meth:`_settle_sent`).
+        is paused no frame comes, so a move's reply can wait forever. Commands are
+        therefore queued (in order, on Playwright's loop) and acknowledged by
+        :meth:`_settle_sent`, which forces frames.
         """
         impl = self._cdp._impl_obj  # the sync API has no fire-and-forget send
         try:
@@ -193,6 +389,22 @@ class GamePage:
         except TypeError:  # Playwright before CDP send timeouts
             coro = impl.send(method, params)
         self._pending.append(self._cdp._loop.create_task(coro))
+
+    def _force_frame(self) -> None:
+        """Ask for a compositor frame (a 1×1 capture) without waiting long for it: while a
+        touch event waits for the page, a capture can wait too, and the loop in
+        :meth:`_settle_sent` asks again until its own deadline."""
+        try:
+            self._cdp.send("Page.captureScreenshot",
+                           {"format": "png", "fromSurface": True,
+                            "clip": {"x": 0, "y": 0, "width": 1, "height": 1, "scale": 1}},
+                           timeout=FORCE_FRAME_TIMEOUT_S * 1000)
+        except TypeError:  # Playwright before CDP send timeouts
+            self._send("Page.captureScreenshot", {"format": "png", "fromSurface": True,
+                                                  "clip": {"x": 0, "y": 0, "width": 1,
+                                                           "height": 1, "scale": 1}})
+        except Exception:
+            pass  # timed out: try again on the next round
 
     def _send(self, method: str, params: dict[str, Any]) -> Any:
         """A CDP command and its reply; a stuck browser becomes ``play.stalled``."""
@@ -208,14 +420,14 @@ class GamePage:
     def _settle_sent(self) -> None:
         """Wait until every queued command is acknowledged, forcing frames meanwhile.
 
-        Called before virtual time runs, so the whole gesture reaches the page at
-        one virtual instant and runs replay identically.
+        Virtual time stays paused meanwhile, so the input lands at a known virtual
+        instant and runs replay identically.
         """
         deadline = time.monotonic() + REAL_TIMEOUT_S
         while any(not task.done() for task in self._pending):
             self._page.wait_for_timeout(1)
             if any(not task.done() for task in self._pending):
-                self.capture()  # a frame delivers the frame-aligned mouse moves
+                self._force_frame()
             if time.monotonic() > deadline:
                 raise PlayError("play.stalled", "the browser did not take the queued input")
         failed = [task.exception() for task in self._pending if task.exception() is not None]
@@ -223,54 +435,49 @@ class GamePage:
         if failed:
             raise PlayError("play.input_failed", f"input was refused: {failed[0]}")
 
-    def _drag(self, path: list[dict[str, int]]) -> None:
-        """Press at the first point, move along ``path``, release at the last."""
-        first = path[0]
-        self._mouse("mousePressed", first["x"], first["y"], 1, 1)
-        for point in path[1:]:
-            self._send_nowait("Input.dispatchMouseEvent",
-                              {"type": "mouseMoved", "x": point["x"], "y": point["y"],
-                               "buttons": 1, "button": "left", "pointerType": "mouse"})
-        last = path[-1]
-        self._send_nowait("Input.dispatchMouseEvent",
-                          {"type": "mouseReleased", "x": last["x"], "y": last["y"], "buttons": 0,
-                           "button": "left", "clickCount": 1, "pointerType": "mouse"})
-        self._settle_sent()
+    def perform(self, action: dict[str, Any], model: str = "mouse") -> int:
+        """Deliver a normalized action's input; returns the virtual time the gesture took (ms).
 
-    def perform(self, action: dict[str, Any]) -> int:
-        """Execute a normalized action; returns the virtual time it was given (ms)."""
-        start = self.virtual_time_ms
+        ``model`` is how pointer input reaches the game: ``mouse`` (drags, taps by
+        click), ``taps`` (mouse, a swap as two clicks), ``touch`` or ``touch-taps``.
+        Settling afterwards is the caller's job (runner.settle).
+        """
         kind = action["kind"]
         if kind == "none":
             return 0
         if kind == "wait":
             self.advance(action["ms"])
             return action["ms"]
-        mouse = kind in ("tap", "drag", "swap")
-        if mouse:
+        touch = model.startswith("touch")
+        pointer = kind in ("tap", "drag", "swap")
+        if pointer:
             self._gesture(True)
-        if kind == "tap":
-            self._tap(action["x"], action["y"])
-        elif kind == "key":
-            self._page.keyboard.press(action["key"])
-        elif kind == "drag":
-            self._drag(action["path"])
-        elif kind == "swap":
-            a, b = action["from"], action["to"]
-            if action["via"] == "taps":
-                self._tap(a["x"], a["y"])
-                self.advance(TAP_GAP_MS)
-                self._tap(b["x"], b["y"])
-            else:
-                from lingxi.playtest.selection import drag_path
+        try:
+            if kind == "tap":
+                spent = self._tap(action["x"], action["y"], touch=touch)
+            elif kind == "key":
+                self._page.keyboard.press(action["key"])
+                spent = 0
+            elif kind == "drag":
+                spent = self._drag(action["path"], touch=touch)
+            elif kind == "swap":
+                a, b = action["from"], action["to"]
+                if action["via"] == "taps":
+                    spent = self._tap(a["x"], a["y"], touch=touch)
+                    self.advance(TAP_GAP_MS)
+                    spent += TAP_GAP_MS + self._tap(b["x"], b["y"], touch=touch)
+                else:
+                    from lingxi.playtest.selection import drag_path
 
-                self._drag(drag_path((a["x"], a["y"]), (b["x"], b["y"])))
-        else:
-            raise PlayError("play.bad_action", f"unknown action kind {kind!r}")
-        self.advance(ACTION_BUDGET_MS - (self.virtual_time_ms - start))
-        if mouse:
-            self._gesture(False)
-        return ACTION_BUDGET_MS
+                    spent = self._drag(drag_path((a["x"], a["y"]), (b["x"], b["y"])), touch=touch)
+            else:
+                raise PlayError("play.bad_action", f"unknown action kind {kind!r}")
+            if pointer and not touch:
+                self.park()
+        finally:
+            if pointer:
+                self._gesture(False)
+        return spent
 
     def _gesture(self, on: bool) -> None:
         try:

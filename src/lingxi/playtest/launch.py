@@ -7,6 +7,7 @@ This is the I/O shell around :class:`lingxi.playtest.runner.PlayRun` that the
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,8 +59,9 @@ def resolve_game(game: str) -> GameSource:
                          f"{game} is not a game folder, an .html file or an http(s) URL")
 
 
-def prepare_out(out: Path) -> Path:
-    """Create ``out``; reuse it only if it is empty or holds a previous play bundle."""
+def prepare_out(out: Path, *, overwrite: bool = False) -> Path:
+    """Create ``out``; a non-empty folder is refused, except a previous play bundle when
+    ``overwrite`` is set (then that bundle is replaced)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise PlayInputError("play.out_not_dir", f"{out} exists and is not a folder")
@@ -68,6 +70,10 @@ def prepare_out(out: Path) -> Path:
         if not names & set(BUNDLE_FILES):
             raise PlayInputError("play.out_not_empty",
                                  f"{out} is not empty and holds no play bundle; choose another --out")
+        if not overwrite:
+            raise PlayInputError("play.out_exists",
+                                 f"{out} holds an earlier play bundle; pass --overwrite to replace "
+                                 "it, or choose another --out")
         for name in BUNDLE_FILES:
             (out / name).unlink(missing_ok=True)
         frames = out / "frames"
@@ -81,39 +87,98 @@ def prepare_out(out: Path) -> Path:
 def play(game: str, actor: Any, *, actor_name: str, actor_options: dict[str, str], seed: int,
          budget: int, brief: Brief, out: Path, run_id: str, swap_via: str = "auto",
          on_step: Callable[[StepInfo], None] | None = None,
-         browser: Any = None) -> dict[str, Any]:
+         browser: Any = None, overwrite: bool = False,
+         replay_actor: Callable[[], Any] | None = None,
+         init_scripts: tuple[str, ...] = (), settle: bool = True,
+         reuse_frames: bool = True) -> dict[str, Any]:
     """Play ``game`` with ``actor`` for ``budget`` actions; returns the evidence document.
 
     ``browser`` (a :class:`lingxi.playtest.browser.Browser`) is reused when given,
     so several runs can share one Chromium; otherwise one is started and closed.
+    ``replay_actor`` (a factory for a fresh, identically seeded actor) asks for a
+    replay check: the run is made a second time and compared frame by frame, view
+    by view; the verdict goes into ``summary.replay``. ``init_scripts`` run in the
+    page before its own scripts (test instrumentation, e.g. to report a score the
+    game only draws).
     """
     from lingxi.playtest.browser import Browser
     from lingxi.playtest.pixels import vision_finder, vision_kinds
     from lingxi.playtest.server import StaticServer
 
     source = resolve_game(game)
-    out = prepare_out(out)
-    server = StaticServer(source.root) if source.root is not None else None
+    out = prepare_out(out, overwrite=overwrite)
+    server = StaticServer(source.root, source.page) if source.root is not None else None
     try:
-        url = f"{server.url.rsplit('/', 1)[0]}/{source.page}" if server else source.page
+        url = server.url if server else source.page
         url = with_seed(url, seed)
         own = browser is None
         if own:
             browser = Browser()
         try:
-            page = browser.open(url, seed=seed)
-            try:
-                config = RunConfig(run_id=run_id, game_source=source.source, game_url=url,
-                                   actor_name=actor_name, actor_options=dict(actor_options),
-                                   seed=seed, budget=budget, brief=brief, swap_via=swap_via)
-                run = PlayRun(page, actor, config, out, pixel_finder=vision_finder(),
-                              classify=vision_kinds(), on_step=on_step)
-                return run.run()
-            finally:
-                page.close()
+            config = RunConfig(run_id=run_id, game_source=source.source, game_url=url,
+                               actor_name=actor_name, actor_options=dict(actor_options),
+                               seed=seed, budget=budget, brief=brief, swap_via=swap_via,
+                               settle=settle, reuse_frames=reuse_frames)
+
+            def one(who: Any, folder: Path, steps: Callable[[StepInfo], None] | None) -> PlayRun:
+                page = browser.open(url, seed=seed, init_scripts=init_scripts)
+                try:
+                    run = PlayRun(page, who, config, folder, pixel_finder=vision_finder(),
+                                  classify=vision_kinds(), on_step=steps)
+                    run.run()
+                    return run
+                finally:
+                    page.close()
+
+            first = one(actor, out, on_step)
+            if replay_actor is not None:
+                with tempfile.TemporaryDirectory(prefix="lingxi-replay-") as folder:
+                    again = replay_actor()
+                    try:
+                        second = one(again, Path(folder), None)
+                    finally:
+                        close = getattr(again, "close", None)
+                        if close is not None:
+                            close()
+                    first.replay = compare_runs(first, second)
+            from lingxi.playtest.evidence import write_bundle
+
+            return write_bundle(first)
         finally:
             if own:
                 browser.close()
     finally:
         if server is not None:
             server.close()
+
+
+def compare_runs(first: PlayRun, second: PlayRun) -> dict[str, Any]:
+    """The replay verdict of two runs with the same game, actor and seed."""
+    reasons: list[str] = []
+    divergence = None
+    for a, b in zip(first.frames.index, second.frames.index, strict=False):
+        if a != b:
+            divergence = a["ref"]
+            reasons.append(f"{a['ref']} differs between two runs with the same seed")
+            break
+    if divergence is None and len(first.frames.index) != len(second.frames.index):
+        divergence = "frames"
+        reasons.append("the two runs took different numbers of frames")
+    if divergence is None:
+        views = [(r.out_dir / "views.jsonl").read_bytes().splitlines() for r in (first, second)]
+        for number, (a, b) in enumerate(zip(*views, strict=False), start=1):
+            if a != b:
+                divergence = f"views.jsonl line {number}"
+                reasons.append(f"view {number} differs between the two runs")
+                break
+    if divergence is None:
+        events = [[(e["type"], e["virtualTimeMs"], e["data"]) for e in r.events.events]
+                  for r in (first, second)]
+        if events[0] != events[1]:
+            divergence = "events"
+            reasons.append("the game's events differ between the two runs")
+    if first.stop_reason != second.stop_reason:
+        reasons.append(f"the runs stopped differently ({first.stop_reason} / {second.stop_reason})")
+        divergence = divergence or "stopReason"
+    return {"replayable": "no" if divergence else "yes", "reasons": reasons, "checked": True,
+            "firstDivergence": divergence}

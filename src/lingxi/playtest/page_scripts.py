@@ -15,9 +15,15 @@ from __future__ import annotations
 
 _BRIDGE = r"""
 (() => {
+  // performance.now() from the virtual Date clock: Chromium clamps the native one with a
+  // per-process random jitter (tens of microseconds), enough to change an FPS counter or
+  // a frame's animation phase between two runs. Whole milliseconds since the page began.
+  const dateNow = Date.now.bind(Date), origin = dateNow();
+  const clock = () => dateNow() - origin;
+  try { Object.defineProperty(performance, 'now', { value: clock, configurable: true }); } catch (e) {}
   const queue = [];
   let dropped = 0;
-  const stringify = JSON.stringify.bind(JSON), clock = performance.now.bind(performance);
+  const stringify = JSON.stringify.bind(JSON);
   const emit = (event) => {
     try {
       if (queue.length >= 1024) { dropped++; return; }
@@ -46,6 +52,15 @@ _BRIDGE = r"""
     if (e.type === 'dragstart' && t && t.getAttribute && t.getAttribute('draggable') === 'true') return;
     e.preventDefault();
   };
+  // Which input events the page has seen, so the harness can wait for a gesture to
+  // arrive before virtual time runs again.
+  const seen = {};
+  for (const type of ['pointermove', 'pointerdown', 'pointerup', 'touchstart', 'touchmove',
+                      'touchend', 'drop']) {
+    window.addEventListener(type, () => { seen[type] = (seen[type] || 0) + 1; }, true);
+  }
+  Object.defineProperty(window, '__lingxiSeen', { value: () => ({ ...seen }),
+    writable: false, configurable: false });
   window.addEventListener('selectstart', quiet, true);
   window.addEventListener('dragstart', quiet, true);
   // Animation frames on the virtual clock: Chromium produces real frames only every so
@@ -71,13 +86,56 @@ _BRIDGE = r"""
   };
   window.cancelAnimationFrame = function (id) { frameQueue.delete(id); };
   let state = (__SEED__ >>> 0) || 0x9e3779b9;
-  Math.random = function () {
+  const next = () => {
     state = (state + 0x6D2B79F5) >>> 0;
     let t = state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return (t ^ (t >>> 14)) >>> 0;
   };
+  Math.random = function () { return next() / 4294967296; };
+  // Other clocks and random sources a replay must not depend on: crypto randomness is
+  // seeded like Math.random; idle callbacks run on virtual-time timers (Chromium would
+  // schedule them by real idleness). What cannot be pinned is reported as a risk.
+  try {
+    const fill = (array) => {
+      const bytes = new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
+      for (let i = 0; i < bytes.length; i++) bytes[i] = next() & 255;
+      return array;
+    };
+    Object.defineProperty(crypto, 'getRandomValues', { value: fill, configurable: true });
+    Object.defineProperty(crypto, 'randomUUID', { configurable: true, value: () => {
+      const h = [...fill(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
+      return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+    } });
+  } catch (e) {}
+  // Schedulers (React's among them) prefer setImmediate over MessageChannel when it
+  // exists; MessageChannel tasks run outside virtual time, so give them a timer instead.
+  if (typeof window.setImmediate !== 'function') {
+    window.setImmediate = (cb, ...args) => setTimeout(cb, 0, ...args);
+    window.clearImmediate = (id) => clearTimeout(id);
+  }
+  window.requestIdleCallback = (cb) => setTimeout(() => cb({ didTimeout: false, timeRemaining: () => 0 }), 1);
+  window.cancelIdleCallback = (id) => clearTimeout(id);
+  const risks = new Set();
+  const watch = (name, why) => {
+    const Original = window[name];
+    if (typeof Original !== 'function') return;
+    window[name] = new Proxy(Original, { construct(target, args, newTarget) {
+      risks.add(why); return Reflect.construct(target, args, newTarget); } });
+  };
+  watch('Worker', 'worker: a Web Worker runs without the seeded Math.random and rAF clock');
+  watch('SharedWorker', 'worker: a shared worker runs outside the page\'s virtual clock');
+  watch('MessageChannel', 'scheduler: MessageChannel messages are delivered outside virtual time');
+  watch('WebSocket', 'network: a WebSocket delivers messages at real-time moments');
+  watch('AudioContext', 'audio: an AudioContext clock runs in real time');
+  watch('OfflineAudioContext', 'audio: offline audio rendering completes at real-time moments');
+  const css = () => risks.add('css-animation: CSS transitions and animations run on the ' +
+                              'compositor\'s frame clock, not on virtual time');
+  window.addEventListener('transitionrun', css, true);
+  window.addEventListener('animationstart', css, true);
+  Object.defineProperty(window, '__lingxiRisks', { value: () => [...risks],
+    writable: false, configurable: false });
 })();
 """
 
@@ -88,6 +146,11 @@ def bridge_script(seed: int) -> str:
 
 
 DRAIN_JS = "() => (window.__lingxiDrain ? window.__lingxiDrain() : [[], 0])"
+SEEN_JS = "() => (window.__lingxiSeen ? window.__lingxiSeen() : {})"
+RISKS_JS = "() => (window.__lingxiRisks ? window.__lingxiRisks() : [])"
+# The size of the page's content in CSS pixels (what the camera must fit).
+PAGE_SIZE_JS = """() => { const d = document.documentElement, b = document.body || d;
+  return [Math.max(d.scrollWidth, b.scrollWidth), Math.max(d.scrollHeight, b.scrollHeight)]; }"""
 
 SNAPSHOT_JS = r"""
 () => {

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
+
 from lingxi.actor.contracts import (
     ContractViolation,
     validate_history_entry,
@@ -28,27 +30,39 @@ from lingxi.errors import LingxiError
 from lingxi.playtest.catalog import Catalog, build_catalog
 from lingxi.playtest.errors import PlayError, SelectionRejected
 from lingxi.playtest.events import EventLog
-from lingxi.playtest.frames import Frame, FrameStore, frame_change
+from lingxi.playtest.frames import Frame, FrameStore, decode, frame_change
+from lingxi.playtest.geometry import Box, Grid
+from lingxi.playtest.inputs import InputModels, via
 from lingxi.playtest.match3 import candidate_set, is_standard_board, swap_candidates
+from lingxi.playtest.motion import Motion, changed_cells, inside, significant
 from lingxi.playtest.objectives import Brief, Progress
 from lingxi.playtest.pixels import FrameFinder
 from lingxi.playtest.selection import normalize
+from lingxi.playtest.settle import Settled, idle_probe, settle
 from lingxi.playtest.view import build_view, legal_selections
 
 MAX_ATTEMPTS = 3  # the first answer and at most two retries
-SWAP_METHODS = ("drag", "taps")
-SILENT_SWAPS_BEFORE_SWITCH = 2
+HOVER_PROBE_MS = 50
+FIXED_BUDGET_MS = 600  # RunConfig(settle=False): the old fixed budget, for benchmarks
 PLACEHOLDER_SELECTION = {"type": "wait", "ms": 100,
                          "reason": "placeholder: no schema-valid selection was received; "
                                    "the action was spent as none"}
 
 
+class PlayerQuit(Exception):
+    """The actor (a person) chose to stop: the run ends early, normally."""
+
+
 class Driver(Protocol):
+    """What the loop needs of a browser tab. Optional: ``fit_camera()`` (camera moves),
+    ``hover(x, y)`` and ``park()`` (hover probe), ``risks()`` (replay risks)."""
+
     virtual_time_ms: int
 
     def capture(self) -> bytes: ...
     def snapshot(self) -> dict[str, Any]: ...
-    def perform(self, action: dict[str, Any]) -> int: ...
+    def perform(self, action: dict[str, Any], model: str = "mouse") -> int: ...
+    def advance(self, ms: int) -> None: ...
     def drain_events(self) -> tuple[list[Any], int]: ...
 
 
@@ -66,7 +80,11 @@ class RunConfig:
     budget: int
     brief: Brief
     actor_options: dict[str, str] = field(default_factory=dict)
-    swap_via: str = "auto"  # drag | taps | auto (start with drag, switch after silent swaps)
+    swap_via: str = "auto"  # drag | taps | auto (detect the input model, see inputs.py)
+    # For benchmarks/play.py only: the loop as it was before settling (a fixed 600 ms after
+    # each input, one frame) and before the post frame was reused as the next pre frame.
+    settle: bool = True
+    reuse_frames: bool = True
 
 
 @dataclass
@@ -103,10 +121,23 @@ class PlayRun:
         self.swap_count = 0
         self.stop_reason = "budget"
         self.initial: Frame | None = None
+        self.motion = Motion()
+        self.models = InputModels(config.swap_via)
+        self.post: Frame | None = None  # the last frame taken; the next action's pre frame
+        self.harness_log: list[dict[str, Any]] = []  # every harness step, in order
+        self.start_steps: list[dict[str, Any]] = []  # those before the first action
+        self.replay: dict[str, Any] | None = None
+        self.risks_seen: list[str] | None = None
+        self._idle_probed_at = -1
+        self._raw: list[Any] = []  # bridge events drained but not yet recorded
+        self._dropped = 0
+        self.has_hover = False
+        self.board_reached_at: int | None = None
+        self.responses = 0
+        self.scores: list[tuple[int, float]] = []  # (action index, score) when it changed
+        self._probed_boards: set[tuple[int, int, int, int]] = set()
         self._checked_entries: set[tuple[str, int]] = set()
         self._checked_candidates: set[str] = set()
-        self._swap_method = 0
-        self._silent_swaps = 0
 
     # -- perception -----------------------------------------------------------------------
     def _catalog(self, frame: Frame) -> Catalog:
@@ -114,43 +145,34 @@ class PlayRun:
         return build_catalog(self.driver.snapshot(), finder)
 
     def _swaps(self, catalog: Catalog, frame: Frame) -> dict[str, Any] | None:
+        if catalog.lattices and self.swap_count == 0:
+            grid = catalog.lattices[0].grid  # not (yet) a standard board: say what was seen
+            self.lattice_dims = {"rows": grid.rows, "columns": grid.columns}
         for target in catalog.lattices:
             if is_standard_board(frame.pixels, target.grid, self.classify):
                 grid = target.grid
-                if self.lattice_dims is None:
-                    self.lattice_dims = {"rows": grid.rows, "columns": grid.columns}
+                self.lattice_dims = {"rows": grid.rows, "columns": grid.columns}
                 candidates = swap_candidates(target.id, grid.rows, grid.columns, self.config.seed)
                 self.swap_count = len(candidates)
                 return candidate_set(candidates)
         return None
 
-    def _record_events(self, start_ms: int) -> list[dict[str, Any]]:
+    def _drain(self) -> list[Any]:
+        """Drain the bridge now (kept for _record_events); returns what arrived."""
         raw, dropped = self.driver.drain_events()
+        self._raw.extend(raw)
+        self._dropped += dropped
+        return raw
+
+    def _record_events(self, start_ms: int) -> list[dict[str, Any]]:
+        self._drain()
+        raw, dropped, self._raw, self._dropped = self._raw, self._dropped, [], 0
         added = self.events.add_bridge_batch(raw, dropped, (start_ms, self.driver.virtual_time_ms))
         for event in added:
             score = event["data"].get("score") if event["source"] == "bridge" else None
             if isinstance(score, int | float) and not isinstance(score, bool):
                 self.score = score
         return added
-
-    def _swap_via(self) -> str:
-        if self.config.swap_via != "auto":
-            return self.config.swap_via
-        return SWAP_METHODS[self._swap_method]
-
-    def _note_swap(self, action: dict[str, Any], responded: bool) -> None:
-        """In auto mode, switch between drag and taps after swaps the game ignored.
-
-        Games differ: some swap on a drag, some on two taps, some on both. An
-        invalid swap also looks silent once it is reverted, so the method only
-        changes after SILENT_SWAPS_BEFORE_SWITCH silent swaps in a row.
-        """
-        if self.config.swap_via != "auto" or action["kind"] != "swap":
-            return
-        self._silent_swaps = 0 if responded else self._silent_swaps + 1
-        if self._silent_swaps >= SILENT_SWAPS_BEFORE_SWITCH:
-            self._swap_method = 1 - self._swap_method
-            self._silent_swaps = 0
 
     def _validate(self, view: dict[str, Any]) -> None:
         """Validate ``view`` against ActorView/4.
@@ -192,6 +214,7 @@ class PlayRun:
         schema_valid: dict[str, Any] | None = None
         by_id = {c["candidateId"]: c for c in swaps["candidates"]} if swaps else None
         legal = legal_selections(swaps is not None)["types"]
+        unreachable = 0
         with (self.out_dir / "views.jsonl").open("a", encoding="utf-8") as views:
             for _ in range(MAX_ATTEMPTS):
                 view = build_view(protocol_errors=list(errors), **view_args)
@@ -207,9 +230,13 @@ class PlayRun:
                     # the actor gets its own copy: nothing it does to it reaches the record
                     selection = self.actor.select(json.loads(text), frame.png)
                 except LingxiError as error:
+                    if error.code == "actor.human_quit":
+                        raise PlayerQuit(error.message) from error
                     err = {"code": error.code, "message": _short(error.message or error.code)}
                     attempts.append({"selection": None, "error": err})
                     errors.append(err)
+                    if error.code == "actor.llm_http" and "status" not in error.details:
+                        unreachable += 1
                     continue
                 except Exception as error:  # an actor bug must not end the run
                     err = {"code": "actor.error",
@@ -222,7 +249,7 @@ class PlayRun:
                     selection = _jsonable(selection)
                     schema_valid = selection
                     action = normalize(selection, catalog, legal_types=legal, candidates=by_id,
-                                       swap_via=self._swap_via())
+                                       swap_via=via(self.models.order()[0]))
                 except ContractViolation as error:
                     err = {"code": "selection.invalid",
                            "message": _short(f"{error.path or '$'}: {error.message}")}
@@ -233,14 +260,181 @@ class PlayRun:
                     return selection, action, attempts, errors
                 attempts.append({"selection": _jsonable(selection), "error": err})
                 errors.append(err)
+        if unreachable == MAX_ATTEMPTS:  # nobody to ask: stop instead of playing nothing
+            raise PlayError("play.actor_unreachable",
+                            f"the actor's endpoint cannot be reached: {errors[-1]['message']}")
         reason = errors[-1]["message"] if errors else "no selection"
         return schema_valid, {"kind": "none", "reason": reason[:500]}, attempts, errors
 
-    def _act(self, index: int) -> None:
-        cfg = self.config
-        pre = self.frames.save(f"frames/action-{index}-pre.png", self.driver.capture())
+    def _step(self, harness: list[dict[str, Any]], step: dict[str, Any]) -> None:
+        harness.append(step)
+        self.harness_log.append(step)
+
+    def _settle(self, first: bytes | None = None) -> Settled:
+        if not self.config.settle:
+            self.driver.advance(FIXED_BUDGET_MS)
+            png = self.driver.capture()
+            return Settled(png, FIXED_BUDGET_MS, False, [decode(png)])
+        return settle(self.driver, self.motion, first=first)
+
+    def _probe_board(self, index: int, catalog: Catalog, harness: list[dict[str, Any]]) -> bool:
+        """When a board is first seen: learn what moves on its own and whether hovering a
+        cell changes it. True when probes ran (the pre frame must then be taken again)."""
+        grid = catalog.lattices[0].grid if catalog.lattices else None
+        if grid is None:
+            return False
+        key = (round(grid.x), round(grid.y), grid.rows, grid.columns)
+        if key in self._probed_boards:
+            return False
+        self._probed_boards.add(key)
+        if self.driver.virtual_time_ms != self._idle_probed_at:  # the board is new since then
+            self._drain()
+            step = idle_probe(self.driver, self.motion)
+            raw = self._drain()
+            self.motion.idle_event_types.update(_event_types(raw))
+            step["idleEventTypes"] = sorted(self.motion.idle_event_types)
+            self._step(harness, step)
+            self._idle_probed_at = self.driver.virtual_time_ms
+        hover, park = getattr(self.driver, "hover", None), getattr(self.driver, "park", None)
+        if hover is not None and park is not None:
+            before = decode(self.driver.capture())
+            x, y = grid.cell_box((grid.rows + 1) // 2, (grid.columns + 1) // 2).anchor()
+            hover(x, y)
+            self.driver.advance(HOVER_PROBE_MS)
+            during = decode(self.driver.capture())
+            park()
+            self.driver.advance(HOVER_PROBE_MS)
+            changed = self.motion.changes(before, during)
+            effect = significant(changed)
+            self.has_hover = self.has_hover or effect
+            self._step(harness, {"kind": "hover_probe", "at": {"x": x, "y": y},
+                                 "changedFraction": round(float(changed.mean()), 4),
+                                 "hoverEffect": effect})
+        return True
+
+    def _pre(self, index: int) -> tuple[Frame, Catalog, dict[str, Any] | None, list]:
+        harness: list[dict[str, Any]] = []
+        pre = self.post if self.config.reuse_frames else None
+        if pre is None:
+            pre = self.frames.save(f"frames/action-{index}-pre.png", self.driver.capture())
         catalog = self._catalog(pre)
         swaps = self._swaps(catalog, pre)
+        if swaps is not None and self._probe_board(index, catalog, harness):
+            settled = self._settle()
+            pre = self.frames.save(f"frames/action-{index}-pre.png", settled.png)
+            catalog = self._catalog(pre)
+            swaps = self._swaps(catalog, pre)
+        if swaps is not None and self.board_reached_at is None:
+            self.board_reached_at = index
+        return pre, catalog, swaps, harness
+
+    def _response(self, pre: np.ndarray, frames: list[np.ndarray], point: tuple[int, int] | None,
+                  catalog: Catalog) -> bool:
+        """True when some frame differs from ``pre`` beyond idle motion and hover."""
+        hover_box = _box_at(catalog, point) if (self.has_hover and point is not None) else None
+        seen: set[int] = set()
+        for frame in frames:
+            if id(frame) in seen:
+                continue
+            seen.add(id(frame))
+            diff = self.motion.changes(pre, frame)
+            if not significant(diff):
+                continue
+            if hover_box is not None and inside(diff, hover_box):
+                continue
+            return True
+        return False
+
+    def _received(self, pre: np.ndarray, frames: list[np.ndarray], grid: Grid,
+                  cells: tuple[tuple[int, int], tuple[int, int]]) -> bool:
+        """A swap was received when, in some frame while it settled, both of its cells or
+        three or more cells of the board changed (a hover or a selection changes one)."""
+        seen: set[int] = set()
+        for frame in frames:
+            if id(frame) in seen:
+                continue
+            seen.add(id(frame))
+            changed = changed_cells(self.motion.changes(pre, frame), grid)
+            if set(cells) <= changed or len(changed) >= 3:
+                return True
+        return False
+
+    def _swap_cells(self, selection, swaps, catalog):
+        candidate = next(c for c in swaps["candidates"]
+                         if c["candidateId"] == selection["candidateId"])
+        grid = catalog.by_id[candidate["latticeId"]].grid
+        a, b = ((e["cell"]["row"], e["cell"]["column"]) for e in candidate["pair"])
+        return grid, (a, b)
+
+    def _execute(self, action: dict[str, Any], selection: dict[str, Any] | None, pre: Frame,
+                 catalog: Catalog, swaps: dict[str, Any] | None,
+                 harness: list[dict[str, Any]]) -> tuple[dict[str, Any], Settled, int, bool, str]:
+        """Deliver ``action`` (a swap with each input model until the game receives it),
+        settle; returns (action as performed, settled, virtual ms, responded, model)."""
+        if action["kind"] != "swap":
+            model = self.models.pointer()
+            spent = self.driver.perform(action, model)
+            settled = self._settle()
+            point = _last_point(action)
+            responded = self._response(pre.pixels, settled.frames, point, catalog)
+            responded = responded or bool(_event_types(self._drain()) - self.motion.idle_event_types)
+            if (not responded and action["kind"] == "tap" and model == "mouse"
+                    and self.models.confirmed is None and self.models.swap_via == "auto"):
+                # a start button that only listens for touches: try a touch tap once
+                self._step(harness, {"kind": "input_probe", "model": "mouse", "received": False,
+                                     "virtualTimeMs": spent + settled.spent_ms})
+                spent += settled.spent_ms + self.driver.perform(action, "touch")
+                settled = self._settle()
+                responded = self._response(pre.pixels, settled.frames, point, catalog)
+                if responded:
+                    self.models.received("touch")
+                model = "touch"
+            return action, settled, spent + settled.spent_ms, responded, model
+        grid, cells = self._swap_cells(selection, swaps, catalog)
+        order = self.models.order()
+        total = 0
+        for attempt, model in enumerate(order):
+            performed = {**action, "via": via(model)}
+            spent = self.driver.perform(performed, model)
+            settled = self._settle()
+            total += spent + settled.spent_ms
+            received = self._received(pre.pixels, settled.frames, grid, cells)
+            if received:
+                self.models.received(model)
+                if attempt:
+                    self._step(harness, {"kind": "input_probe", "model": model, "received": True,
+                                         "virtualTimeMs": spent + settled.spent_ms})
+                return performed, settled, total, True, model
+            self._step(harness, {"kind": "input_probe", "model": model, "received": False,
+                                 "virtualTimeMs": spent + settled.spent_ms})
+            cleanup = self._deselect(pre, settled, grid, model, harness)
+            if cleanup is not None:
+                total += cleanup.spent_ms
+                settled = cleanup
+        self.models.missed()
+        return performed, settled, total, False, model
+
+    def _deselect(self, pre: Frame, settled: Settled, grid: Grid, model: str,
+                  harness: list[dict[str, Any]]) -> Settled | None:
+        """An unreceived swap may leave one cell selected, which would knock the next
+        two-tap swap out of step: tap that cell again once (recorded)."""
+        cells = changed_cells(self.motion.changes(pre.pixels, settled.pixels), grid)
+        if len(cells) != 1:
+            return None
+        row, column = next(iter(cells))
+        x, y = grid.cell_box(row, column).anchor()
+        spent = self.driver.perform({"kind": "tap", "x": x, "y": y},
+                                    "touch" if model.startswith("touch") else "mouse")
+        after = self._settle()
+        left = changed_cells(self.motion.changes(pre.pixels, after.pixels), grid)
+        self._step(harness, {"kind": "deselect", "cell": {"row": row, "column": column},
+                             "cleared": not left, "virtualTimeMs": spent + after.spent_ms})
+        after.spent_ms += spent
+        return after
+
+    def _act(self, index: int) -> None:
+        cfg = self.config
+        pre, catalog, swaps, harness = self._pre(index)
         view_args = {
             "brief": cfg.brief.text, "frame_ref": pre.ref, "frame_hash": pre.sha256,
             "catalog": catalog.view(pre.ref, pre.sha256), "history": self.history,
@@ -252,17 +446,33 @@ class PlayRun:
         valid = action["kind"] != "none"
         pre_seq = self.events.last_seq
         start = self.driver.virtual_time_ms
-        budget_ms = self.driver.perform(action)
+        model = None
+        if valid:
+            action, settled, budget_ms, responded, model = self._execute(
+                action, selection, pre, catalog, swaps, harness)
+            png = settled.png
+        else:
+            budget_ms, responded, png = 0, False, pre.png
+        fit = getattr(self.driver, "fit_camera", None)
+        move = fit() if fit is not None else None
+        if move is not None:
+            self._step(harness, move)
+            after = self._settle()
+            budget_ms += after.spent_ms
+            png = after.png
         bridge = self._record_events(start)
-        post = self.frames.save(f"frames/action-{index}-post.png", self.driver.capture())
+        post = self.frames.save(f"frames/action-{index}-post.png", png)
+        self.post = post
         change = frame_change(pre.pixels, post.pixels)
         new_events = list(bridge)
         if change is not None:
             new_events.append(self.events.add_observed("frame_changed",
                                                        self.driver.virtual_time_ms, change))
         self.progress.observe(new_events)
-        causal = valid and (change is not None or any(e["source"] == "bridge" for e in bridge))
-        self._note_swap(action, causal)
+        answered = any(e["source"] == "bridge" and e["type"] not in self.motion.idle_event_types
+                       for e in bridge)
+        causal = valid and (responded if action["kind"] == "swap" else (responded or answered))
+        self.responses += causal
         entry = {
             "actionId": f"action-{index}",
             "selection": selection if selection is not None else PLACEHOLDER_SELECTION,
@@ -276,18 +486,63 @@ class PlayRun:
         }
         self.history.append(entry)
         self.history = self.history[-64:]
-        self.steps.append({
+        step = {
             "actionId": entry["actionId"], "attempts": attempts, "selection": selection,
             "normalized": action, "valid": valid, "retryCount": entry["retryCount"],
             "preFrameRef": pre.ref, "preFrameHash": pre.sha256, "postFrameRef": post.ref,
             "postFrameHash": post.sha256, "virtualTimeBudgetMs": budget_ms,
             "virtualTimeMs": self.driver.virtual_time_ms, "causalGameResponse": causal,
             "gameEvents": new_events, "targetSetHash": catalog.target_set_hash,
-            "targets": catalog.evidence(),
-        })
+            "targets": catalog.evidence(), "harnessSteps": harness,
+        }
+        if model is not None:
+            step["inputModel"] = model
+        if action["kind"] == "swap" and selection is not None and swaps is not None:
+            _, cells = self._swap_cells(selection, swaps, catalog)
+            step["swapCells"] = [{"row": r, "column": c} for r, c in cells]
+        if self.score is not None and (not self.scores or self.scores[-1][1] != self.score):
+            self.scores.append((index, self.score))
+        self.steps.append(step)
         if self.on_step:
             kind = selection["type"] if valid and selection else "none"
             self.on_step(StepInfo(index, cfg.budget, valid, self.score, kind))
+
+    def _start(self) -> None:
+        """Before the first view: fit the camera, let the page settle, learn idle motion."""
+        fit = getattr(self.driver, "fit_camera", None)
+        move = fit() if fit is not None else None
+        if move is not None:
+            self._step(self.start_steps, move)
+        settled = self._settle()
+        self._step(self.start_steps, {"kind": "settle", "virtualTimeMs": settled.spent_ms,
+                                      "bounded": settled.bounded})
+        self._drain()  # what the game said while loading is not idle chatter
+        loaded = self.driver.virtual_time_ms
+        self.progress.observe(self._record_events(0))
+        step = idle_probe(self.driver, self.motion)
+        self.motion.idle_event_types.update(_event_types(self._drain()))
+        step["idleEventTypes"] = sorted(self.motion.idle_event_types)
+        self._step(self.start_steps, step)
+        self._idle_probed_at = self.driver.virtual_time_ms
+        self.progress.observe(self._record_events(loaded))
+        self.initial = self.frames.save("frames/frame-initial.png", self.driver.capture())
+        self.post = self.initial
+
+    def _risks(self) -> list[str]:
+        if self.risks_seen is None:
+            risks = getattr(self.driver, "risks", None)
+            self.risks_seen = list(risks()) if risks is not None else []
+        return self.risks_seen
+
+    def replay_verdict(self) -> dict[str, Any]:
+        """Whether this run can be replayed: checked against a second run when one was made
+        (``self.replay``), otherwise the non-determinism sources the page was seen using."""
+        reasons = self._risks()
+        if self.replay is not None:
+            out = dict(self.replay)
+            out["reasons"] = sorted(set(out.get("reasons", [])) | set(reasons))
+            return out
+        return {"replayable": "no" if reasons else "unknown", "reasons": reasons, "checked": False}
 
     # -- the run ---------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -296,14 +551,17 @@ class PlayRun:
 
         (self.out_dir / "views.jsonl").write_text("", encoding="utf-8")
         try:
-            self.initial = self.frames.save("frames/frame-initial.png", self.driver.capture())
-            self.progress.observe(self._record_events(0))
+            self._start()
             for index in range(1, self.config.budget + 1):
                 self._act(index)
+            self._risks()
         except PlayError as error:
             self.stop_reason = f"error: {error.code}"
             write_bundle(self)
             raise
+        except PlayerQuit:
+            self.stop_reason = "quit"
+            self._risks()
         except KeyboardInterrupt:
             self.stop_reason = "interrupted"
             write_bundle(self)
@@ -313,6 +571,46 @@ class PlayRun:
 
 MAX_RECORDED_ANSWER = 16_384  # bytes of an actor's answer kept in evidence
 MAX_ERROR_MESSAGE = 300  # characters of a protocol error message shown to the actor
+
+
+def _event_types(raw: list[Any]) -> set[str]:
+    """The ``type`` of each raw bridge event (``[time, json]`` pairs), where readable."""
+    out = set()
+    for item in raw:
+        try:
+            event = json.loads(item[1])
+            kind = event.get("type") if isinstance(event, dict) else None
+        except (TypeError, ValueError, IndexError, KeyError):
+            continue
+        out.add(str(kind)[:64] if kind is not None else "event")
+    return out
+
+
+def _last_point(action: dict[str, Any]) -> tuple[int, int] | None:
+    """Where the pointer was last during ``action`` (hover effects would sit there)."""
+    if action["kind"] == "tap":
+        return action["x"], action["y"]
+    if action["kind"] == "drag":
+        return action["path"][-1]["x"], action["path"][-1]["y"]
+    if action["kind"] == "swap":
+        return action["to"]["x"], action["to"]["y"]
+    return None
+
+
+def _box_at(catalog: Catalog, point: tuple[int, int]) -> Box | None:
+    """The lattice cell or region under ``point`` (the extent of a hover effect there)."""
+    x, y = point
+    for target in catalog.targets:
+        if target.kind == "spatial_grid" or not target.box.contains_point(x, y):
+            continue
+        if target.grid is None:
+            return target.box
+        grid = target.grid
+        column = int((x - grid.x) // grid.cell_width) + 1
+        row = int((y - grid.y) // grid.cell_height) + 1
+        if grid.has_cell(row, column):
+            return grid.cell_box(row, column)
+    return None
 
 
 def _jsonable(value: Any) -> Any:

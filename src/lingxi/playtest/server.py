@@ -24,13 +24,15 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 
 class StaticServer:
-    """Serve ``root`` (a folder with index.html) until closed."""
+    """Serve ``root`` until closed; ``page`` (default index.html) is the game's page in it."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, page: str = "index.html") -> None:
         root = Path(root).resolve()
-        if not (root / "index.html").is_file():
-            raise PlayInputError("play.no_index", f"{root} has no index.html")
+        if not (root / page).is_file():
+            code = "play.no_index" if page == "index.html" else "play.no_game"
+            raise PlayInputError(code, f"{root} has no {page}")
         self.root = root
+        self.page = page
         handler = functools.partial(_QuietHandler, directory=str(root))
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
@@ -40,7 +42,7 @@ class StaticServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_port}/index.html"
+        return f"http://127.0.0.1:{self._server.server_port}/{self.page}"
 
     def close(self) -> None:
         self._server.shutdown()

@@ -3,11 +3,19 @@
 The view tells it only the lattice's size and anonymous swap candidates; it finds
 the board in the frame itself (:func:`lingxi.actor.vision.find_lattice`),
 clusters cell colours into kinds, and answers ``swap_pair`` with the candidate
-whose swap makes the largest immediate line of ≥3. Falls back to another
-untried candidate when it sees no match, and to the random baseline when there
-is no board at all. A swap is not tried twice on the same board (the same grid
-of kinds, or the same frame hash when no board is read), so a misread board
-cannot loop forever even if a revert repaints a few pixels differently.
+whose swap makes the largest immediate line of at least the match length the
+game accepts (3 at first; learnt from the game's answers: when swaps making a
+line of exactly that length keep coming back unchanged, it asks for one more,
+and an accepted shorter line brings it back down). Falls back to another
+untried candidate when it sees no match. A swap is not tried twice on the same
+board (the same grid of kinds, or the same frame hash when no board is read),
+so a misread board cannot loop; a swap the game never received
+(``causalGameResponse`` false) does not count as tried, once.
+
+With no board in view (a start screen, a game-over panel) it presses the most
+button-like region of the frame (:mod:`lingxi.actor.buttons`) through the
+spatial grid, remembers which presses led to a board and prefers those next
+time, and never presses the same spot twice on the same frame.
 """
 
 from __future__ import annotations
@@ -24,7 +32,13 @@ from .base import (
     target_ref,
     targets,
 )
-from .match3 import adjacent_pairs, swap_gain
+from .match3 import adjacent_pairs, longest_line, swap_gain
+
+MAX_LINE = 6
+REJECTIONS_TO_LENGTHEN = 3  # swaps of exactly the assumed length that changed nothing
+ANCHOR_OFFSETS = {"center": (0.0, 0.0), "north": (0.0, -0.3), "south": (0.0, 0.3),
+                  "east": (0.3, 0.0), "west": (-0.3, 0.0), "northwest": (-0.3, -0.3),
+                  "northeast": (0.3, -0.3), "southwest": (-0.3, 0.3), "southeast": (0.3, 0.3)}
 
 
 class GreedyMatch3Actor(Actor):
@@ -35,13 +49,26 @@ class GreedyMatch3Actor(Actor):
         self._rng = random.Random(seed)
         self._tried: dict[Any, set[tuple[tuple[int, int], tuple[int, int]]]] = {}
         self.last_board: list[list[int]] | None = None   # for inspection in tests and reports
+        self.min_line = 3  # the match length the game is believed to accept
+        self.outcomes: dict[int, list[int]] = {}  # line length -> [accepted, unchanged]
+        self.led_to_board: list[tuple[int, int]] = []  # presses after which a board appeared
+        self._pressed: dict[str, set[tuple[int, int]]] = {}
+        self._unreceived: dict[Any, int] = {}
+        self._last: dict[str, Any] | None = None
 
     def select(self, view: dict[str, Any], frame_png: bytes) -> dict[str, Any]:
         from lingxi.actor.vision import classify_cells, find_lattice
 
         lattice_target = self._lattice_target(view)
+        last, self._last = self._last, None
+        answered = _last_answered(view)
         if lattice_target is None:
-            return random_selection(view, self._rng)
+            if last is not None and last["kind"] == "press" and answered is not None:
+                self._pressed.setdefault(last["frame"], set()).add(last["point"])
+            return self._press(view, frame_png)
+        if last is not None and last["kind"] == "press" and swap_candidates(view):
+            if last["point"] not in self.led_to_board:
+                self.led_to_board.append(last["point"])
         dims = lattice_target["dimensions"]
         rows, columns = int(dims["rows"]), int(dims["columns"])
         lattice = find_lattice(frame_png, rows=rows, columns=columns)
@@ -51,22 +78,77 @@ class GreedyMatch3Actor(Actor):
         board = classify_cells(frame_png, lattice)
         self.last_board = board
         board_key = tuple(tuple(row) for row in board)
+        if last is not None and last["kind"] == "swap" and answered is not None:
+            self._learn(last, board_key, answered)
 
         tried = self._tried.setdefault(board_key, set())
         scored = []
         for candidate_id, a, b in self._pairs(view, lattice_target, rows, columns):
             if (a, b) in tried:
                 continue
-            gain = swap_gain(board, a, b)
-            if gain >= 3:
+            gain = swap_gain(board, a, b, self.min_line)
+            if gain >= self.min_line:
                 scored.append((gain, max(a[0], b[0]), candidate_id, a, b))
         if not scored:
-            return self._fallback(view, lattice_target, rows, columns, "no matching swap seen", board_key)
+            return self._fallback(view, lattice_target, rows, columns, "no matching swap seen",
+                                  board_key, board)
         # Largest immediate match first; then lower on the board (more cascades); then id.
         gain, _, candidate_id, a, b = min(scored, key=lambda s: (-s[0], -s[1], s[2] or "", s[3], s[4]))
         tried.add((a, b))
-        reason = f"swap {a}-{b} clears {gain}"
+        self._last = {"kind": "swap", "board": board_key, "pair": (a, b),
+                      "line": longest_line(board, a, b)}
+        reason = f"swap {a}-{b} clears {gain} (lines of {self.min_line}+)"
         return self._swap(view, lattice_target, a, b, candidate_id, reason)
+
+    # ------------------------------------------------------------------ learning
+
+    def _learn(self, last: dict[str, Any], board_key: Any, received: bool) -> None:
+        """What the game did with our last swap: not received, unchanged board, or a match."""
+        key = (last["board"], last["pair"])
+        if not received:
+            self._unreceived[key] = self._unreceived.get(key, 0) + 1
+            if self._unreceived[key] <= 1:  # not tried after all; once, so it cannot loop
+                self._tried.get(last["board"], set()).discard(last["pair"])
+            return
+        line = last["line"]
+        if line < 3:
+            return
+        counts = self.outcomes.setdefault(line, [0, 0])
+        if board_key != last["board"]:
+            counts[0] += 1
+            if line < self.min_line:
+                self.min_line = line  # a shorter line was accepted after all
+        else:
+            counts[1] += 1
+            if (line == self.min_line and counts[0] == 0
+                    and counts[1] >= REJECTIONS_TO_LENGTHEN and self.min_line < MAX_LINE):
+                self.min_line += 1
+
+    # ------------------------------------------------------------------ start screens
+
+    def _press(self, view: dict[str, Any], frame_png: bytes) -> dict[str, Any]:
+        """No board: press the most button-like region (remembered winners first)."""
+        from lingxi.actor.buttons import find_buttons
+
+        grid = next((t for t in targets(view) if t.get("kind") == "spatial_grid"
+                     and "tap" in t.get("allowedGestures", [])), None)
+        if grid is None or "tap" not in legal_types(view):
+            return random_selection(view, self._rng)
+        frame = view.get("currentFrameHash", "")
+        pressed = self._pressed.get(frame, set())
+        buttons = find_buttons(frame_png)
+        points: list[tuple[int, int]] = []
+        for point in self.led_to_board:
+            if any(b.x <= point[0] <= b.x + b.width and b.y <= point[1] <= b.y + b.height
+                   for b in buttons):
+                points.append(point)
+        points += [(round(b.center[0]), round(b.center[1])) for b in buttons]
+        for point in points:
+            if point not in pressed:
+                self._last = {"kind": "press", "point": point, "frame": frame}
+                return {"type": "tap", "target": _grid_ref(view, grid, point),
+                        "reason": f"no board: press the button-like region at {point}"}
+        return random_selection(view, self._rng)
 
     # ------------------------------------------------------------------ helpers
 
@@ -101,11 +183,46 @@ class GreedyMatch3Actor(Actor):
         return random_selection(view, self._rng)
 
     def _fallback(self, view: dict[str, Any], target: dict[str, Any], rows: int, columns: int,
-                  why: str, key: Any) -> dict[str, Any]:
+                  why: str, key: Any, board: list[list[int]] | None = None) -> dict[str, Any]:
         tried = self._tried.setdefault(key, set())
         fresh = [p for p in self._pairs(view, target, rows, columns) if (p[1], p[2]) not in tried]
         if not fresh:
             return random_selection(view, self._rng)
+        if board is not None:  # a shorter line than assumed beats a swap that makes none
+            lines = [(longest_line(board, p[1], p[2]), p) for p in fresh]
+            best = max(line for line, _ in lines)
+            if best >= 3:
+                fresh = [p for line, p in lines if line == best]
         candidate_id, a, b = self._rng.choice(fresh)
         tried.add((a, b))
+        if board is not None:
+            self._last = {"kind": "swap", "board": key, "pair": (a, b),
+                          "line": longest_line(board, a, b)}
         return self._swap(view, target, a, b, candidate_id, f"{why}; exploring {a}-{b}")
+
+
+def _last_answered(view: dict[str, Any]) -> bool | None:
+    """``causalGameResponse`` of the newest history entry, or None without history."""
+    history = view.get("history") or []
+    return bool(history[-1].get("causalGameResponse")) if history else None
+
+
+def _grid_ref(view: dict[str, Any], grid: dict[str, Any], point: tuple[int, int]) -> dict[str, Any]:
+    """The spatial-grid cell and sub-anchor nearest to a frame point."""
+    rows, columns = int(grid["dimensions"]["rows"]), int(grid["dimensions"]["columns"])
+    width = view.get("viewport", {}).get("width", 390)
+    height = view.get("viewport", {}).get("height", 844)
+    cw, ch = width / columns, height / rows
+    best = None
+    row0 = min(rows, max(1, int(point[1] // ch) + 1))
+    col0 = min(columns, max(1, int(point[0] // cw) + 1))
+    for row in range(max(1, row0 - 1), min(rows, row0 + 1) + 1):
+        for column in range(max(1, col0 - 1), min(columns, col0 + 1) + 1):
+            for anchor, (dx, dy) in ANCHOR_OFFSETS.items():
+                x = (column - 1 + 0.5 + dx) * cw
+                y = (row - 1 + 0.5 + dy) * ch
+                distance = (x - point[0]) ** 2 + (y - point[1]) ** 2
+                if best is None or distance < best[0]:
+                    best = (distance, row, column, anchor)
+    _, row, column, anchor = best
+    return target_ref(grid, row, column, anchor)

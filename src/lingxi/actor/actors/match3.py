@@ -19,8 +19,9 @@ def _run(grid: Sequence[Sequence[int]], row: int, col: int, dr: int, dc: int) ->
     return cells
 
 
-def swap_gain(grid: Sequence[Sequence[int]], a: Cell, b: Cell) -> int:
-    """How many cells an immediate line of ≥3 would clear after swapping a and b (1-based)."""
+def swap_gain(grid: Sequence[Sequence[int]], a: Cell, b: Cell, min_line: int = 3) -> int:
+    """How many cells immediate lines of ≥ ``min_line`` would clear after swapping a and b
+    (1-based)."""
     rows, cols = len(grid), len(grid[0]) if grid else 0
     (ar, ac), (br, bc) = (a[0] - 1, a[1] - 1), (b[0] - 1, b[1] - 1)
     if not (0 <= ar < rows and 0 <= ac < cols and 0 <= br < rows and 0 <= bc < cols):
@@ -33,7 +34,7 @@ def swap_gain(grid: Sequence[Sequence[int]], a: Cell, b: Cell) -> int:
     for r, c in ((ar, ac), (br, bc)):
         for dr, dc in ((0, 1), (1, 0)):
             run = _run(work, r, c, dr, dc)
-            if len(run) >= 3:
+            if len(run) >= min_line:
                 cleared.update(run)
     return len(cleared)
 
@@ -48,3 +49,17 @@ def adjacent_pairs(rows: int, columns: int) -> list[tuple[Cell, Cell]]:
             if r < rows:
                 pairs.append(((r, c), (r + 1, c)))
     return pairs
+
+
+def longest_line(grid: Sequence[Sequence[int]], a: Cell, b: Cell) -> int:
+    """The longest straight run through a or b after swapping them (0 if not adjacent)."""
+    rows, cols = len(grid), len(grid[0]) if grid else 0
+    (ar, ac), (br, bc) = (a[0] - 1, a[1] - 1), (b[0] - 1, b[1] - 1)
+    if not (0 <= ar < rows and 0 <= ac < cols and 0 <= br < rows and 0 <= bc < cols):
+        return 0
+    if abs(ar - br) + abs(ac - bc) != 1 or grid[ar][ac] == grid[br][bc]:
+        return 0
+    work = [list(row) for row in grid]
+    work[ar][ac], work[br][bc] = work[br][bc], work[ar][ac]
+    return max(len(_run(work, r, c, dr, dc))
+               for r, c in ((ar, ac), (br, bc)) for dr, dc in ((0, 1), (1, 0)))

@@ -1,0 +1,139 @@
+"""What moves on its own: the idle mask, and changes measured against it.
+
+Games animate without input (FPS counters, idle sparkles, a cursor blink). To
+tell a response from that, the harness keeps a mask of 8×8-pixel blocks that
+were seen changing while nobody touched the game (an *idle probe*, or the tail
+of a settle that never came to rest). Everything here compares decoded frames
+(H×W×3 uint8) and ignores masked blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from lingxi.playtest.frames import PIXEL_THRESHOLD
+from lingxi.playtest.geometry import Box, Grid
+
+BLOCK = 8
+MIN_MOTION_PX = 150  # a connected change smaller than this is a twinkle, not the game moving
+CELL_CHANGED = 0.2  # share of a cell's central part that must change for the cell to count
+
+
+def changed_pixels(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """H×W bool: pixels whose summed RGB difference exceeds the frame threshold."""
+    if before.shape != after.shape:
+        return np.ones(after.shape[:2], dtype=bool)
+    if before is after:
+        return np.zeros(after.shape[:2], dtype=bool)
+    return np.abs(before.astype(np.int16) - after.astype(np.int16)).sum(axis=2) > PIXEL_THRESHOLD
+
+
+def blocks_of(pixels: np.ndarray) -> np.ndarray:
+    """Block-level any() of a pixel mask (blocks at the edge may be partial)."""
+    h, w = pixels.shape
+    bh, bw = -(-h // BLOCK), -(-w // BLOCK)
+    padded = np.zeros((bh * BLOCK, bw * BLOCK), dtype=bool)
+    padded[:h, :w] = pixels
+    return padded.reshape(bh, BLOCK, bw, BLOCK).any(axis=(1, 3))
+
+
+def _dilate(blocks: np.ndarray) -> np.ndarray:
+    out = blocks.copy()
+    out[1:, :] |= blocks[:-1, :]
+    out[:-1, :] |= blocks[1:, :]
+    rows = out.copy()
+    out[:, 1:] |= rows[:, :-1]
+    out[:, :-1] |= rows[:, 1:]
+    return out
+
+
+class Motion:
+    """The idle mask of one run, and change tests that ignore it."""
+
+    def __init__(self) -> None:
+        self.idle: np.ndarray | None = None  # blocks
+        self.idle_event_types: set[str] = set()
+
+    def learn(self, frames: Iterable[np.ndarray], event_types: Iterable[str] = ()) -> int:
+        """Add what changed between consecutive ``frames`` (no input) to the mask."""
+        self.idle_event_types.update(event_types)
+        previous = None
+        for frame in frames:
+            if previous is not None:
+                blocks = _dilate(blocks_of(_large_parts(changed_pixels(previous, frame))))
+                self.idle = blocks if self.idle is None else (self.idle | blocks)
+            previous = frame
+        return self.idle_blocks
+
+    @property
+    def idle_blocks(self) -> int:
+        return 0 if self.idle is None else int(self.idle.sum())
+
+    def idle_fraction(self) -> float:
+        return 0.0 if self.idle is None else round(float(self.idle.mean()), 4)
+
+    def mask_pixels(self, shape: tuple[int, ...]) -> np.ndarray | None:
+        if self.idle is None or not self.idle.any():
+            return None
+        h, w = shape[:2]
+        return np.repeat(np.repeat(self.idle, BLOCK, axis=0), BLOCK, axis=1)[:h, :w]
+
+    def changes(self, before: np.ndarray, after: np.ndarray) -> np.ndarray:
+        """Changed pixels outside the idle mask."""
+        diff = changed_pixels(before, after)
+        mask = self.mask_pixels(diff.shape)
+        return diff if mask is None else diff & ~mask
+
+    def moving(self, before: np.ndarray, after: np.ndarray) -> bool:
+        return significant(self.changes(before, after))
+
+
+def _large_parts(diff: np.ndarray) -> np.ndarray:
+    """``diff`` without its connected regions smaller than MIN_MOTION_PX (twinkles are
+    ignored anyway, and masking them would blind the harness where they fell)."""
+    if int(diff.sum()) < MIN_MOTION_PX:
+        return np.zeros_like(diff)
+    from scipy import ndimage
+
+    labels, count = ndimage.label(diff)
+    sizes = np.bincount(labels.ravel())
+    sizes[0] = 0
+    return sizes[labels] >= MIN_MOTION_PX
+
+
+def significant(diff: np.ndarray) -> bool:
+    """True when some connected region of changed pixels has at least MIN_MOTION_PX pixels.
+
+    Sparkles, a blinking caret or a digit of a counter change a few dozen pixels; a tile
+    that slides, a highlight round a cell or a new screen change far more."""
+    if int(diff.sum()) < MIN_MOTION_PX:
+        return False
+    from scipy import ndimage
+
+    labels, count = ndimage.label(diff)
+    return count > 0 and int(np.bincount(labels.ravel())[1:].max()) >= MIN_MOTION_PX
+
+
+def changed_cells(diff: np.ndarray, grid: Grid) -> set[tuple[int, int]]:
+    """1-based cells of ``grid`` whose central half changed in the pixel mask ``diff``."""
+    out = set()
+    h, w = diff.shape
+    for row in range(1, grid.rows + 1):
+        for column in range(1, grid.columns + 1):
+            box = grid.cell_box(row, column)
+            x0, x1 = int(max(0, box.x + box.width * 0.25)), int(min(w, box.x + box.width * 0.75))
+            y0, y1 = int(max(0, box.y + box.height * 0.25)), int(min(h, box.y + box.height * 0.75))
+            if x1 > x0 and y1 > y0 and diff[y0:y1, x0:x1].mean() >= CELL_CHANGED:
+                out.add((row, column))
+    return out
+
+
+def inside(diff: np.ndarray, box: Box, margin: float = 4.0) -> bool:
+    """True when every changed pixel of ``diff`` lies within ``box`` (grown by ``margin``)."""
+    ys, xs = np.nonzero(diff)
+    if xs.size == 0:
+        return True
+    return bool(xs.min() >= box.x - margin and xs.max() <= box.x + box.width + margin
+                and ys.min() >= box.y - margin and ys.max() <= box.y + box.height + margin)

@@ -1,0 +1,118 @@
+"""Settling, the idle mask, significant change and input-model memory (no browser)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from lingxi.playtest.geometry import Grid
+from lingxi.playtest.inputs import InputModels, via
+from lingxi.playtest.motion import Motion, changed_cells, changed_pixels, significant
+from lingxi.playtest.settle import CHUNK_MS, MAX_SETTLE_MS, idle_probe, settle
+
+
+def png_of(draw) -> bytes:
+    image = Image.new("RGB", (390, 844), (240, 240, 240))
+    draw(ImageDraw.Draw(image))
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
+
+
+class Animated:
+    """A page whose square slides for ``moving_ms`` and which may blink a banner forever."""
+
+    def __init__(self, moving_ms: int, banner: bool = False, twinkle: bool = False) -> None:
+        self.virtual_time_ms = 0
+        self.moving_ms = moving_ms
+        self.banner = banner
+        self.twinkle = twinkle
+        self.captures = 0
+
+    def advance(self, ms: int) -> None:
+        self.virtual_time_ms += ms
+
+    def capture(self) -> bytes:
+        self.captures += 1
+        t = min(self.virtual_time_ms, self.moving_ms)
+        step = self.virtual_time_ms // 100
+
+        def draw(d):
+            x = 20 + t // 10
+            d.rectangle([x, 300, x + 40, 340], fill=(200, 30, 30))
+            if self.banner:
+                d.rectangle([0, 0, 389, 40], fill=(0, 0, 255) if step % 2 else (255, 255, 0))
+            if self.twinkle:
+                sx = 50 + (step * 37) % 300
+                d.rectangle([sx, 600, sx + 5, 605], fill=(255, 255, 255) if step % 2 else (0, 0, 0))
+        return png_of(draw)
+
+
+def test_settle_waits_for_the_animation_to_end():
+    page = Animated(moving_ms=1500)
+    done = settle(page, Motion())
+    assert not done.bounded
+    # moving until 1500 ms, then two still chunks
+    assert 1500 <= done.spent_ms <= 1500 + 3 * CHUNK_MS
+    assert page.virtual_time_ms == done.spent_ms
+
+
+def test_a_still_page_settles_in_two_chunks():
+    page = Animated(moving_ms=0)
+    done = settle(page, Motion())
+    assert done.spent_ms == 2 * CHUNK_MS and not done.bounded
+
+
+def test_settle_is_bounded_and_learns_what_never_stops():
+    page = Animated(moving_ms=0, banner=True)
+    motion = Motion()
+    first = settle(page, motion)
+    assert first.bounded and first.spent_ms == MAX_SETTLE_MS
+    assert motion.idle_blocks > 0
+    second = settle(page, motion)  # the banner is idle motion now
+    assert not second.bounded and second.spent_ms == 2 * CHUNK_MS
+
+
+def test_idle_probe_masks_the_banner_but_not_twinkles():
+    page = Animated(moving_ms=0, banner=True, twinkle=True)
+    motion = Motion()
+    step = idle_probe(page, motion)
+    assert step["kind"] == "idle_probe" and step["idleFraction"] > 0
+    mask = motion.mask_pixels((844, 390))
+    assert mask[:40].all() and not mask[590:620].any()
+    # a twinkle alone does not count as the game moving
+    a, b = (np.asarray(Image.open(io.BytesIO(page.capture())).convert("RGB")) for _ in range(2))
+    assert not motion.moving(a, b)
+
+
+def test_significant_change_ignores_small_specks():
+    diff = np.zeros((844, 390), dtype=bool)
+    diff[10:16, 10:16] = True
+    diff[100:106, 200:206] = True
+    assert not significant(diff)
+    diff[400:420, 100:120] = True
+    assert significant(diff)
+
+
+def test_changed_cells_reads_cell_centres():
+    grid = Grid(10, 100, 40, 40, 8, 8)
+    before = np.zeros((844, 390, 3), dtype=np.uint8)
+    after = before.copy()
+    after[100 + 40 * 2 + 5:100 + 40 * 3 - 5, 10 + 40 * 4 + 5:10 + 40 * 5 - 5] = 255  # row 3, col 5
+    after[100:102, :] = 255  # a hairline on the top edge touches no centre
+    assert changed_cells(changed_pixels(before, after), grid) == {(3, 5)}
+
+
+def test_input_models_are_remembered_and_forgotten():
+    models = InputModels()
+    assert models.order() == ["mouse", "taps", "touch", "touch-taps"]
+    models.received("touch-taps")
+    assert models.order() == ["touch-taps"] and models.pointer() == "touch"
+    models.missed()
+    assert models.order() == ["touch-taps"]
+    models.missed()
+    assert models.order()[0] == "touch-taps" and len(models.order()) == 4
+    assert InputModels("taps").order() == ["taps"] and InputModels("drag").order() == ["mouse"]
+    assert via("touch-taps") == "taps" and via("touch") == "drag"
