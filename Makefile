@@ -25,6 +25,7 @@ demo: $(STAMP)
 test: $(STAMP) browser
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports --no-logo
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

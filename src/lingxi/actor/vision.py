@@ -102,6 +102,7 @@ def load_image(source: Any) -> np.ndarray:
         if arr.ndim == 2:
             arr = np.stack([arr] * 3, axis=-1)
         return np.ascontiguousarray(arr[..., :3]).astype(np.uint8, copy=False)
+    img: Image.Image
     if isinstance(source, (bytes, bytearray, memoryview)):
         img = Image.open(io.BytesIO(bytes(source)))
     elif isinstance(source, (str, Path)):
@@ -340,7 +341,8 @@ def _fit(group: Sequence[_Blob], others: Sequence[_Blob]) -> _Fit | None:
         rows = _best_run(row_w)
         if cols is None or rows is None:
             return None
-    return _Fit(ox, px, oy, py, cols, rows, support, sparse=px > 2.2 * w or py > 2.2 * h)
+    return _Fit(ox, px, oy, py, cols, rows,  # type: ignore[arg-type]  # set on every path here
+                support, sparse=px > 2.2 * w or py > 2.2 * h)
 
 
 def _size_groups(blobs: Sequence[_Blob], limit: int = 4) -> list[list[_Blob]]:
@@ -549,8 +551,8 @@ def classify_cells(image: Any, lattice: Lattice, *, threshold: float = KIND_THRE
         alive[b] = False
     clusters = [members[i] for i in range(n) if alive[i]]
     label = np.empty(n, dtype=int)
-    for i, members in enumerate(clusters):
-        label[members] = i
+    for i, cluster in enumerate(clusters):
+        label[cluster] = i
     remap: dict[int, int] = {}
     out = []
     for r in range(lattice.rows):

@@ -297,7 +297,8 @@ class GamePage:
         """One touch event, waited for until the page has seen it (touch input reaches the
         page with a later frame than its acknowledgement)."""
         before = self._seen()
-        points = [] if x is None else [dict(zip(("x", "y"), self._css(x, y), strict=True))]
+        points = [] if x is None or y is None else [dict(zip(("x", "y"), self._css(x, y),
+                                                             strict=True))]
         self._send_nowait("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
         self._settle_sent()
         self._arrived(TOUCH_EVENTS[kind], before)

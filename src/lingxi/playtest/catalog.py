@@ -46,10 +46,7 @@ class Target:
         """What the actor sees of this target in ActorView/4."""
         out: dict[str, Any] = {"id": self.id, "kind": self.kind,
                                "allowedGestures": list(self.gestures)}
-        if self.kind == "lattice":
-            out["dimensions"] = {"rows": self.grid.rows, "columns": self.grid.columns}
-            out["subAnchors"] = list(SUB_ANCHORS)
-        elif self.kind == "spatial_grid":
+        if self.kind in ("lattice", "spatial_grid") and self.grid is not None:
             out["dimensions"] = {"rows": self.grid.rows, "columns": self.grid.columns}
             out["subAnchors"] = list(SUB_ANCHORS)
             out["fallbackOnly"] = True

@@ -84,7 +84,8 @@ def find_dom_lattices(rects: Iterable[Sequence[float]]) -> list[Grid]:
     Largest first; a lattice whose cells coincide with a larger one (an inner
     image of each tile, say) is dropped.
     """
-    usable = [tuple(float(v) for v in r[:4]) for r in rects if r[2] >= 8 and r[3] >= 8]
+    usable = [(float(r[0]), float(r[1]), float(r[2]), float(r[3])) for r in rects
+              if r[2] >= 8 and r[3] >= 8]
     found: list[tuple[Grid, int]] = []
     for group in _size_groups(usable):
         if len(group) < MIN_DIM * MIN_DIM:

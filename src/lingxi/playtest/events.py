@@ -37,7 +37,7 @@ class EventLog:
     def add_bridge_batch(self, raw: list[Any], dropped: int, window: tuple[int, int]) -> list[dict]:
         """Record raw bridge entries ``[performance_now_ms, json_text]`` seen during ``window``."""
         start, end = window
-        added = []
+        added: list[dict] = []
         overflow = dropped
         for entry in raw:
             if len(added) >= MAX_PER_ACTION:

@@ -36,7 +36,7 @@ def blocks_of(pixels: np.ndarray) -> np.ndarray:
     bh, bw = -(-h // BLOCK), -(-w // BLOCK)
     padded = np.zeros((bh * BLOCK, bw * BLOCK), dtype=bool)
     padded[:h, :w] = pixels
-    return padded.reshape(bh, BLOCK, bw, BLOCK).any(axis=(1, 3))
+    return np.asarray(padded.reshape(bh, BLOCK, bw, BLOCK).any(axis=(1, 3)))
 
 
 def _dilate(blocks: np.ndarray) -> np.ndarray:

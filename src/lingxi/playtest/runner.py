@@ -145,12 +145,13 @@ class PlayRun:
         return build_catalog(self.driver.snapshot(), finder)
 
     def _swaps(self, catalog: Catalog, frame: Frame) -> dict[str, Any] | None:
-        if catalog.lattices and self.swap_count == 0:
-            grid = catalog.lattices[0].grid  # not (yet) a standard board: say what was seen
-            self.lattice_dims = {"rows": grid.rows, "columns": grid.columns}
+        first = catalog.lattices[0].grid if catalog.lattices else None
+        if first is not None and self.swap_count == 0:
+            # not (yet) a standard board: say what was seen
+            self.lattice_dims = {"rows": first.rows, "columns": first.columns}
         for target in catalog.lattices:
-            if is_standard_board(frame.pixels, target.grid, self.classify):
-                grid = target.grid
+            grid = target.grid
+            if grid is not None and is_standard_board(frame.pixels, grid, self.classify):
                 self.lattice_dims = {"rows": grid.rows, "columns": grid.columns}
                 candidates = swap_candidates(target.id, grid.rows, grid.columns, self.config.seed)
                 self.swap_count = len(candidates)
@@ -196,15 +197,15 @@ class PlayRun:
             if key is not None:
                 self._checked_candidates.add(key)
         for index, entry in enumerate(history):
-            key = (entry["actionId"], len(entry["gameEvents"]))
-            if key in self._checked_entries:
+            entry_key = (entry["actionId"], len(entry["gameEvents"]))
+            if entry_key in self._checked_entries:
                 continue
             try:
                 validate_history_entry(entry)
             except ContractViolation as error:
                 error.path = f"$.history[{index}]{(error.path or '$')[1:]}"
                 raise
-            self._checked_entries.add(key)
+            self._checked_entries.add(entry_key)
 
     # -- one action -----------------------------------------------------------------------
     def _ask(self, view_args: dict[str, Any], frame: Frame, catalog: Catalog,

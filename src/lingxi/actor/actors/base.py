@@ -39,8 +39,8 @@ class Actor:
         self.close()
 
 
-def check_options(name: str, options: dict[str, str], allowed: set[str],
-                  required: set[str] = frozenset()) -> None:
+def check_options(name: str, options: dict[str, str], allowed: set[str] | frozenset[str],
+                  required: set[str] | frozenset[str] = frozenset()) -> None:
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise ActorError("actor.bad_option",

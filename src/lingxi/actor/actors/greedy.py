@@ -224,5 +224,6 @@ def _grid_ref(view: dict[str, Any], grid: dict[str, Any], point: tuple[int, int]
                 distance = (x - point[0]) ** 2 + (y - point[1]) ** 2
                 if best is None or distance < best[0]:
                     best = (distance, row, column, anchor)
+    assert best is not None  # a lattice has at least one cell
     _, row, column, anchor = best
     return target_ref(grid, row, column, anchor)
