@@ -49,7 +49,8 @@ class Target:
         if self.kind in ("lattice", "spatial_grid") and self.grid is not None:
             out["dimensions"] = {"rows": self.grid.rows, "columns": self.grid.columns}
             out["subAnchors"] = list(SUB_ANCHORS)
-            out["fallbackOnly"] = True
+            if self.kind == "spatial_grid":
+                out["fallbackOnly"] = True
         return out
 
     def evidence(self) -> dict[str, Any]:
