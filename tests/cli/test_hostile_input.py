@@ -232,9 +232,9 @@ TARGETS += [
            lambda d, b: (["host", "--protocol-dir", "guess-number", "--endpoint",
                           "tcp://127.0.0.1:0", "--accept-timeout", "0.05",
                           "--options", "@" + _file(d, "o.json", b)], None)),
-    Target("host --accept-timeout/--timeout TEXT",
+    Target("host --timeout TEXT",  # a valid --accept-timeout would wait that long: fixed here
            lambda d, t: (["host", "--protocol-dir", "chat", "--endpoint", "tcp://127.0.0.1:0",
-                          "--accept-timeout", t, "--timeout", t], None), "text"),
+                          "--accept-timeout", "0.05", "--timeout", t], None), "text"),
     Target("play --brief FILE (before any browser: the game does not exist)",
            lambda d, b: (["play", str(d / "no-such-game"), "--brief",
                           _file(d, "brief.json", b), "--actor", "random"], None)),
@@ -243,8 +243,8 @@ TARGETS += [
     Target("play --actor scripted --actor-option script=FILE",
            lambda d, b: (["play", str(d / "no-such-game"), "--actor", "scripted",
                           "--actor-option", "script=" + _file(d, "moves.json", b)], None)),
-    Target("play --actor-option TEXT",
-           lambda d, t: (["play", str(d / "no-such-game"), "--actor", "llm",
+    Target("play --actor-option TEXT",  # no llm here: it would reach for a URL
+           lambda d, t: (["play", str(d / "no-such-game"), "--actor", "scripted",
                           "--actor-option", t], None), "text"),
     Target("protocol preflight FILE (embedded registry)",
            lambda d, b: (["protocol", "preflight", _file(d, "spec.json", b)], None)),
