@@ -11,7 +11,6 @@ Zoo games (tests/playtest/zoo/<name>/index.html) are picked up as they land.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from lingxi.playtest.objectives import Brief
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
-REMBOUND = REPO.parent / "shared" / "games" / "rembound-match3" / "match3.html"
+REMBOUND = "rembound"  # a third-party game in ../shared, reached through the shared fixture
 ZOO = Path(__file__).resolve().parent / "zoo"
 SEEDS = (1, 2, 3)
 BUDGET = 5
@@ -47,18 +46,18 @@ DRAWN_SCORE = r"""
 
 
 def _games() -> list:
-    games = [pytest.param(str(REMBOUND), (DRAWN_SCORE,), id="rembound")]
+    games = [pytest.param(REMBOUND, (DRAWN_SCORE,), id="rembound")]
     if ZOO.is_dir():
         for folder in sorted(p for p in ZOO.iterdir() if (p / "index.html").is_file()):
             games.append(pytest.param(str(folder), (), id=f"zoo-{folder.name}"))
     return games
 
 
-def _need(game: str) -> None:
-    if not Path(game).exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{game} is missing (CI=true): the shared games must be present")
-        pytest.skip(f"{game} is not present (../shared/games is read in place)")
+def _need(game: str, shared) -> str:
+    """The game's path; the third-party one through ``require_shared`` (skip, or fail in CI)."""
+    if game == REMBOUND:
+        return str(shared("games", "rembound-match3", "match3.html"))
+    return game
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +81,8 @@ def _play(browser, game, scripts, name, seed, out, *, replay=False, budget=BUDGE
 
 
 @pytest.mark.parametrize(("game", "scripts"), _games())
-def test_greedy_reaches_the_board_and_beats_random(browser, tmp_path, game, scripts):
-    _need(game)
+def test_greedy_reaches_the_board_and_beats_random(browser, tmp_path, game, scripts, shared):
+    game = _need(game, shared)
     totals = {"greedy-match3": 0.0, "random": 0.0}
     for name in totals:
         for seed in SEEDS:
@@ -104,8 +103,8 @@ NOT_REPLAYABLE = {"react-dnd": "css-animation"}
 
 
 @pytest.mark.parametrize(("game", "scripts"), _games())
-def test_same_seed_gives_identical_frames(browser, tmp_path, game, scripts):
-    _need(game)
+def test_same_seed_gives_identical_frames(browser, tmp_path, game, scripts, shared):
+    game = _need(game, shared)
     evidence = _play(browser, game, scripts, "greedy-match3", 1, tmp_path / "run", replay=True,
                      budget=REPLAY_BUDGET)
     verdict = evidence["summary"]["replay"]
