@@ -32,6 +32,7 @@ VIOLATIONS = {
     "cards": ("cards/group.py", "import time"),
     "registry-server": ("registry/server/app.py", "import lingxi.session"),
     "registry-client": ("registry/client/api.py", "import lingxi.session.runner"),
+    "deciders": ("deciders/__init__.py", "import lingxi.wire.channel"),
 }
 
 

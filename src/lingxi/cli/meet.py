@@ -167,7 +167,7 @@ async def join_invitation(client: Any, invitation_id: str, *, protocol_dir: str 
 
 def _join_command() -> Any:
     from lingxi.cli.registry_common import server_option
-    from lingxi.cli.session import _announce, _config, _inputs, _report, session_options
+    from lingxi.cli.session import _config, _inputs, _live, _report, session_options
 
     @click.command("join")
     @click.argument("invitation_id")
@@ -203,7 +203,7 @@ def _join_command() -> Any:
                     client, invitation_id, protocol_dir=protocol,
                     allow_skeleton=allow_skeleton_hooks,
                     config=_config(peer_timeout, control_mode, None, idle_timeout, limits),
-                    state_dir=state_dir, seed=seed, decider=_announce,
+                    state_dir=state_dir, seed=seed, live=_live(),
                     inputs=_inputs(input_source))
 
         import asyncio

@@ -81,13 +81,25 @@ def _config(peer_timeout: float | None, control_mode: str | None, spec=None,
                          idle_timeout=idle_timeout, **(limits or {}))
 
 
-def _announce(request) -> None:
-    click.echo(safe_line(f"decision {request.point_id} needed (timeout "
-                         f"{request.timeout_seconds:g}s): legal={json.dumps(request.legal)} "
-                         f"bounds={request.bounds} "
-                         f"view={json.dumps(request.view, ensure_ascii=False)}", 2000), err=True)
-    click.echo("  answer with: lingxi session decide --decision <JSON> "
+def _announce(record: dict[str, Any]) -> None:
+    """Console listener: say when a decision waits for `lingxi session decide`."""
+    if record.get("event") != "decision.requested":
+        return
+    click.echo(safe_line(f"decision {record.get('point_id')} needed (timeout "
+                         f"{record.get('timeout_seconds')}s): "
+                         f"legal={json.dumps(record.get('legal'), ensure_ascii=False)} "
+                         f"view={json.dumps(record.get('view'), ensure_ascii=False)}", 2000),
+               err=True)
+    click.echo("  answer with: lingxi session decide <value> "
                "[--state-dir <this session's folder>]", err=True)
+
+
+def _live():
+    from lingxi.session.drivers.live import LiveSession
+
+    live = LiveSession()
+    live.listen(_announce)
+    return live
 
 
 def _report(result, as_json: bool) -> None:
@@ -174,7 +186,7 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
     common: dict[str, Any] = dict(
         config=_config(peer_timeout, control_mode, loaded.spec, idle_timeout, limits),
         state_dir=state_dir, seed=seed, expected_guest_key=guest_key,
-        accept_timeout=accept_timeout, decider=_announce, inputs=_inputs(input_source),
+        accept_timeout=accept_timeout, live=_live(), inputs=_inputs(input_source),
         on_refused=lambda e: click.echo(safe_line(f"refused a connection: {e}", 400), err=True))
     if post:
         from lingxi.cli.meet import host_posted
@@ -222,7 +234,7 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str |
         config=_config(peer_timeout, control_mode, loaded and loaded.spec, idle_timeout, limits),
         state_dir=state_dir,
         seed=seed, allow_skeleton=allow_skeleton_hooks, expected_host_key=host_key,
-        decider=_announce,
+        live=_live(),
         inputs=_inputs(input_source)))
     _report(result, as_json)
 

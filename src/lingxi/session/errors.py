@@ -38,6 +38,7 @@ TOO_LONG = "session.too_long"
 TOO_LARGE = "session.too_large"  # a per-session byte limit (peer traffic or state) was reached
 PEER_CLOSED = "session.peer_closed"
 DECISION_TIMEOUT = "decision.timeout"
+ABORTED_LOCALLY = "session.aborted_locally"  # the local participant ended it (abort, Ctrl-C)
 # Codes our own hooks can cause (the peer is told too, so it never waits forever).
 HOOKS_ERROR = "hooks.error"
 HOOKS_NOT_IMPLEMENTED = "hooks.not_implemented"

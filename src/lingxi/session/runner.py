@@ -18,6 +18,7 @@ from lingxi.protocols.catalogue import (
     resolve_folder,
 )
 from lingxi.session.core.adversaries import Adversary
+from lingxi.session.core.decisions import with_decider
 from lingxi.session.core.entropy import Entropy, seeded
 from lingxi.session.core.machine import SessionConfig
 from lingxi.session.core.registry import flow_mode, make_machine
@@ -54,15 +55,24 @@ def run_pair(protocol: LoadedProtocol, *, options: dict[str, Any] | None = None,
              entropy: dict[str, Entropy] | None = None) -> PairResult:
     """Both sides of ``protocol`` in one process over the in-memory driver.
 
+    ``deciders`` maps a role to a callback ``(RequestDecision) -> value`` (``None``:
+    no answer now, the timeout decides; raise ``Decline`` to apply the timeout
+    action at once). A role with a decider and no explicit control mode is
+    played in ``human`` control, so the callback is asked at every point.
+
     A local self-play is reproducible: unless ``entropy`` is given, each side's
     nonces come from a source seeded with ``seed`` (there is no peer to hide
     them from). Sessions with a real peer never do this.
     """
     entropy = entropy or {role: seeded(f"{seed}-{role}") for role in ("host", "guest")}
+    deciders = deciders or {}
+    configs = {"host": config or SessionConfig(), "guest": guest_config or config
+               or SessionConfig()}
+    configs = {role: with_decider(c, deciders.get(role)) for role, c in configs.items()}
     host = make_machine("host", protocol.spec, protocol.hooks("host", seed),
-                        options=options or {}, config=config, entropy=entropy["host"])
+                        options=options or {}, config=configs["host"], entropy=entropy["host"])
     guest = make_machine("guest", protocol.spec, protocol.hooks("guest", seed),
-                         config=guest_config or config, entropy=entropy["guest"])
+                         config=configs["guest"], entropy=entropy["guest"])
     if inputs is None:
         inputs = protocol.default_inputs()
     return LocalPair(host, guest, seed=seed, state_dir=state_dir, deciders=deciders,

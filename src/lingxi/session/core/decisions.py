@@ -13,6 +13,7 @@ the spec or its hash:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,3 +58,38 @@ def legal_value(value: Any, legal: list[Any], bounds: tuple[Any, Any] | None) ->
         if (low is not None and value < low) or (high is not None and value > high):
             return False
     return True
+
+
+@dataclass(frozen=True)
+class DeciderContext:
+    """What a decider may learn once, before its first point (its ``bind(context)``):
+    the contract (rules, names) and a way to write its own events — a model's prompts
+    and answers — into the session's events.jsonl."""
+
+    spec: Any
+    role: str
+    record: Callable[[dict[str, Any]], None]
+
+
+class Decline(Exception):
+    """Raised by a decider that gives up on a point (say, a model that answered illegal
+    values every time): the spec's timeout action applies at once."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def with_decider(config: Any, decider: Any) -> Any:
+    """The config to run with when the caller supplies a decider.
+
+    A decider handed to a session is there to be asked: when no control mode
+    was chosen, it decides every point (``human``), instead of being ignored
+    because the spec's default wiring is ``auto``. An explicit control mode is
+    kept (``autonomous`` means the caller wants the hooks after all).
+    """
+    from dataclasses import replace
+
+    if decider is None or config.control_mode is not None:
+        return config
+    return replace(config, control_mode="human")

@@ -64,6 +64,22 @@ class DecisionMade:
 
 
 @dataclass(frozen=True)
+class DecisionDeclined:
+    """The decider gave up on a point (e.g. a model that kept answering illegal values):
+    the spec's timeout action applies now instead of at the deadline."""
+
+    point_id: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class AbortRequested:
+    """The local participant ends the session (``lingxi session abort``, Ctrl-C)."""
+
+    reason: str = "aborted by the local participant"
+
+
+@dataclass(frozen=True)
 class ComputeDone:
     """A :class:`Compute` action's work finished: its return value, or the exception it raised."""
 
@@ -171,6 +187,7 @@ class Finish:
 
 
 Event = (Start | PayloadReceived | ControlReceived | PeerAborted | EnvelopeRejected
-         | TimerFired | DecisionMade | ComputeDone | LocalInput)
+         | TimerFired | DecisionMade | DecisionDeclined | AbortRequested | ComputeDone
+         | LocalInput)
 Action = (Send | SendControl | SetTimer | CancelTimer | Emit | RequestDecision | Compute
           | Finish)

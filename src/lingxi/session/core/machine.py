@@ -29,13 +29,16 @@ from lingxi.hooks.base import Hooks
 from lingxi.hooks.result import DecisionPoint, HookResult
 from lingxi.session import errors as codes
 from lingxi.session.core.decisions import DecisionPolicy, legal_value
+from lingxi.session.core.descriptor import describe
 from lingxi.session.core.entropy import SYSTEM, Entropy
 from lingxi.session.core.events import (
+    AbortRequested,
     Action,
     CancelTimer,
     Compute,
     ComputeDone,
     ControlReceived,
+    DecisionDeclined,
     DecisionMade,
     Emit,
     EnvelopeRejected,
@@ -55,6 +58,11 @@ from lingxi.session.core.events import (
 
 ROLE_DIRECTION = {"host": "host_to_guest", "guest": "guest_to_host"}
 EVIDENCE_LIMIT = 4096
+TEXT_LIMIT = 2000  # bytes of a message's one-line description in events
+# A peer deciding by hand says how long it may take (``session.deciding``); we wait that
+# long plus a grace, but never longer than this, and at most once per message it sends.
+DECIDING_MAX = 24 * 3600.0
+DECIDING_GRACE = 10.0
 
 
 class State(StrEnum):
@@ -168,6 +176,9 @@ class SessionMachine:
         self._point_seq = 0
         self._peer_timer = False
         self._progress = False
+        self._peer_seconds = self.config.peer_timeout  # what the armed peer timer allows
+        self._peer_allowance: float | None = None  # announced by the peer's session.deciding
+        self._allowance_open = True  # one announcement per message the peer sends
         self._computing: dict[str, Callable[[Any], None]] = {}
 
     # ------------------------------------------------------------ public API
@@ -205,6 +216,13 @@ class SessionMachine:
             self._on_timer(event.name)
         elif isinstance(event, DecisionMade):
             self._on_decision(event)
+        elif isinstance(event, DecisionDeclined):
+            self._on_declined(event)
+        elif isinstance(event, AbortRequested):
+            self.emit("session.abort_requested", reason=bounded(event.reason))
+            self._out.append(SendControl("abort", {"code": codes.ABORTED_LOCALLY,
+                                                   "message": event.reason, "evidence": {}}))
+            self.finish("aborted", code=codes.ABORTED_LOCALLY, reason=event.reason, by="local")
         elif isinstance(event, ComputeDone):
             self._on_compute(event)
         elif isinstance(event, LocalInput):
@@ -250,6 +268,8 @@ class SessionMachine:
                 self.violation(codes.PROTOCOL_MISMATCH, "the guest accepted a different protocol",
                                {"accepted": body.get("protocol_id")})
             self._begin()
+        elif kind == "deciding" and self.state == State.RUNNING:
+            self._on_peer_deciding(body)
         elif kind == "close":
             if self.flow_done():
                 self.finish("completed", reason="peer closed after the flow completed")
@@ -269,8 +289,23 @@ class SessionMachine:
         self.begin()
         self.advance()
 
+    def _on_peer_deciding(self, body: dict[str, Any]) -> None:
+        """The peer waits for a person (or model): give it its decision time, once per message."""
+        seconds: Any = body.get("seconds")
+        if type(seconds) not in (int, float) or not 0 < seconds <= DECIDING_MAX:
+            self.violation(codes.BAD_CONTROL, "session.deciding needs 0 < seconds <= "
+                           f"{DECIDING_MAX:g}", {"seconds": bounded(seconds)})
+        if not self._allowance_open:
+            self.emit("peer.deciding_ignored", reason="a second announcement without a message")
+            return
+        self._allowance_open = False
+        self._peer_allowance = float(seconds) + DECIDING_GRACE
+        self.emit("peer.deciding", seconds=float(seconds))
+
     def _on_payload(self, event: PayloadReceived) -> None:
         payload = event.payload
+        self._peer_allowance = None
+        self._allowance_open = True
         if self.state != State.RUNNING:
             self.violation(codes.OUT_OF_PHASE, "protocol message before the session started",
                            {"payload": payload, "state": self.state})
@@ -297,19 +332,11 @@ class SessionMachine:
             self._peer_timer = False
             if self.waiting_for_peer():
                 self.violation(codes.TIMEOUT,
-                               f"the peer stayed silent for {self.config.peer_timeout:g}s",
+                               f"the peer stayed silent for {self._peer_seconds:g}s",
                                {"waiting_for": self.waiting_description(),
-                                "seconds": self.config.peer_timeout})
+                                "seconds": self._peer_seconds})
         elif name == "decision" and self._awaiting is not None:
-            point_id, point, resume, fallback = self._awaiting
-            self._awaiting = None
-            if self.policy.on_timeout == "abort":
-                self.violation(codes.DECISION_TIMEOUT, "no decision before the timeout",
-                               {"point_id": point_id, "seconds": self.policy.timeout_seconds})
-            value = fallback()
-            self.emit("decision.timeout_fallback", point_id=point_id, value=value)
-            resume(value)
-            self.advance()
+            self._timeout_action("no decision before the timeout")
         elif name == "idle":
             self.on_idle()
 
@@ -328,11 +355,34 @@ class SessionMachine:
             suggestion = view["suggested"]
             fallback = lambda: suggestion  # noqa: E731 - reuse the computed suggestion
         self._awaiting = (point_id, point, resume, fallback)
+        self._out.append(SendControl("deciding", {"seconds": self.policy.timeout_seconds}))
         self._out.append(RequestDecision(point_id, list(point.legal or []), view,
                                          self.policy.timeout_seconds, point.bounds, point.message))
         self._out.append(SetTimer("decision", self.policy.timeout_seconds))
         self.emit("decision.requested", point_id=point_id, legal=list(point.legal or []),
                   view=view, timeout_seconds=self.policy.timeout_seconds)
+
+    def _timeout_action(self, why: str, declined: bool = False) -> None:
+        """The spec's timeout action for the open decision: the hooks' fallback, or abort."""
+        assert self._awaiting is not None
+        point_id, point, resume, fallback = self._awaiting
+        self._awaiting = None
+        self._out.append(CancelTimer("decision"))
+        if self.policy.on_timeout == "abort":
+            self.violation(codes.DECISION_TIMEOUT, why,
+                           {"point_id": point_id, "seconds": self.policy.timeout_seconds})
+        value = fallback()
+        self.emit("decision.declined_fallback" if declined else "decision.timeout_fallback",
+                  point_id=point_id, value=value)
+        resume(value)
+        self.advance()
+
+    def _on_declined(self, event: DecisionDeclined) -> None:
+        if self._awaiting is None or event.point_id != self._awaiting[0]:
+            self.emit("decision.ignored", point_id=event.point_id, reason="no such open decision")
+            return
+        self.emit("decision.declined", point_id=event.point_id, reason=bounded(event.reason))
+        self._timeout_action(f"the decider gave up: {event.reason}", declined=True)
 
     def _on_decision(self, event: DecisionMade) -> None:
         if self._awaiting is None or event.point_id != self._awaiting[0]:
@@ -386,6 +436,10 @@ class SessionMachine:
 
     # --------------------------------------------------------------- helpers
     def emit(self, name: str, **data: Any) -> None:
+        if name in ("message.sent", "message.received") and isinstance(data.get("payload"), dict):
+            text = describe(self.hooks, data["payload"])  # the hooks' projection, for watchers
+            if text is not None:
+                data["text"] = text.encode("utf-8")[:TEXT_LIMIT].decode("utf-8", "ignore")
         self._out.append(Emit({"event": name, "role": self.role, **data}))
 
     def call(self, name: str, *args: Any) -> Any:
@@ -471,7 +525,8 @@ class SessionMachine:
     def _arm_timers(self) -> None:
         waiting = self.waiting_for_peer()
         if waiting and (not self._peer_timer or self._progress):
-            self._out.append(SetTimer("peer", self.config.peer_timeout))
+            self._peer_seconds = max(self.config.peer_timeout, self._peer_allowance or 0.0)
+            self._out.append(SetTimer("peer", self._peer_seconds))
             self._peer_timer = True
         elif not waiting and self._peer_timer:
             self._out.append(CancelTimer("peer"))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from lingxi.home import identity_dir, sessions_dir
+from lingxi.session.core.decisions import with_decider
 from lingxi.session.core.entropy import Entropy
 from lingxi.session.core.machine import SessionConfig, SessionMachine
 from lingxi.session.core.registry import make_machine
@@ -75,7 +76,7 @@ async def run_on_channel(protocol: LoadedProtocol, role: str, channel: SecureCha
                          seed: int | None = None, keep_events: bool = True,
                          entropy: Entropy | None = None,
                          **driver_kwargs: Any) -> DriveResult:
-    config = config or SessionConfig()
+    config = with_decider(config or SessionConfig(), driver_kwargs.get("decider"))
     machine = _machine(protocol, role, options, config, seed, entropy)
     recorder = Recorder(state_dir, role, clock=time.time, keep_events=keep_events)
     async with channel:
@@ -176,7 +177,7 @@ async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
     finds it locally; ``expected_protocol_id`` (a guest that joined for a
     given protocol) refuses any other offer before any hooks load.
     """
-    config = config or SessionConfig()
+    config = with_decider(config or SessionConfig(), driver_kwargs.get("decider"))
     identity = identity or local_identity()
     channel = await connect(endpoint, identity, endpoint_of(identity, "tcp://guest"),
                             expected_host_key=expected_host_key, ticket=ticket,

@@ -22,7 +22,7 @@ from lingxi.session.core.events import (
 from lingxi.wire import abort_payload, control_payload
 
 SESSION_PREFIX = "session."
-SESSION_KINDS = ("offer", "accept", "receipt")
+SESSION_KINDS = ("offer", "accept", "receipt", "deciding")
 
 
 def control_to_payload(action: SendControl) -> dict[str, Any]:

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from lingxi.session.core.adversaries import Adversary
+from lingxi.session.core.decisions import Decline
 from lingxi.session.core.events import (
     Compute,
     ComputeDone,
+    DecisionDeclined,
     DecisionMade,
     EnvelopeRejected,
     LocalInput,
@@ -175,7 +177,7 @@ class LocalPair:
                 self.queue.appendleft((target, item))
                 self._record_late(target)
             return
-        if isinstance(item, DecisionMade | ComputeDone):
+        if isinstance(item, DecisionMade | DecisionDeclined | ComputeDone):
             self._process(target, side.machine.handle(item))
             return
         try:
@@ -278,8 +280,13 @@ class _SideTarget:
     def request_decision(self, request: RequestDecision) -> None:
         self.pair._snapshot(self.side.role, pending=request)
         decider = self.pair.deciders.get(self.side.role)
-        value = decider(request) if decider is not None else NO_ANSWER
-        if value is not NO_ANSWER:
+        try:
+            value = decider(request) if decider is not None else NO_ANSWER
+        except Decline as declined:
+            value = DecisionDeclined(request.point_id, declined.reason)
+        if isinstance(value, DecisionDeclined):
+            self.pair.queue.append((self.side.role, value))
+        elif value is not NO_ANSWER and value is not None:  # None: no answer (as on the network)
             self.pair.queue.append((self.side.role, DecisionMade(request.point_id, value)))
 
     def compute(self, action: Compute) -> None:

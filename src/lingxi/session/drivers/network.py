@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import inspect
 import json
+import os
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -22,10 +23,13 @@ from typing import Any
 
 from lingxi.contract.protocol_id import check_protocol_id
 from lingxi.errors import LingxiError
+from lingxi.session.core.decisions import DeciderContext, Decline
 from lingxi.session.core.events import (
+    AbortRequested,
     Compute,
     ComputeDone,
     ControlReceived,
+    DecisionDeclined,
     DecisionMade,
     EnvelopeRejected,
     LocalInput,
@@ -37,6 +41,7 @@ from lingxi.session.core.events import (
 from lingxi.session.core.machine import ROLE_DIRECTION, SessionMachine
 from lingxi.session.drivers.actions import perform, run_compute
 from lingxi.session.drivers.link import is_receipt, over_state_limit, payload_to_event
+from lingxi.session.drivers.live import LiveSession
 from lingxi.session.errors import SessionError
 from lingxi.session.record.receipts import receipt_body, receipt_hash, settle, sign_receipt
 from lingxi.session.record.recorder import INBOX, Recorder
@@ -44,8 +49,11 @@ from lingxi.session.record.snapshot import snapshot_of
 from lingxi.wire.channel import SecureChannel
 from lingxi.wire.errors import EnvelopeError, TransportError, WireError
 
-INBOX_POLL = 0.1
+INBOX_POLL = 0.1  # while a decision is open
+INBOX_IDLE_POLL = 0.5  # otherwise (an abort request from `lingxi session abort`)
 SNAPSHOT_EVERY = 0.5
+SETTLED = ("decision.made", "decision.timeout_fallback", "decision.declined_fallback")
+INTERRUPT_GRACE = 2.0  # seconds to tell the peer we stopped, after Ctrl-C
 
 
 @dataclass
@@ -83,7 +91,7 @@ class Driver:
                  identity: Any, decider: Callable[[RequestDecision], Any] | None = None,
                  inputs: AsyncIterator[str | None] | None = None,
                  receipt_timeout: float = 5.0, offer_timeout: float = 30.0,
-                 adversary: Any = None) -> None:
+                 adversary: Any = None, live: LiveSession | None = None) -> None:
         self.machine_for = None if isinstance(machine, SessionMachine) else machine
         self.machine: SessionMachine = machine if isinstance(machine, SessionMachine) \
             else None  # type: ignore[assignment]  # set from the offer in run()
@@ -93,6 +101,8 @@ class Driver:
         self.recorder = recorder
         self.identity = identity
         self.decider = decider
+        self.live = live
+        self._deciding: asyncio.Future[Any] | None = None
         self.inputs = inputs
         self.receipt_timeout = receipt_timeout
         self.loop = asyncio.get_running_loop()
@@ -146,7 +156,30 @@ class Driver:
             self._outbox.append(("send", item))
 
     def emit(self, event: dict[str, Any]) -> None:
-        self.recorder.event(event)
+        record = self.recorder.event(event)
+        if event.get("event") in SETTLED:
+            self._settled()
+        if self.live is not None:
+            self.live.event(record)
+
+    def _settled(self) -> None:
+        """The open decision got its value: nobody waits for the decider any more."""
+        self.pending = None
+        self._snapshot_due = True
+        if self._deciding is not None and not self._deciding.done():
+            self._deciding.cancel()
+        self._deciding = None
+        if self.live is not None:
+            self.live.asked(None, None)
+
+    # steering, from a LiveSession (terminal, browser UI, agent) in this loop
+    def answer(self, point_id: str, value: Any) -> None:
+        self.queue.append(DecisionMade(point_id, value))
+        self._wake.set()
+
+    def abort(self, reason: str) -> None:
+        self.queue.append(AbortRequested(reason))
+        self._wake.set()
 
     def set_timer(self, name: str, seconds: float) -> None:
         self.timers[name] = self.loop.time() + seconds
@@ -168,33 +201,57 @@ class Driver:
 
     def finished(self, outcome: Outcome) -> None:
         self.timers.clear()
-        self.pending = None
-        self._snapshot_due = True
+        self._settled()
 
     async def _ask(self, request: RequestDecision) -> None:
         self.pending = request
         self.pending_deadline = time.time() + request.timeout_seconds
         self._snapshot_due = True
-        if self.decider is None:
-            return  # the inbox (lingxi session decide) or the timeout answers
-        value = self.decider(request)
-        if inspect.isawaitable(value):
-            value = await value
-        if value is not None:
-            self.queue.append(DecisionMade(request.point_id, value))
+        if self.live is not None:
+            self.live.asked(request, self.pending_deadline)
+        if self.decider is not None:  # else the inbox, a watcher or the timeout answers
+            self._deciding = asyncio.ensure_future(self._decide(request))
+
+    async def _decide(self, request: RequestDecision) -> None:
+        """Run the decider beside the loop (timers, peer frames and watchers go on); a sync
+        decider runs in a worker thread so a blocking one cannot stall the session."""
+        decider = self.decider
+        assert decider is not None
+        try:
+            if inspect.iscoroutinefunction(decider) or inspect.iscoroutinefunction(
+                    type(decider).__call__):
+                value = await decider(request)
+            else:
+                value = await self.loop.run_in_executor(None, decider, request)
+                if inspect.isawaitable(value):
+                    value = await value
+        except asyncio.CancelledError:
+            raise
+        except Decline as declined:
+            self.queue.append(DecisionDeclined(request.point_id, declined.reason))
+        except Exception as error:  # a broken decider is a declined point, never a crash
+            self.queue.append(DecisionDeclined(
+                request.point_id, f"the decider raised {type(error).__name__}: {error}"))
+        else:
+            if value is not None:
+                self.queue.append(DecisionMade(request.point_id, value))
+        self._wake.set()
 
     def snapshot(self) -> None:
-        self.recorder.snapshot({**snapshot_of(self.machine, self.channel.session_id,
+        if self.recorder.state_dir is None:
+            return
+        self.recorder.snapshot({"pid": os.getpid(), **snapshot_of(self.machine, self.channel.session_id,
                                               self.identity, self.channel.keys.peer_identity,
                                               self.pending if not self.machine.finished else None,
                                               getattr(self, "pending_deadline", None)),
                                 "transcript_head": self.recorder.transcript.head()})
 
-    def _inbox(self) -> list[DecisionMade]:
+    def _inbox(self) -> list[Any]:
+        """Requests written by `lingxi session decide|abort` into the state folder."""
         folder = self.recorder.state_dir
-        if folder is None or self.pending is None:
+        if folder is None:
             return []
-        out = []
+        out: list[Any] = []
         for path in sorted((folder / INBOX).glob("*.json")):
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
@@ -203,7 +260,9 @@ class Driver:
             finally:
                 with contextlib.suppress(OSError):
                     path.unlink()
-            if isinstance(data, dict) and "value" in data:
+            if isinstance(data, dict) and isinstance(data.get("abort"), str):
+                out.append(AbortRequested(data["abort"][:500] or "aborted"))
+            elif isinstance(data, dict) and "value" in data and self.pending is not None:
                 out.append(DecisionMade(str(data.get("point_id") or self.pending.point_id),
                                         data["value"]))
         return out
@@ -260,9 +319,49 @@ class Driver:
             await self.channel.abort(code, message)
         self.recorder.close()
 
+    def _bind(self) -> None:
+        """Tell the watchers and the decider what is being played, once the machine exists."""
+        spec = self.machine.spec
+        if self.live is not None:
+            self.live.attach(self, {
+                "protocol": spec.name, "protocol_id": spec.protocol_id, "mode": self.machine.mode,
+                "role": self.machine.role, "session_id": self.channel.session_id,
+                "state_dir": str(self.recorder.state_dir or ""),
+                "description": getattr(spec, "description", "") or "",
+                "rules": (spec.raw or {}).get("rules") or {}})
+        bind = getattr(self.decider, "bind", None)
+        if callable(bind):
+            bind(DeciderContext(spec, self.machine.role,
+                                lambda event: self.emit({"role": self.machine.role, **event})))
+
     async def run(self, first_events: list[Any] | None = None) -> DriveResult:
+        try:
+            return await self._run(first_events)
+        except asyncio.CancelledError:
+            await self._interrupted()
+            raise
+        finally:
+            if self.live is not None and self.machine is not None \
+                    and self.machine.outcome is not None:
+                self.live.ended(self.machine.outcome)
+
+    async def _interrupted(self) -> None:
+        """Ctrl-C (the task was cancelled): tell the peer, leave a finished snapshot."""
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        if self.machine is None or self.machine.finished:
+            return
+        actions = self.machine.handle(AbortRequested("interrupted (Ctrl-C)"))
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.process(actions), INTERRUPT_GRACE)
+        with contextlib.suppress(Exception):
+            self.snapshot()
+
+    async def _run(self, first_events: list[Any] | None = None) -> DriveResult:
         if self.machine is None:
             first_events = await self._resolve() + list(first_events or [])
+        self._bind()
         await self.process(self.machine.handle(Start()))
         for event in first_events or []:
             await self.process(self.machine.handle(event))
@@ -286,8 +385,8 @@ class Driver:
                     await self.process(self.machine.handle(TimerFired(name)))
                     continue
                 wait = min([at - now for at in self.timers.values()] or [3600.0])
-                if self.pending is not None and self.recorder.state_dir is not None:
-                    wait = min(wait, INBOX_POLL)
+                if self.recorder.state_dir is not None:
+                    wait = min(wait, INBOX_POLL if self.pending is not None else INBOX_IDLE_POLL)
                 self._wake.clear()
                 woken = asyncio.ensure_future(self._wake.wait())
                 waiters: set[asyncio.Future[Any]] = {woken}
@@ -313,7 +412,7 @@ class Driver:
                     await self.process(self.machine.handle(LocalInput(line)))
             return await self._receipts(receiver)
         finally:
-            for task in (receiver, reader, *self.computing):
+            for task in (receiver, reader, self._deciding, *self.computing):
                 if task is not None and not task.done():
                     task.cancel()
             self.recorder.close()

@@ -10,6 +10,7 @@ to the user (0700, files 0600), like the keys.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Callable
@@ -25,6 +26,7 @@ SNAPSHOT = "snapshot.json"
 TRANSCRIPT = "transcript.jsonl"
 RECEIPTS = "receipts.json"
 INBOX = "inbox"
+LOCK = ".lock"  # held (flock) by the process running the session: liveness for watchers
 
 
 def _line(data: Any) -> str:
@@ -48,9 +50,11 @@ class Recorder:
         self.written = 0  # bytes of events and transcript so far (the state-size limit)
         self.state_dir = Path(state_dir) if state_dir is not None else None
         self._events_file = self._transcript_file = None
+        self._lock: int | None = None
         if self.state_dir is not None:
             private_dir(self.state_dir / INBOX)
             os.chmod(self.state_dir, 0o700)
+            self._lock = _hold(self.state_dir / LOCK)
             try:
                 for name in (EVENTS, TRANSCRIPT, RECEIPTS, SNAPSHOT):
                     (self.state_dir / name).unlink(missing_ok=True)
@@ -60,7 +64,7 @@ class Recorder:
                 raise LingxiError("io.write_failed", f"cannot write into {self.state_dir}: "
                                   f"{error.strerror or error}") from None
 
-    def event(self, event: dict[str, Any]) -> None:
+    def event(self, event: dict[str, Any]) -> dict[str, Any]:
         record = {"t": round(self.clock(), 6), **event}
         if self.keep_events:
             self.events.append(record)
@@ -68,6 +72,7 @@ class Recorder:
             line = _line(record)
             self.written += len(line)
             self._events_file.write(line)
+        return record
 
     def envelope(self, direction: str, envelope: dict[str, Any], local: str) -> int:
         """Chain and append one envelope; return its size in bytes (for the byte limits)."""
@@ -100,3 +105,36 @@ class Recorder:
             if handle is not None:
                 handle.close()
         self._events_file = self._transcript_file = None
+        if self._lock is not None:
+            os.close(self._lock)  # releases the flock: watchers now see no live process
+            self._lock = None
+
+
+def _hold(path: Path) -> int:
+    """Hold ``path``'s exclusive lock for this process; a second runner is refused."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise LingxiError("session.busy", f"another process is running the session in "
+                          f"{path.parent}") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def is_running(state_dir: str | Path) -> bool:
+    """Whether a live process holds the session folder (its lock), now."""
+    path = Path(state_dir) / LOCK
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the shared lock we may have taken
+    return False

@@ -452,7 +452,7 @@ class MentalPokerMachine(SessionMachine):
 
     def _on_timer(self, name: str) -> None:
         if name == "peer" and not self.finished and self.waiting_for_peer():
-            claim = self._claim_forfeit(f"no answer within {self.config.peer_timeout:g}s "
+            claim = self._claim_forfeit(f"no answer within {self._peer_seconds:g}s "
                                         f"({self.waiting_description()})")
             if claim is not None:
                 self._peer_timer = False
