@@ -197,3 +197,32 @@ def test_a_session_folder_is_live_only_while_its_process_holds_it(tmp_path) -> N
     recorder.close()
     assert not is_running(folder)
     assert not is_running(tmp_path / "never-was")
+
+
+async def test_a_watcher_types_free_mode_lines_and_sees_the_peer_s(tmp_path) -> None:
+    live = LiveSession()
+
+    async def guest_lines():
+        yield "hello from the guest"
+        await asyncio.sleep(0.3)
+        yield "/quit"
+
+    async def type_when_started():
+        while "mode" not in live.info:
+            await asyncio.sleep(0.01)
+        with pytest.raises(SessionError):
+            live.answer("x")  # nothing to decide in a chat
+        live.send_input("hello from the host")
+
+    typing = asyncio.ensure_future(type_when_started())
+    host, guest = await asyncio.wait_for(memory_session(
+        load_protocol("chat"), config=SessionConfig(peer_timeout=10.0),
+        host_kwargs={"live": live}, guest_kwargs={"inputs": guest_lines()}), HANG_GUARD)
+    await typing
+    assert host.outcome.ok and guest.outcome.ok
+    texts = [(e["event"], e.get("text")) for e in live.events if e["event"].startswith("message.")]
+    assert ("message.sent", "#1: hello from the host") in texts
+    assert ("message.received", "#1: hello from the guest") in texts
+    with pytest.raises(SessionError) as late:
+        live.send_input("too late")
+    assert late.value.code == "session.finished"

@@ -99,6 +99,15 @@ class LiveSession:
         self._driver.answer(request.point_id, value)
         return request.point_id
 
+    def send_input(self, line: str) -> None:
+        """Free mode: one line of local input, as if typed (the hooks' proto_on_input)."""
+        if self.finished:
+            raise SessionError("session.finished", "the session has ended", exit_code=1)
+        if self.info.get("mode") != "free":
+            raise SessionError("session.no_input", f"a {self.info.get('mode')} session takes "
+                               "no free input", exit_code=1)
+        self._driver.input(line)
+
     def abort(self, reason: str = "aborted by the local participant") -> None:
         if self.finished:
             raise SessionError("session.finished", "the session has ended", exit_code=1)
