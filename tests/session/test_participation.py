@@ -226,3 +226,18 @@ async def test_a_watcher_types_free_mode_lines_and_sees_the_peer_s(tmp_path) -> 
     with pytest.raises(SessionError) as late:
         live.send_input("too late")
     assert late.value.code == "session.finished"
+
+
+def test_the_documented_agent_example_runs_and_its_callback_decides_every_round() -> None:
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "agents" / "rps_agent.py"
+    run = subprocess.run([sys.executable, str(example), "--best-of", "3"], capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    rounds = re.findall(r"^round (\d+): ", run.stdout, re.M)
+    decided = re.search(r"the agent decided (\d+) times; receipts verified: True", run.stdout)
+    assert decided and rounds and int(decided.group(1)) == len(rounds) >= 2
