@@ -21,6 +21,7 @@ from lingxi.session.drivers.live import LiveSession
 from lingxi.session.errors import SessionError
 from lingxi.session.record.recorder import Recorder, is_running
 from lingxi.session.record.snapshot import read_object
+from lingxi.session.api import verify_session
 from lingxi.session.runner import load_protocol, run_pair
 
 HANG_GUARD = 30  # seconds; only stops a broken run from hanging the suite
@@ -143,6 +144,8 @@ async def test_a_live_session_answers_and_aborts(tmp_path) -> None:
     assert live.finished and live.state()["outcome"]["status"] == "aborted"
     rounds = [e for e in live.events if e["event"] == "round"]
     assert [r["host"] for r in rounds] == ["paper", "paper"]
+    for side in ("host", "guest"):  # the deciding announcements sit in a verifiable chain
+        assert verify_session(tmp_path / side).ok
     with pytest.raises(SessionError) as late:
         live.answer("rock")
     assert late.value.code == "session.finished"
