@@ -64,7 +64,8 @@ class LiveSession:
         left = None if self.deadline is None else max(0.0, self.deadline - time.time())
         return {"point_id": request.point_id, "legal": request.legal, "view": request.view,
                 "bounds": list(request.bounds) if request.bounds else None,
-                "message": request.message, "timeout_seconds": request.timeout_seconds,
+                "message": request.message, "peer_text": request.peer_text,
+                "timeout_seconds": request.timeout_seconds,
                 "seconds_left": None if left is None else round(left, 1)}
 
     def state(self) -> dict[str, Any]:
