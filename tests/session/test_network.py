@@ -117,11 +117,21 @@ async def test_manual_decisions_arrive_through_session_decide(tmp_path) -> None:
     assert sum(e["event"] == "decision.made" for e in events) == answered
 
 
+def _held(folder: Path) -> int:
+    """Hold a session folder's lock as its running process would (the liveness check)."""
+    import fcntl
+
+    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return fd
+
+
 def test_decide_refuses_an_illegal_value(tmp_path) -> None:
     folder = tmp_path / "s"
     folder.mkdir()
     (folder / "snapshot.json").write_text(json.dumps({"pending_decision": {
         "point_id": "d1", "legal": ["rock", "paper"], "bounds": None}}))
+    _held(folder)
     runner = CliRunner()
     bad = runner.invoke(cli, ["session", "decide", "--state-dir", str(folder),
                               "--decision", '"lizard"'])
@@ -218,6 +228,8 @@ def test_decide_finds_the_waiting_session(lingxi_home) -> None:
         folder.mkdir(parents=True)
         (folder / "snapshot.json").write_text(json.dumps({"state": "running",
                                                           "pending_decision": pending}))
+        _held(folder)
+        time.sleep(0.01)  # "live-guest" is the newer folder
     result = runner.invoke(cli, ["session", "decide", "--decision", "4", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)

@@ -166,8 +166,9 @@ async def join_invitation(client: Any, invitation_id: str, *, protocol_dir: str 
 
 
 def _join_command() -> Any:
+    from lingxi.cli.console import participation_options
     from lingxi.cli.registry_common import server_option
-    from lingxi.cli.session import _config, _inputs, _live, _report, session_options
+    from lingxi.cli.session import _config, _inputs, _play, _report, session_options
 
     @click.command("join")
     @click.argument("invitation_id")
@@ -178,11 +179,12 @@ def _join_command() -> Any:
     @click.option("--seed", type=int, default=None,
                   help="Seed the hooks' game randomness only; never nonces or keys.")
     @session_options
+    @participation_options
     def join(invitation_id: str, server: str, protocol: str | None, seed: int | None,
              peer_timeout: float | None, idle_timeout: float, control_mode: str | None,
              input_source: str | None, state_dir: str | None, max_messages: int | None,
              max_bytes: int | None, max_state_bytes: int | None,
-             allow_skeleton_hooks: bool, as_json: bool) -> None:
+             allow_skeleton_hooks: bool, as_json: bool, part: Any) -> None:
         """Claim INVITATION_ID at a registry and play the session as its guest.
 
         The host's identity key is checked against the invitation in the
@@ -196,19 +198,19 @@ def _join_command() -> Any:
         limits = {"max_messages": max_messages, "max_bytes": max_bytes,
                   "max_state_bytes": max_state_bytes}
 
+        part.prepare(control_mode, input_source)
+        config = _config(peer_timeout, control_mode, None, idle_timeout, limits)
+        inputs = _inputs(input_source)
+
         async def main() -> Any:
             client = make_client(server, identity="create")
             async with client:
                 return await join_invitation(
                     client, invitation_id, protocol_dir=protocol,
-                    allow_skeleton=allow_skeleton_hooks,
-                    config=_config(peer_timeout, control_mode, None, idle_timeout, limits),
-                    state_dir=state_dir, seed=seed, live=_live(),
-                    inputs=_inputs(input_source))
+                    allow_skeleton=allow_skeleton_hooks, config=config,
+                    state_dir=state_dir, seed=seed, inputs=inputs, **part.driver_kwargs())
 
-        import asyncio
-
-        _report(asyncio.run(main()), as_json)
+        _report(_play(part, main, None, as_json), as_json)
 
     return join
 

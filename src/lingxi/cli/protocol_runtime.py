@@ -65,8 +65,15 @@ def limit_options(command):
               help="Seconds (session time) a silent peer is given before the session aborts.")
 @click.option("--control-mode", type=click.Choice(["autonomous", "hybrid", "human"]),
               default="autonomous", show_default=True,
-              help="Where decisions come from; nobody answers in a test, so human/hybrid "
-                   "exercise the timeout path.")
+              help="Where the host's decisions come from. human/hybrid at a terminal: you "
+                   "play the host in real time (the guest's hooks decide); with --no-input or "
+                   "without a terminal nobody answers and the timeout path is exercised.")
+@click.option("--no-input", "no_input", is_flag=True,
+              help="With --control-mode human/hybrid: never ask (nobody answers; the spec's "
+                   "timeout action decides, in session time, at once).")
+@click.option("--interactive", is_flag=True,
+              help="With --control-mode human/hybrid: ask at this terminal even when stdin is "
+                   "not one (answers piped in).")
 @click.option("--inputs", "inputs_file", type=click.Path(dir_okay=False),
               help='Free mode: JSON file {"host": [lines], "guest": [lines]} '
                    "(default: the folder's test-inputs.json).")
@@ -78,7 +85,8 @@ def limit_options(command):
 @json_option
 @handle_errors
 def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bool,
-             peer_timeout: float, control_mode: str, inputs_file: str | None,
+             peer_timeout: float, control_mode: str, no_input: bool, interactive: bool,
+             inputs_file: str | None,
              state_dir: str | None, max_messages: int | None, max_bytes: int | None,
              max_state_bytes: int | None, allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Play PROTOCOL (a folder or a built-in name) against itself through the real machines.
@@ -104,9 +112,17 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
     limits = {"max_messages": max_messages, "max_bytes": max_bytes,
               "max_state_bytes": max_state_bytes}
     config = SessionConfig(peer_timeout=peer_timeout, control_mode=control_mode, **limits)
+    if no_input and interactive:
+        raise InputError("usage.conflicting_options", "--no-input and --interactive exclude "
+                         "each other")
     # a folder of its own per run, so concurrent tests of one protocol never share one
     run_name = f"{loaded.folder.name}-{time.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
     folder = Path(state_dir) if state_dir else sessions_dir() / "protocol-test" / run_name
+    if control_mode != "autonomous" and not no_input and (interactive or _stdin_is_terminal()):
+        data = _played_by_a_person(loaded, options=options, seed=seed, config=config,
+                                   folder=folder, inputs=inputs, as_json=as_json)
+        _finish_test(data, as_json)
+        return
     result = run_pair(loaded, options=options, seed=seed, state_dir=folder, config=config,
                       inputs=inputs)
     lines = flow_mode(loaded.spec.flow.mode).summary(result.events["host"],
@@ -128,12 +144,76 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
             "receipt_problems": result.receipt_problems, "state_dir": str(folder)}
     if report is not None:
         data["adversarial"] = report.to_dict()
+    _finish_test(data, as_json)
+
+
+def _finish_test(data: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print_json(data)
     else:
         _print_test(data)
-    if not ok:
+    if not data["ok"]:
         raise SystemExit(EXIT_FAILED)
+
+
+def _stdin_is_terminal() -> bool:
+    import sys
+
+    try:
+        return sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+async def _script(lines: list[Any]) -> Any:
+    for line in lines:
+        if line is None:
+            break
+        yield str(line)
+    yield None
+
+
+def _played_by_a_person(loaded: Any, *, options: dict[str, Any], seed: int, config: Any,
+                        folder: Path, inputs: dict[str, list[Any]] | None,
+                        as_json: bool) -> dict[str, Any]:
+    """``protocol test --control-mode human`` at a terminal: the person decides for the
+    host, in real time, over the in-memory wire pair; the guest's hooks decide."""
+    import asyncio
+    from dataclasses import replace
+
+    from lingxi.cli.console import Participation
+    from lingxi.session import flow_mode, memory_session
+
+    part = Participation(quiet=False, decider="terminal", decider_options=(), ui=False,
+                         open_ui=False)
+    part.prepare(config.control_mode, None)
+    if inputs is None:
+        inputs = loaded.default_inputs() or {}
+    host_kwargs: dict[str, Any] = part.driver_kwargs()
+    guest_kwargs: dict[str, Any] = {}
+    if loaded.spec.flow.mode == "free":
+        host_kwargs["inputs"] = _script(list(inputs.get("host") or []))
+        guest_kwargs["inputs"] = _script(list(inputs.get("guest") or []))
+    try:
+        host, guest = asyncio.run(memory_session(
+            loaded, options=options, config=config, state_dir=folder, seed=seed,
+            host_kwargs=host_kwargs, guest_kwargs=guest_kwargs,
+            guest_config=replace(config, control_mode="autonomous")))
+    except KeyboardInterrupt:
+        part.interrupted(as_json)
+    events = list(part.live.events)
+    started: dict[str, Any] = next((e for e in events if e.get("event") == "session.started"), {})
+    lines = flow_mode(loaded.spec.flow.mode).summary(events, loaded.hooks("host", seed))
+    verified = host.receipts_verified and guest.receipts_verified
+    return {"ok": host.outcome.ok and guest.outcome.ok and verified, "interactive": True,
+            "protocol": loaded.spec.name, "protocol_id": loaded.spec.protocol_id,
+            "folder": str(loaded.folder), "mode": loaded.spec.flow.mode, "seed": seed,
+            "options": started.get("options") or options, "rounds": lines,
+            "host": host.outcome.to_dict(), "guest": guest.outcome.to_dict(),
+            "transcript_head": host.head, "receipt_hash": host.to_dict()["receipt_hash"],
+            "receipts_verified": verified,
+            "receipt_problems": host.peer_problems + guest.peer_problems,
+            "state_dir": str(folder)}
 
 
 def _print_test(data: dict[str, Any]) -> None:

@@ -20,13 +20,14 @@ from lingxi.cli.common import (
     print_json,
     safe_line,
 )
+from lingxi.cli.console import participation_options
 from lingxi.cli.protocol_runtime import (
     allow_skeleton_option,
     limit_options,
     parse_json_arg,
     parse_options,
 )
-from lingxi.errors import EXIT_FAILED, InputError
+from lingxi.errors import EXIT_FAILED, InputError, LingxiError
 
 timeout_option = click.option("--timeout", "peer_timeout", type=POSITIVE_SECONDS, default=None,
                               help="Seconds the peer may stay silent when it is its turn "
@@ -81,25 +82,19 @@ def _config(peer_timeout: float | None, control_mode: str | None, spec=None,
                          idle_timeout=idle_timeout, **(limits or {}))
 
 
-def _announce(record: dict[str, Any]) -> None:
-    """Console listener: say when a decision waits for `lingxi session decide`."""
-    if record.get("event") != "decision.requested":
-        return
-    click.echo(safe_line(f"decision {record.get('point_id')} needed (timeout "
-                         f"{record.get('timeout_seconds')}s): "
-                         f"legal={json.dumps(record.get('legal'), ensure_ascii=False)} "
-                         f"view={json.dumps(record.get('view'), ensure_ascii=False)}", 2000),
-               err=True)
-    click.echo("  answer with: lingxi session decide <value> "
-               "[--state-dir <this session's folder>]", err=True)
+def _play(part: Any, session: Any, ui_dir: Path | None, as_json: bool) -> Any:
+    """Run one session coroutine factory with this terminal taking part; Ctrl-C aborts it
+    (the driver tells the peer) and ends with one line and exit 1."""
+    try:
+        return asyncio.run(part.run(session, ui_dir))
+    except KeyboardInterrupt:
+        part.interrupted(as_json)
 
 
-def _live():
-    from lingxi.session.drivers.live import LiveSession
-
-    live = LiveSession()
-    live.listen(_announce)
-    return live
+def _ui_dir(loaded: Any) -> Path | None:
+    folder = getattr(loaded, "folder", None)
+    ui = Path(folder) / "ui" if folder is not None else None
+    return ui if ui is not None and ui.is_dir() else None
 
 
 def _report(result, as_json: bool) -> None:
@@ -163,20 +158,27 @@ def _inputs(source: str | None):
               help="Accept only a guest with this identity key; any other is refused in the "
                    "handshake, before a payload is read.")
 @session_options
+@participation_options
 def host(post: bool, server: str, advertise: str | None, ttl: int | None,
          protocol: str, endpoint: str, options_text: str | None, accept_timeout: float | None,
          seed: int | None, guest_key: str | None, peer_timeout: float | None,
          idle_timeout: float,
          control_mode: str | None, input_source: str | None, state_dir: str | None,
          max_messages: int | None, max_bytes: int | None, max_state_bytes: int | None,
-         allow_skeleton_hooks: bool, as_json: bool) -> None:
-    """Host a protocol session on ENDPOINT and play it with one guest."""
+         allow_skeleton_hooks: bool, as_json: bool, part: Any) -> None:
+    """Host a protocol session on ENDPOINT and play it with one guest.
+
+    With --control-mode human (or hybrid) this terminal asks you at every decision;
+    the rounds, the peer's messages and the outcome are printed as they happen
+    (stderr; --quiet turns that off). Ctrl-C aborts and tells the peer.
+    """
     limits = {"max_messages": max_messages, "max_bytes": max_bytes,
               "max_state_bytes": max_state_bytes}
     from lingxi.session import host_session, load_protocol
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
     options = parse_options(options_text)
+    part.prepare(control_mode, input_source)
 
     def listening(where: str) -> None:
         click.echo(f"hosting {loaded.spec.name} ({loaded.spec.protocol_id[:16]}…) on {where}",
@@ -186,7 +188,7 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
     common: dict[str, Any] = dict(
         config=_config(peer_timeout, control_mode, loaded.spec, idle_timeout, limits),
         state_dir=state_dir, seed=seed, expected_guest_key=guest_key,
-        accept_timeout=accept_timeout, live=_live(), inputs=_inputs(input_source),
+        accept_timeout=accept_timeout, inputs=_inputs(input_source), **part.driver_kwargs(),
         on_refused=lambda e: click.echo(safe_line(f"refused a connection: {e}", 400), err=True))
     if post:
         from lingxi.cli.meet import host_posted
@@ -198,13 +200,15 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
                        f"{invitation['invitation_id']}", err=True)
             sys.stderr.flush()
 
-        result = asyncio.run(host_posted(loaded, endpoint, server=server, advertise=advertise,
-                                         ttl=ttl, options=options, announce=posted, **common))
+        result = _play(part, lambda: host_posted(
+            loaded, endpoint, server=server, advertise=advertise, ttl=ttl, options=options,
+            announce=posted, **common), _ui_dir(loaded), as_json)
     else:
         if advertise or ttl:
             raise InputError("input.needs_post", "--advertise and --ttl go with --post")
-        result = asyncio.run(host_session(loaded, endpoint, options=options,
-                                          on_listening=listening, **common))
+        result = _play(part, lambda: host_session(loaded, endpoint, options=options,
+                                                  on_listening=listening, **common),
+                       _ui_dir(loaded), as_json)
     _report(result, as_json)
 
 
@@ -218,24 +222,29 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
               help="Refuse the host unless its identity key is this one (as its `lingxi "
                    "identity show` prints it); checked in the handshake, before any payload.")
 @session_options
+@participation_options
 def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str | None,
           peer_timeout: float | None,
           idle_timeout: float, control_mode: str | None, input_source: str | None, state_dir: str | None,
           max_messages: int | None, max_bytes: int | None, max_state_bytes: int | None,
-          allow_skeleton_hooks: bool, as_json: bool) -> None:
-    """Join the session hosted at ENDPOINT as the guest."""
+          allow_skeleton_hooks: bool, as_json: bool, part: Any) -> None:
+    """Join the session hosted at ENDPOINT as the guest.
+
+    Takes part like `lingxi host`: --control-mode human asks at this terminal, the
+    console shows the session as it happens, Ctrl-C aborts and tells the host.
+    """
     limits = {"max_messages": max_messages, "max_bytes": max_bytes,
               "max_state_bytes": max_state_bytes}
     from lingxi.session import guest_session, load_protocol
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks) if protocol else None
-    result = asyncio.run(guest_session(
-        loaded, endpoint,
-        config=_config(peer_timeout, control_mode, loaded and loaded.spec, idle_timeout, limits),
-        state_dir=state_dir,
-        seed=seed, allow_skeleton=allow_skeleton_hooks, expected_host_key=host_key,
-        live=_live(),
-        inputs=_inputs(input_source)))
+    part.prepare(control_mode, input_source)
+    config = _config(peer_timeout, control_mode, loaded and loaded.spec, idle_timeout, limits)
+    inputs = _inputs(input_source)
+    result = _play(part, lambda: guest_session(
+        loaded, endpoint, config=config, state_dir=state_dir, seed=seed,
+        allow_skeleton=allow_skeleton_hooks, expected_host_key=host_key, inputs=inputs,
+        **part.driver_kwargs()), _ui_dir(loaded), as_json)
     _report(result, as_json)
 
 
@@ -244,70 +253,391 @@ def session() -> None:
     """Inspect, decide in, and verify session state folders."""
 
 
-def _waiting_session() -> Path:
-    """The most recently updated session folder that waits for a decision."""
+# ------------------------------------------------------------------ finding session folders
+
+def _session_folders() -> list[Path]:
+    """Every session folder under $LINGXI_HOME/sessions: ``<id>-<role>/`` and, one level
+    deeper, ``protocol-test/<run>/<role>/``."""
+    from lingxi.home import sessions_dir
+    from lingxi.session.record.recorder import EVENTS, LOCK, SNAPSHOT
+
+    found: list[Path] = []
+
+    def walk(folder: Path, depth: int) -> None:
+        try:
+            children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+        except OSError:
+            return
+        for child in children:
+            if any((child / name).exists() for name in (SNAPSHOT, EVENTS, LOCK)):
+                found.append(child)
+            elif depth < 2:
+                walk(child, depth + 1)
+
+    walk(sessions_dir(), 0)
+    return found
+
+
+def _snapshot(folder: Path) -> dict[str, Any]:
+    """snapshot.json, or {} when it is missing or unreadable (a listing never fails on one)."""
+    from lingxi.session.record.recorder import SNAPSHOT
+
+    try:
+        data = json.loads((folder / SNAPSHOT).read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def _first_event_time(folder: Path) -> float | None:
+    from lingxi.session.record.recorder import EVENTS
+
+    try:
+        with open(folder / EVENTS, "rb") as handle:
+            first = json.loads(handle.readline(65536) or b"null")
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    stamp = first.get("t") if isinstance(first, dict) else None
+    return float(stamp) if isinstance(stamp, int | float) and not isinstance(stamp, bool) \
+        else None
+
+
+def _state_of(folder: Path, snapshot: dict[str, Any]) -> str:
+    """running / waiting for decision / finished / gone: process ended (liveness, not the
+    snapshot alone: a process that died leaves a snapshot that still says running)."""
+    from lingxi.session.record.recorder import is_running
+
+    finished = snapshot.get("state") == "finished"
+    if finished:
+        return "finished"
+    if not is_running(folder):
+        return "gone: process ended"
+    return "waiting for decision" if snapshot.get("pending_decision") else "running"
+
+
+def _row(folder: Path) -> dict[str, Any]:
+    from lingxi.session.record.recorder import LOCK, SNAPSHOT
+
+    snap = _snapshot(folder)
+    outcome = snap.get("outcome") if isinstance(snap.get("outcome"), dict) else None
+    role = snap.get("role") if isinstance(snap.get("role"), str) else folder.name.rsplit("-", 1)[-1]
+    peer = snap.get("peer_public_key")
+    return {"state_dir": str(folder), "state": _state_of(folder, snap), "role": role,
+            "protocol": snap.get("protocol") if isinstance(snap.get("protocol"), str) else None,
+            "session_id": snap.get("session_id") if isinstance(snap.get("session_id"), str)
+            else None,
+            "peer": peer[:16] if isinstance(peer, str) else None,
+            "started": _mtime(folder / LOCK) or _first_event_time(folder),
+            "updated": _mtime(folder / SNAPSHOT) or _mtime(folder),
+            "outcome": None if outcome is None else {
+                k: outcome.get(k) for k in ("status", "code", "by", "reason", "summary")}}
+
+
+def _rows() -> list[dict[str, Any]]:
+    """All session folders, most recently updated first."""
+    return sorted((_row(f) for f in _session_folders()), key=lambda r: -(r["updated"] or 0))
+
+
+def _newest(which: str) -> Path:
+    """The most recently updated session folder that is ``which`` (waiting, running, any)."""
     from lingxi.home import sessions_dir
 
-    best: tuple[float, Path] | None = None
-    root = sessions_dir()
-    for snapshot in root.glob("*/snapshot.json") if root.is_dir() else []:
-        try:
-            data = json.loads(snapshot.read_text(encoding="utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError, RecursionError):
-            continue
-        if isinstance(data, dict) and data.get("pending_decision") \
-                and data.get("state") != "finished":
-            stamp = snapshot.stat().st_mtime
-            if best is None or stamp > best[0]:
-                best = (stamp, snapshot.parent)
-    if best is None:
+    wanted = {"waiting": ("waiting for decision",),
+              "running": ("running", "waiting for decision")}.get(which)
+    for row in _rows():
+        if wanted is None or row["state"] in wanted:
+            return Path(row["state_dir"])
+    if which == "waiting":
         raise InputError("session.no_pending_decision",
-                         f"no session under {root} is waiting for a decision")
-    return best[1]
+                         f"no session under {sessions_dir()} is waiting for a decision")
+    if which == "running":
+        raise SessionFailed("session.not_running",
+                            f"no session under {sessions_dir()} is running")
+    raise InputError("session.not_found", f"no session folder under {sessions_dir()}")
+
+
+class SessionFailed(LingxiError):
+    """The checked session cannot take this request (finished, gone, expired): exit 1."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(code, message, exit_code=EXIT_FAILED)
+
+
+def _when(stamp: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp)) if stamp else "-"
+
+
+def _outcome_words(outcome: dict[str, Any] | None) -> str:
+    if not outcome:
+        return "-"
+    words = str(outcome.get("status") or "?")
+    if outcome.get("code"):
+        words += f" ({outcome.get('code')}, by {outcome.get('by')})"
+    return safe_line(words, 120)
+
+
+@session.command("list")
+@json_option
+@handle_errors
+def list_cmd(as_json: bool) -> None:
+    """List every session folder under $LINGXI_HOME/sessions, most recently updated first:
+    state (running, waiting for decision, finished, gone: process ended), role, protocol,
+    peer key, start time, outcome."""
+    rows = _rows()
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        click.echo("no sessions")
+        return
+    for row in rows:
+        click.echo(safe_line(
+            f"{row['state']:<22} {row['role'] or '?':<5} {row['protocol'] or '?'}  "
+            f"peer {row['peer'] or '-'}  started {_when(row['started'])}  "
+            f"outcome {_outcome_words(row['outcome'])}", 600))
+        click.echo(f"  {safe_line(row['state_dir'], 600)}")
+
+
+def _folder_arg(state_dir: str | None, which: str) -> Path:
+    from lingxi.session.record.recorder import EVENTS, SNAPSHOT
+
+    folder = Path(state_dir) if state_dir else _newest(which)
+    if not ((folder / SNAPSHOT).is_file() or (folder / EVENTS).is_file()):
+        raise InputError("session.not_found", f"{folder} is not a session state folder")
+    return folder
+
+
+def _event_records(data: bytes) -> list[dict[str, Any]]:
+    out = []
+    for raw in data.splitlines():
+        try:
+            record = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            continue
+        if isinstance(record, dict) and isinstance(record.get("event"), str):
+            out.append(record)
+    return out
+
+
+def _print_event(record: dict[str, Any], info: dict[str, Any], as_json: bool) -> None:
+    from lingxi.cli.common import _JSON_UNSAFE
+    from lingxi.cli.console import event_lines
+
+    if as_json:  # one line per event; characters a terminal acts on written as \u escapes
+        text = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"),
+                          default=str)
+        click.echo(_JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+        return
+    stamp = record.get("t")
+    when = time.strftime("%H:%M:%S", time.localtime(stamp)) \
+        if isinstance(stamp, int | float) and 0 <= stamp < 2**33 else "--:--:--"
+    role = safe_line(record.get("role") or info.get("role") or "?", 8)
+    for line in event_lines(record, info, unknown=True):
+        click.echo(f"{when} {role:<5} {line}")
+
+
+@session.command("events")
+@click.argument("state_dir", required=False, type=click.Path(file_okay=False))
+@click.option("--follow", "-f", is_flag=True,
+              help="Keep printing new events until the session finishes or its process is "
+                   "gone (exit 1 then).")
+@json_option
+@handle_errors
+def events_cmd(state_dir: str | None, follow: bool, as_json: bool) -> None:
+    """Print a session's events, one line each (default: the most recently updated session).
+
+    The lines are the live console's; --json prints each event as one JSON line.
+    """
+    from lingxi.session.record.recorder import EVENTS, is_running
+
+    folder = _folder_arg(state_dir, "any")
+    info = {**_snapshot(folder), "state_dir": str(folder)}
+    path, position, pending, finished = folder / EVENTS, 0, b"", False
+    finished_at: float | None = None
+    while True:
+        alive = is_running(folder)
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(position)
+                chunk = handle.read()
+        except FileNotFoundError:
+            chunk = b""
+        position += len(chunk)
+        data = pending + chunk
+        complete, _, pending = data.rpartition(b"\n") if follow else (data, b"", b"")
+        for record in _event_records(complete):
+            finished = finished or record["event"] == "session.finished"
+            _print_event(record, info, as_json)
+        sys.stdout.flush()
+        if not follow:
+            return
+        if finished:  # the receipts line comes a moment later, while the process ends
+            finished_at = finished_at or time.monotonic()
+            if not alive or time.monotonic() - finished_at > FOLLOW_AFTER_END:
+                return
+        elif not alive:
+            if not info.get("state") == "finished":
+                raise SessionFailed("session.not_running",
+                                    f"the session's process is gone ({folder})")
+            return
+        time.sleep(FOLLOW_POLL)
+
+
+FOLLOW_POLL = 0.2
+FOLLOW_AFTER_END = 6.0
+ABORT_WAIT = 5.0
+
+
+def _live_folder(folder: Path) -> dict[str, Any]:
+    """The snapshot of a session that can still be steered (typed refusals otherwise)."""
+    from lingxi.session.record.recorder import SNAPSHOT, is_running
+    from lingxi.session.record.snapshot import read_object
+
+    if not (folder / SNAPSHOT).is_file():
+        raise InputError("session.not_found", f"{folder} is not a session state folder")
+    snap = read_object(folder / SNAPSHOT)
+    if snap.get("state") == "finished":
+        raise SessionFailed("session.finished", f"the session in {folder} has ended")
+    if not is_running(folder):
+        raise SessionFailed("session.not_running", f"the session's process is gone ({folder}); "
+                            "nothing would read the request")
+    return snap
+
+
+@session.command("abort")
+@click.argument("state_dir", required=False, type=click.Path(file_okay=False))
+@click.option("--reason", default="aborted by the local participant", show_default=True,
+              help="Why (the peer is told).")
+@json_option
+@handle_errors
+def abort_cmd(state_dir: str | None, reason: str, as_json: bool) -> None:
+    """Abort a running session (default: the most recently updated running one); the peer
+    is told. Waits a few seconds for the session to confirm it finished."""
+    from lingxi.files import write_private_json
+    from lingxi.session.record.recorder import INBOX
+
+    folder = Path(state_dir) if state_dir else _newest("running")
+    _live_folder(folder)
+    (folder / INBOX).mkdir(exist_ok=True)
+    write_private_json(folder / INBOX / f"{time.time_ns()}.json",
+                       {"abort": reason.encode("utf-8", "replace")[:500]
+                        .decode("utf-8", "ignore") or "aborted"})
+    deadline = time.monotonic() + ABORT_WAIT
+    snap: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        snap = _snapshot(folder)
+        if snap.get("state") == "finished":
+            break
+        time.sleep(0.1)
+    outcome = snap.get("outcome") if isinstance(snap.get("outcome"), dict) else None
+    if snap.get("state") != "finished" or outcome is None:
+        raise SessionFailed("session.abort_pending", f"the abort is queued in {folder}, but "
+                            f"the session did not confirm within {ABORT_WAIT:g} s")
+    if as_json:
+        print_json({"ok": True, "state_dir": str(folder), "outcome": outcome})
+    else:
+        click.echo(f"session {safe_line(outcome.get('status'), 40)}: "
+                   f"{safe_line(outcome.get('code'), 80)} ({safe_line(outcome.get('reason'), 300)})")
+
+
+def _decision_value(text: str, legal: list[Any], what: str) -> Any:
+    """A decision typed as plain text (one of the legal values, as its word) or as JSON."""
+    from lingxi.deciders.terminal import plain
+
+    if legal:
+        words = [plain(v) for v in legal]
+        if text in words:
+            return legal[words.index(text)]
+    try:
+        return parse_json_arg(text, what)
+    except InputError:
+        if legal and not text.startswith("@"):
+            raise SessionFailed("decision.illegal", f"{safe_line(text, 60)!r} is not allowed; "
+                                f"choose one of: {_words(legal)}") from None
+        raise
+
+
+def _words(legal: list[Any]) -> str:
+    from lingxi.deciders.terminal import shown
+
+    return ", ".join(shown(v, 60) for v in legal[:30]) + (" …" if len(legal) > 30 else "")
 
 
 @session.command("decide")
+@click.argument("value", required=False)
 @click.option("--state-dir", type=click.Path(file_okay=False),
               help="The running session's state folder (default: the most recent session "
                    "under $LINGXI_HOME/sessions that waits for a decision).")
-@click.option("--decision", "decision_text", required=True, metavar="JSON",
-              help='The value to decide, as JSON (e.g. \'"rock"\' or 42), or @file.')
+@click.option("--decision", "decision_text", metavar="VALUE",
+              help="The value (instead of the VALUE argument): a legal value as plain text "
+                   "(rock), else JSON (42, '\"x\"'), or @file.")
 @click.option("--point", "point_id", help="The decision point id (default: the pending one).")
 @json_option
 @handle_errors
-def decide(state_dir: str | None, decision_text: str, point_id: str | None,
-           as_json: bool) -> None:
-    """Answer a pending decision of a running session (through its inbox)."""
+def decide(value: str | None, state_dir: str | None, decision_text: str | None,
+           point_id: str | None, as_json: bool) -> None:
+    """Answer a pending decision of a running session (through its inbox).
+
+    VALUE is plain text when it is one of the legal values (lingxi session decide rock),
+    JSON otherwise (42, '"x"'). Refused with exit 1: a finished session, a session
+    whose process is gone, a decision past its deadline, an illegal value.
+    """
     from lingxi.files import write_private_json as write_json_atomic
     from lingxi.session.core.decisions import legal_value
-    from lingxi.session.record.recorder import INBOX, SNAPSHOT
-    from lingxi.session.record.snapshot import pending_decision, read_object
+    from lingxi.session.record.recorder import INBOX
+    from lingxi.session.record.snapshot import pending_decision
+    from lingxi.wire.timefmt import parse_rfc3339
 
-    folder = Path(state_dir) if state_dir else _waiting_session()
-    value = parse_json_arg(decision_text, "--decision")
-    snapshot_path = folder / SNAPSHOT
-    if not snapshot_path.is_file():
-        raise InputError("session.not_found", f"{folder} is not a session state folder")
-    pending = pending_decision(read_object(snapshot_path))
-    if pending is None and point_id is None:
+    if (value is None) == (decision_text is None):
+        raise InputError("usage.missing_parameter",
+                         "give the value once: lingxi session decide VALUE (or --decision VALUE)")
+    text = value if value is not None else decision_text
+    assert text is not None
+    folder = Path(state_dir) if state_dir else _newest("waiting")
+    pending = pending_decision(_live_folder(folder))
+    if pending is None:
         raise InputError("session.no_pending_decision", "the session is not waiting for a decision")
-    if pending is not None:
-        bounds = tuple(pending["bounds"]) if pending.get("bounds") else None
-        if (point_id in (None, pending["point_id"])
-                and not legal_value(value, pending.get("legal") or [], bounds)):
-            raise InputError("decision.illegal",
-                             f"{value!r} is not allowed; legal: {pending.get('legal')} "
-                             f"bounds: {bounds}", exit_code=EXIT_FAILED)
-    target = point_id or (pending or {}).get("point_id")
+    if point_id not in (None, pending["point_id"]):
+        raise SessionFailed("decision.stale", f"decision {safe_line(point_id, 40)} is not open "
+                            f"(open: {safe_line(pending['point_id'], 40)})")
+    try:
+        deadline = parse_rfc3339(pending.get("deadline")) if pending.get("deadline") else None
+    except LingxiError:
+        deadline = None
+    if deadline is not None and time.time() > deadline:
+        raise SessionFailed("decision.expired", f"decision {safe_line(pending['point_id'], 40)} "
+                            "is past its deadline (the spec's timeout action applies)")
+    legal = pending.get("legal") or []
+    decided = _decision_value(text, legal, "--decision" if value is None else "VALUE")
+    bounds = tuple(pending["bounds"]) if pending.get("bounds") else None
+    if not legal_value(decided, legal, bounds):
+        allowed = f"choose one of: {_words(legal)}" if legal else \
+            f"a whole number from {bounds[0]} to {bounds[1]}" if bounds else "any value"
+        raise SessionFailed("decision.illegal",
+                            f"{safe_line(plain_value(decided), 60)!r} is not allowed; {allowed}")
+    target = pending["point_id"]
     (folder / INBOX).mkdir(exist_ok=True)
     path = folder / INBOX / f"{time.time_ns()}.json"
-    write_json_atomic(path, {"point_id": target, "value": value})
+    write_json_atomic(path, {"point_id": target, "value": decided})
     if as_json:
-        print_json({"ok": True, "point_id": target, "value": value, "file": str(path),
+        print_json({"ok": True, "point_id": target, "value": decided, "file": str(path),
                     "state_dir": str(folder)})
     else:
-        click.echo(f"decision for {target} queued in {folder}: "
-                   f"{json.dumps(value, ensure_ascii=False)}")
+        click.echo(f"decision for {safe_line(target, 40)} queued in {safe_line(folder, 400)}: "
+                   f"{safe_line(plain_value(decided), 200)}")
+
+
+def plain_value(value: Any) -> str:
+    from lingxi.deciders.terminal import plain
+
+    return plain(value)
 
 
 @session.command("verify")

@@ -209,10 +209,15 @@ async def memory_session(protocol: LoadedProtocol, *, options: dict[str, Any] | 
                          config: SessionConfig | None = None, state_dir: str | Path | None = None,
                          seed: int | None = None, keep_events: bool = True,
                          host_kwargs: dict[str, Any] | None = None,
-                         guest_kwargs: dict[str, Any] | None = None
+                         guest_kwargs: dict[str, Any] | None = None,
+                         guest_config: SessionConfig | None = None
                          ) -> tuple[DriveResult, DriveResult]:
-    """Both sides as tasks over the wire's in-memory transport pair (same code path as TCP)."""
+    """Both sides as tasks over the wire's in-memory transport pair (same code path as TCP).
+
+    ``guest_config`` (default: ``config``) lets the guest play another control mode
+    (``protocol test --control-mode human``: a person hosts, the guest's hooks decide)."""
     config = config or SessionConfig()
+    guest_config = guest_config or config
     a, b = memory_pair()
     ids = {r: Identity.generate() for r in ("host", "guest")}
     guest_keys, host_keys = await asyncio.gather(
@@ -225,6 +230,6 @@ async def memory_session(protocol: LoadedProtocol, *, options: dict[str, Any] | 
         run_on_channel(protocol, "host", _channel(b, host_keys, config), identity=ids["host"],
                        options=options, config=config, seed=seed, keep_events=keep_events,
                        state_dir=root / "host" if root else None, **(host_kwargs or {})),
-        run_on_channel(protocol, "guest", _channel(a, guest_keys, config), identity=ids["guest"],
-                       config=config, seed=seed, keep_events=keep_events,
+        run_on_channel(protocol, "guest", _channel(a, guest_keys, guest_config),
+                       identity=ids["guest"], config=guest_config, seed=seed, keep_events=keep_events,
                        state_dir=root / "guest" if root else None, **(guest_kwargs or {})))

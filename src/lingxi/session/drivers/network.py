@@ -331,6 +331,7 @@ class Driver:
                 "protocol": spec.name, "protocol_id": spec.protocol_id, "mode": self.machine.mode,
                 "role": self.machine.role, "session_id": self.channel.session_id,
                 "state_dir": str(self.recorder.state_dir or ""),
+                "peer_key": self.channel.keys.peer_identity,
                 "description": getattr(spec, "description", "") or "",
                 "rules": (spec.raw or {}).get("rules") or {}})
         bind = getattr(self.decider, "bind", None)

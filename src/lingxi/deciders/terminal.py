@@ -1,0 +1,307 @@
+"""A person at the terminal answers the session's decisions (``--control-mode human``).
+
+:class:`TerminalDecider` prints what the decision point lets a decider see — the
+hooks' prompt, their state summary (``key: value`` lines, the hybrid
+suggestion marked), the peer's words the hooks chose to show (marked as
+such), the legal values as a numbered list of plain words, the bounds of an
+integer and the time left — and reads one line: a number from the list, the
+value's word itself, or an integer within the bounds. Bad input is asked
+again with a one-line reason. The session's own timer settles a point nobody
+answered; the prompt is then cancelled and the console says what the
+fallback was.
+
+Lines come from one reader thread for the whole run (stdin, or the file named
+by the ``input`` option, e.g. ``/dev/tty``), fed into an asyncio queue, so a
+prompt never blocks the event loop and a session that ends while the person
+is typing does not wait for Enter. Stdin need not be a terminal: tests drive
+it through a pipe or a pseudo-terminal. Once the input ends (Ctrl-D, a closed
+pipe) the terminal answers nothing more: ``lingxi session decide``, a browser
+or the spec's timeout action settles each later point.
+
+:class:`Terminal` is the one writer both the prompts and the CLI console use,
+so a line printed while a prompt waits does not run into it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+from lingxi.errors import InputError
+from lingxi.session.core.decisions import legal_value
+from lingxi.session.core.events import RequestDecision
+from lingxi.textsafe import peer_words, terminal_safe
+
+VIEW_LINES = 40  # state summary lines shown at most
+VALUE_LIMIT = 160  # characters of one value or one view line
+OPTIONS = ("input",)
+
+
+def plain(value: Any) -> str:
+    """A legal value as plain words, not JSON: ``rock``, ``7``, ``play card=8h suit=hearts``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "nothing"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, dict):
+        head = [plain(value["action"])] if isinstance(value.get("action"), str) else []
+        rest = [f"{k}={plain(v)}" for k, v in value.items() if k != "action" or not head]
+        return " ".join(head + rest)
+    if isinstance(value, list):
+        return "[" + ", ".join(plain(v) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def shown(value: Any, limit: int = VALUE_LIMIT) -> str:
+    """``plain(value)`` made terminal-safe and bounded."""
+    return terminal_safe(plain(value), limit)
+
+
+class Terminal:
+    """Where prompts and console lines go (stderr by default): whole lines only.
+
+    ``say(line)`` prints one line; when a prompt is waiting for input it ends
+    the prompt's line first and shows the prompt again below, so the person
+    always sees what is being asked.
+    """
+
+    def __init__(self, stream: Callable[[], IO[str]] | None = None) -> None:
+        self._stream = stream or (lambda: sys.stderr)
+        self._prompt: str | None = None
+
+    def _write(self, text: str) -> None:
+        stream = self._stream()
+        try:
+            stream.write(text)
+            stream.flush()
+        except (OSError, ValueError):  # the terminal went away: nothing left to tell
+            pass
+
+    def say(self, line: str, *, settles: bool = False) -> None:
+        """Print ``line``; ``settles``: it closes the open prompt (its point was settled)."""
+        if self._prompt is None:
+            self._write(line + "\n")
+        elif settles:
+            self._prompt = None
+            self._write("\n" + line + "\n")
+        else:
+            self._write("\n" + line + "\n" + self._prompt)
+
+    def prompt(self, text: str) -> None:
+        """Show ``text`` and leave the cursor after it (the person types there)."""
+        self._prompt = text
+        self._write(text)
+
+    def answered(self, echo: bool = False) -> None:
+        """The prompt got its line (``echo`` ends it when the input did not, e.g. a pipe)."""
+        if self._prompt is not None and echo:
+            self._write("\n")
+        self._prompt = None
+
+
+class LineReader:
+    """One reader thread for a whole run, feeding lines (``None`` at the end) to the loop."""
+
+    def __init__(self, source: str | None = None) -> None:
+        self.source = source  # a path, or None for stdin
+        self.queue: asyncio.Queue[str | None] | None = None
+        self.ended = False
+        self.interactive = False
+
+    def start(self) -> asyncio.Queue[str | None]:
+        if self.queue is not None:
+            return self.queue
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.queue = queue
+        handle: Any
+        if self.source is None:
+            handle = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
+            try:
+                self.interactive = sys.stdin.isatty()
+            except (AttributeError, ValueError):
+                self.interactive = False
+        else:
+            handle = None
+
+        def pump() -> None:
+            nonlocal handle
+            try:
+                if handle is None:
+                    handle = open(self.source or "", "rb")  # noqa: SIM115 - closed below
+                    self.interactive = os.isatty(handle.fileno())
+                for raw in handle:
+                    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+                    loop.call_soon_threadsafe(queue.put_nowait, text.rstrip("\r\n"))
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+            except (OSError, ValueError, RuntimeError):  # RuntimeError: the run is over
+                pass
+            finally:
+                if self.source is not None and handle is not None:
+                    handle.close()
+
+        threading.Thread(target=pump, name="lingxi-terminal", daemon=True).start()
+        return queue
+
+    async def line(self) -> str | None:
+        if self.ended:
+            return None
+        line = await self.start().get()
+        if line is None:
+            self.ended = True
+        return line
+
+    def discard_typed_ahead(self) -> None:
+        """At a terminal, lines typed while nothing was asked do not answer the next point
+        (a pipe's lines are answers written ahead, and are kept)."""
+        if self.queue is None or not self.interactive:
+            return
+        while not self.queue.empty():
+            if self.queue.get_nowait() is None:
+                self.ended = True
+
+
+def parse_answer(text: str, request: RequestDecision) -> tuple[bool, Any]:
+    """``(True, value)`` for an acceptable answer, else ``(False, one-line reason)``."""
+    legal, bounds = list(request.legal or []), request.bounds
+    answer = text.strip()
+    suggested = (request.view or {}).get("suggested")
+    if not answer and "suggested" in (request.view or {}) \
+            and legal_value(suggested, legal, bounds):
+        return True, suggested
+    if legal:
+        words = [plain(v) for v in legal]
+        if answer in words:
+            return True, legal[words.index(answer)]
+        folded = [w.casefold() for w in words]
+        if folded.count(answer.casefold()) == 1:
+            return True, legal[folded.index(answer.casefold())]
+        if answer.isdigit() and 1 <= int(answer) <= len(legal):
+            return True, legal[int(answer) - 1]
+        return False, (f"{terminal_safe(answer, 40) or 'nothing'} is not one of the choices: "
+                       f"type a number from 1 to {len(legal)} or the word")
+    if bounds is not None:
+        low, high = bounds
+        try:
+            number = int(answer)
+        except ValueError:
+            return False, f"{terminal_safe(answer, 40) or 'nothing'} is not a whole number"
+        if not legal_value(number, [], bounds):
+            return False, f"{number} is out of range: {_range(bounds)}"
+        return True, number
+    if not answer:
+        return False, "type something (an empty line is not an answer)"
+    return True, text  # a free decision: the text as typed
+
+
+def _range(bounds: tuple[Any, Any]) -> str:
+    low, high = bounds
+    if low is not None and high is not None:
+        return f"a whole number from {low} to {high}"
+    if low is not None:
+        return f"a whole number of at least {low}"
+    return f"a whole number of at most {high}"
+
+
+class TerminalDecider:
+    """Asks the person at this terminal; see the module docstring.
+
+    Options (``--decider-option``): ``input=PATH`` reads the answers from PATH
+    (say ``/dev/tty`` while stdin carries a chat's lines) instead of stdin.
+    """
+
+    def __init__(self, *, terminal: Terminal | None = None, input: str | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.terminal = terminal or Terminal()
+        self.reader = LineReader(input)
+        self.clock = clock
+        self.role = ""
+        self.reads_stdin = input is None
+        self._told_eof = False
+
+    @classmethod
+    def from_options(cls, options: dict[str, str], **extra: Any) -> TerminalDecider:
+        unknown = sorted(set(options) - set(OPTIONS))
+        if unknown:
+            raise InputError("decider.bad_option",
+                             f"the terminal decider has no option {terminal_safe(unknown[0], 40)!r}"
+                             f"; its options: {', '.join(OPTIONS)}")
+        source = options.get("input")
+        if source is not None:
+            if not source or not os.access(source, os.R_OK) or os.path.isdir(source):
+                raise InputError("decider.bad_option",
+                                 f"input={terminal_safe(source, 80)}: not a readable file")
+        return cls(input=source, **extra)
+
+    def bind(self, context: Any) -> None:
+        self.role = getattr(context, "role", "") or ""
+
+    def _lines(self, request: RequestDecision, started: float) -> list[str]:
+        view = dict(request.view or {})
+        suggested = view.pop("suggested", None) if "suggested" in view else None
+        hybrid = "suggested" in (request.view or {})
+        left = max(0, round(request.timeout_seconds - (self.clock() - started)))
+        about = f": {terminal_safe(request.message, 200)}" if request.message else ""
+        out = [f"-- your decision {terminal_safe(request.point_id, 40)}{about} "
+               f"({left} s to answer) --"]
+        for index, (key, value) in enumerate(view.items()):
+            if index == VIEW_LINES:
+                out.append(f"  … {len(view) - VIEW_LINES} more")
+                break
+            out.append(f"  {terminal_safe(key, 40)}: {shown(value)}")
+        for key, words in list((getattr(request, "peer_text", None) or {}).items())[:16]:
+            out.append(f"  {terminal_safe(key, 40)} (the peer's words): {peer_words(words, 300)}")
+        legal = list(request.legal or [])
+        for number, value in enumerate(legal, 1):
+            mark = "   <- suggested (Enter takes it)" if hybrid and value == suggested else ""
+            out.append(f"  {number}) {shown(value)}{mark}")
+        if request.bounds is not None:
+            out.append(f"  choose {_range(request.bounds)}")
+        if hybrid and not any(value == suggested for value in legal):
+            out.append(f"  suggested: {shown(suggested)} (Enter takes it)")
+        if not legal and request.bounds is None:
+            out.append("  type your answer")
+        return out
+
+    def _no_input(self, request: RequestDecision) -> None:
+        """Input ended: nobody answers here any more; the inbox, a browser or the timer will."""
+        if not self._told_eof:
+            self._told_eof = True
+            self.terminal.say("no more input at this terminal: answer with `lingxi session "
+                              "decide VALUE`, or the spec's timeout action applies")
+        return None
+
+    async def __call__(self, request: RequestDecision) -> Any:
+        started = self.clock()
+        if self.reader.ended:
+            return self._no_input(request)
+        self.reader.start()
+        self.reader.discard_typed_ahead()
+        for line in self._lines(request, started):
+            self.terminal.say(line)
+        try:
+            while True:
+                left = max(0, round(request.timeout_seconds - (self.clock() - started)))
+                hint = f"1-{len(request.legal)}" if request.legal else "answer"
+                self.terminal.prompt(f"{hint} ({left} s left)> ")
+                text = await self.reader.line()
+                self.terminal.answered(echo=not self.reader.interactive)
+                if text is None:
+                    return self._no_input(request)
+                ok, result = parse_answer(text, request)
+                if ok:
+                    return result
+                self.terminal.say(f"  {result}")
+        except asyncio.CancelledError:  # the timer (or another watcher) settled the point
+            self.terminal.answered(echo=True)
+            raise
