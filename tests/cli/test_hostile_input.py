@@ -190,6 +190,34 @@ def _session_folder(folder: Path, **hostile_files: bytes) -> str:
     return str(guest)
 
 
+_PENDING = json.dumps({"state": "running", "pending_decision": {
+    "point_id": "d1", "legal": ["rock", "paper", "scissors"], "bounds": None,
+    "deadline": "2999-01-01T00:00:00.000000Z"}}).encode()
+_HELD: list[int] = []
+
+
+def _live_folder(folder: Path, snapshot: bytes) -> str:
+    """A folder whose lock this process holds (a "running" session) with ``snapshot``."""
+    import fcntl
+
+    live = folder / "live"
+    live.mkdir(exist_ok=True)
+    (live / "snapshot.json").write_bytes(snapshot)
+    if not (live / ".lock").exists():
+        fd = os.open(live / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _HELD.append(fd)
+    return str(live)
+
+
+def _sessions_home(folder: Path, **hostile_files: bytes) -> None:
+    """A hostile session folder under the run's $LINGXI_HOME/sessions (for `session list`)."""
+    target = folder / "home" / "sessions" / "x-guest"
+    target.mkdir(parents=True, exist_ok=True)
+    for name, data in hostile_files.items():
+        (target / name.replace("_", ".")).write_bytes(data)
+
+
 TARGETS += [
     Target("session verify (hostile snapshot.json)",
            lambda d, b: (["session", "verify", _session_folder(d, snapshot_json=b)], None)),
@@ -212,6 +240,43 @@ TARGETS += [
     Target("session decide --decision @FILE",
            lambda d, b: (["session", "decide", "--state-dir", _session_folder(d),
                           "--decision", "@" + _file(d, "v.json", b)], None)),
+    Target("session decide VALUE(text)",
+           lambda d, t: (["session", "decide", t or "x", "--state-dir", _session_folder(d)],
+                         None), "text"),
+    Target("session decide VALUE (a live folder, hostile snapshot.json)",
+           lambda d, b: (["session", "decide", "rock", "--state-dir",
+                          _live_folder(d, b)], None)),
+    Target("session decide VALUE(text) into a live folder",
+           lambda d, t: (["session", "decide", t or "x", "--state-dir",
+                          _live_folder(d, _PENDING)], None), "text"),
+    Target("session decide --point TEXT",
+           lambda d, t: (["session", "decide", "rock", "--point", t, "--state-dir",
+                          _live_folder(d, _PENDING)], None), "text"),
+    Target("session list (hostile snapshot.json)",
+           lambda d, b: (_sessions_home(d, snapshot_json=b) or ["session", "list"], None)),
+    Target("session list --json (hostile snapshot.json)",
+           lambda d, b: (_sessions_home(d, snapshot_json=b) or ["session", "list", "--json"],
+                         None)),
+    Target("session events (hostile events.jsonl)",
+           lambda d, b: (["session", "events", _session_folder(d, events_jsonl=b)], None)),
+    Target("session events --json (hostile events.jsonl)",
+           lambda d, b: (["session", "events", "--json",
+                          _session_folder(d, events_jsonl=b)], None)),
+    Target("session events --follow (hostile events.jsonl, finished)",
+           lambda d, b: (["session", "events", "--follow",
+                          _session_folder(d, events_jsonl=b)], None)),
+    Target("session abort (hostile snapshot.json)",
+           lambda d, b: (["session", "abort", _session_folder(d, snapshot_json=b)], None)),
+    Target("session abort --reason TEXT (finished)",
+           lambda d, t: (["session", "abort", _session_folder(d), "--reason", t], None),
+           "text"),
+    Target("host --decider TEXT",
+           lambda d, t: (["host", "--protocol-dir", "chat", "--endpoint", "tcp://127.0.0.1:0",
+                          "--accept-timeout", "0.05", "--decider", t or "x"], None), "text"),
+    Target("host --decider terminal --decider-option TEXT",
+           lambda d, t: (["host", "--protocol-dir", "chat", "--endpoint", "tcp://127.0.0.1:0",
+                          "--accept-timeout", "0.05", "--decider", "terminal",
+                          "--decider-option", t], None), "text"),
     Target("protocol test --options @FILE",
            lambda d, b: (["protocol", "test", "guess-number", "--options",
                           "@" + _file(d, "o.json", b), "--state-dir", str(d / "t")], None)),
@@ -297,7 +362,8 @@ def test_the_table_covers_every_command_in_this_area():
                     "envelope verify", "identity show", "identity init"):
         assert command in covered, command
     assert any(t.name.startswith("validate ") for t in TARGETS)
-    for command in ("session verify", "session show", "session decide", "protocol test",
+    for command in ("session verify", "session show", "session decide", "session list",
+                    "session events", "session abort", "host --decider", "protocol test",
                     "host --input", "host --options", "session skeleton", "play --brief",
                     "play --actor", "protocol preflight", "protocol register", "join TEXT"):
         assert command in {" ".join(t.name.split()[:2]) for t in TARGETS}, command

@@ -109,6 +109,21 @@ class Terminal:
         self._prompt = None
 
 
+def read_lines(fd: int) -> Any:
+    """Lines (bytes) read from ``fd`` with ``os.read``: unlike a buffered reader, a thread
+    blocked here cannot stop the interpreter from exiting once the session is over."""
+    pending = b""
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        pending += chunk
+        *complete, pending = pending.split(b"\n")
+        yield from complete
+    if pending:
+        yield pending
+
+
 class LineReader:
     """One reader thread for a whole run, feeding lines (``None`` at the end) to the loop."""
 
@@ -124,31 +139,35 @@ class LineReader:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[str | None] = asyncio.Queue()
         self.queue = queue
-        handle: Any
+        fd: int | None = None
         if self.source is None:
-            handle = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
             try:
-                self.interactive = sys.stdin.isatty()
-            except (AttributeError, ValueError):
-                self.interactive = False
-        else:
-            handle = None
+                fd = sys.stdin.fileno()
+                self.interactive = os.isatty(fd)
+            except (AttributeError, ValueError, OSError):  # an in-memory stdin (tests)
+                fd = None
+
+        def put(line: str | None) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, line)
 
         def pump() -> None:
-            nonlocal handle
+            opened = None
             try:
-                if handle is None:
-                    handle = open(self.source or "", "rb")  # noqa: SIM115 - closed below
-                    self.interactive = os.isatty(handle.fileno())
-                for raw in handle:
+                if self.source is not None:
+                    opened = os.open(self.source, os.O_RDONLY)
+                    self.interactive = os.isatty(opened)
+                where = opened if opened is not None else fd
+                lines = read_lines(where) if where is not None else \
+                    (raw for raw in getattr(sys.stdin, "buffer", sys.stdin))
+                for raw in lines:
                     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
-                    loop.call_soon_threadsafe(queue.put_nowait, text.rstrip("\r\n"))
-                loop.call_soon_threadsafe(queue.put_nowait, None)
+                    put(text.rstrip("\r\n"))
+                put(None)
             except (OSError, ValueError, RuntimeError):  # RuntimeError: the run is over
                 pass
             finally:
-                if self.source is not None and handle is not None:
-                    handle.close()
+                if opened is not None:
+                    os.close(opened)
 
         threading.Thread(target=pump, name="lingxi-terminal", daemon=True).start()
         return queue
