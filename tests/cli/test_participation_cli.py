@@ -512,3 +512,17 @@ async def test_the_terminal_decider_prompts_and_asks_again(tmp_path) -> None:
     # the input ended: the terminal leaves later points to `session decide` or the timer
     assert await asyncio.wait_for(decider(_request(point_id="d2")), HANG_GUARD) is None
     assert "no more input at this terminal" in "".join(shown)
+
+
+def test_protocol_test_interactive_plays_the_guest_from_a_pipe(tmp_path) -> None:
+    """--interactive --as guest: a pipe answers the guest's guesses (bounds, re-ask)."""
+    answers = "abc\n500\n50\n25\n37\n43\n40\n41\n42\n"  # seed 0 hides 42
+    result = _lingxi(["protocol", "test", "guess-number", "--control-mode", "human",
+                      "--interactive", "--as", "guest", "--seed", "0", "--state-dir",
+                      str(tmp_path / "t")], tmp_path / "home", input=answers)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "abc is not a whole number" in result.stderr
+    assert "500 is out of range: a whole number from 1 to 100" in result.stderr
+    made = [json.loads(line)["value"] for line in (tmp_path / "t" / "guest" / "events.jsonl")
+            .read_text().splitlines() if '"event":"decision.made"' in line]
+    assert made[0] == 50 and made == [50, 25, 37, 43, 40, 41, 42][:len(made)]

@@ -71,6 +71,10 @@ def limit_options(command):
 @click.option("--no-input", "no_input", is_flag=True,
               help="With --control-mode human/hybrid: never ask (nobody answers; the spec's "
                    "timeout action decides, in session time, at once).")
+@click.option("--as", "person_role", type=click.Choice(["host", "guest"]), default="host",
+              show_default=True,
+              help="With a person at the terminal: the side they play (the other side's "
+                   "hooks decide).")
 @click.option("--interactive", is_flag=True,
               help="With --control-mode human/hybrid: ask at this terminal even when stdin is "
                    "not one (answers piped in).")
@@ -85,8 +89,8 @@ def limit_options(command):
 @json_option
 @handle_errors
 def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bool,
-             peer_timeout: float, control_mode: str, no_input: bool, interactive: bool,
-             inputs_file: str | None,
+             peer_timeout: float, control_mode: str, no_input: bool, person_role: str,
+             interactive: bool, inputs_file: str | None,
              state_dir: str | None, max_messages: int | None, max_bytes: int | None,
              max_state_bytes: int | None, allow_skeleton_hooks: bool, as_json: bool) -> None:
     """Play PROTOCOL (a folder or a built-in name) against itself through the real machines.
@@ -120,7 +124,8 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
     folder = Path(state_dir) if state_dir else sessions_dir() / "protocol-test" / run_name
     if control_mode != "autonomous" and not no_input and (interactive or _stdin_is_terminal()):
         data = _played_by_a_person(loaded, options=options, seed=seed, config=config,
-                                   folder=folder, inputs=inputs, as_json=as_json)
+                                   folder=folder, inputs=inputs, as_json=as_json,
+                                   role=person_role)
         _finish_test(data, as_json)
         return
     result = run_pair(loaded, options=options, seed=seed, state_dir=folder, config=config,
@@ -175,9 +180,10 @@ async def _script(lines: list[Any]) -> Any:
 
 def _played_by_a_person(loaded: Any, *, options: dict[str, Any], seed: int, config: Any,
                         folder: Path, inputs: dict[str, list[Any]] | None,
-                        as_json: bool) -> dict[str, Any]:
-    """``protocol test --control-mode human`` at a terminal: the person decides for the
-    host, in real time, over the in-memory wire pair; the guest's hooks decide."""
+                        as_json: bool, role: str = "host") -> dict[str, Any]:
+    """``protocol test --control-mode human`` at a terminal: the person decides for
+    ``role`` (the host by default), in real time, over the in-memory wire pair; the other
+    side's hooks decide."""
     import asyncio
     from dataclasses import replace
 
@@ -189,23 +195,25 @@ def _played_by_a_person(loaded: Any, *, options: dict[str, Any], seed: int, conf
     part.prepare(config.control_mode, None)
     if inputs is None:
         inputs = loaded.default_inputs() or {}
-    host_kwargs: dict[str, Any] = part.driver_kwargs()
-    guest_kwargs: dict[str, Any] = {}
+    kwargs: dict[str, dict[str, Any]] = {"host": {}, "guest": {}}
+    kwargs[role] = part.driver_kwargs()
     if loaded.spec.flow.mode == "free":
-        host_kwargs["inputs"] = _script(list(inputs.get("host") or []))
-        guest_kwargs["inputs"] = _script(list(inputs.get("guest") or []))
+        for side in ("host", "guest"):
+            kwargs[side]["inputs"] = _script(list(inputs.get(side) or []))
+    autonomous = replace(config, control_mode="autonomous")
     try:
         host, guest = asyncio.run(memory_session(
-            loaded, options=options, config=config, state_dir=folder, seed=seed,
-            host_kwargs=host_kwargs, guest_kwargs=guest_kwargs,
-            guest_config=replace(config, control_mode="autonomous")))
+            loaded, options=options, state_dir=folder, seed=seed,
+            config=config if role == "host" else autonomous,
+            guest_config=config if role == "guest" else autonomous,
+            host_kwargs=kwargs["host"], guest_kwargs=kwargs["guest"]))
     except KeyboardInterrupt:
         part.interrupted(as_json)
     events = list(part.live.events)
     started: dict[str, Any] = next((e for e in events if e.get("event") == "session.started"), {})
-    lines = flow_mode(loaded.spec.flow.mode).summary(events, loaded.hooks("host", seed))
+    lines = flow_mode(loaded.spec.flow.mode).summary(events, loaded.hooks(role, seed))
     verified = host.receipts_verified and guest.receipts_verified
-    return {"ok": host.outcome.ok and guest.outcome.ok and verified, "interactive": True,
+    return {"ok": host.outcome.ok and guest.outcome.ok and verified, "interactive": role,
             "protocol": loaded.spec.name, "protocol_id": loaded.spec.protocol_id,
             "folder": str(loaded.folder), "mode": loaded.spec.flow.mode, "seed": seed,
             "options": started.get("options") or options, "rounds": lines,

@@ -232,6 +232,11 @@ def _range(bounds: tuple[Any, Any]) -> str:
     return f"a whole number of at most {high}"
 
 
+def _short_range(bounds: tuple[Any, Any]) -> str:
+    low, high = bounds
+    return f"{'' if low is None else low}..{'' if high is None else high}"
+
+
 class TerminalDecider:
     """Asks the person at this terminal; see the module docstring.
 
@@ -311,7 +316,8 @@ class TerminalDecider:
         try:
             while True:
                 left = max(0, round(request.timeout_seconds - (self.clock() - started)))
-                hint = f"1-{len(request.legal)}" if request.legal else "answer"
+                hint = f"1-{len(request.legal)}" if request.legal else \
+                    _short_range(request.bounds) if request.bounds is not None else "answer"
                 self.terminal.prompt(f"{hint} ({left} s left)> ")
                 text = await self.reader.line()
                 self.terminal.answered(echo=not self.reader.interactive)
