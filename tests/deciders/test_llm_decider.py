@@ -172,7 +172,8 @@ async def test_the_model_plays_rock_paper_scissors_to_the_end(chat, tmp_path) ->
 
     # what the endpoint was sent: the instruction and the documented projection, nothing else
     requested = [e for e in events if e["event"] == "decision.requested"]
-    rules = load_protocol("rock-paper-scissors").spec.raw["rules"]
+    spec = load_protocol("rock-paper-scissors").spec
+    rules = spec.raw["rules"]
     for seen, asked in zip(fake.seen, requested, strict=True):
         body = seen["body"]
         assert body["model"] == "fake-chat-1" and body["temperature"] == 0
@@ -182,6 +183,7 @@ async def test_the_model_plays_rock_paper_scissors_to_the_end(chat, tmp_path) ->
         user = _user(body)
         assert list(user) == list(USER_KEYS)
         assert user["protocol"] == "Rock-Paper-Scissors (Lingxi)" and user["role"] == "host"
+        assert user["description"] == spec.description and "commit-reveal" in spec.description
         assert user["rules"] == rules and user["legal"] == ["rock", "paper", "scissors"]
         assert user["view"] == asked["view"] and user["bounds"] is None
         assert 0 < user["seconds_left"] <= asked["timeout_seconds"]
