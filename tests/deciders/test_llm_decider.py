@@ -443,3 +443,20 @@ async def test_a_decider_without_bind_still_sends_the_documented_keys(chat) -> N
 def test_the_decider_rejects_stray_extras() -> None:
     with pytest.raises(TypeError):
         LlmDecider.from_options({"url": "http://h/v1", "model": "m"}, console=SimpleNamespace())
+
+
+async def test_in_hybrid_mode_the_model_sees_the_hooks_suggestion(chat, tmp_path) -> None:
+    from lingxi.session.core.machine import SessionConfig
+
+    fake = chat(lambda body: json.dumps({"value": _user(body)["view"]["suggested"]}))
+    host, guest = await asyncio.wait_for(memory_session(
+        load_protocol("rock-paper-scissors"), options=ONE_ROUND, state_dir=tmp_path, seed=7,
+        config=SessionConfig(control_mode="hybrid"),
+        host_kwargs={"decider": _decider(fake.url)},
+        guest_kwargs={"decider": lambda request: "rock"}),  # the config is both sides'
+        HANG_GUARD)
+    assert host.outcome.ok and guest.outcome.ok
+    [user] = fake.users()
+    assert user["view"]["suggested"] in ["rock", "paper", "scissors"]
+    made = [e["value"] for e in _events(tmp_path / "host") if e["event"] == "decision.made"]
+    assert made == [user["view"]["suggested"]]
