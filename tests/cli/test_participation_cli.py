@@ -370,6 +370,7 @@ def test_protocol_test_human_with_a_person_answering(tmp_path) -> None:
 
 @pytest.mark.parametrize("extra, code", [
     (["--decider", "nope"], "decider.unknown"),
+    (["--decider", "llm"], "decider.bad_option"),  # url and model are required
     (["--decider", "terminal", "--decider-option", "colour=red"], "decider.bad_option"),
     (["--decider", "terminal", "--decider-option", "input=/no/such/file"], "decider.bad_option"),
     (["--decider-option", "url=http://x"], "usage.decider_option_alone"),
@@ -526,3 +527,53 @@ def test_protocol_test_interactive_plays_the_guest_from_a_pipe(tmp_path) -> None
     made = [json.loads(line)["value"] for line in (tmp_path / "t" / "guest" / "events.jsonl")
             .read_text().splitlines() if '"event":"decision.made"' in line]
     assert made[0] == 50 and made == [50, 25, 37, 43, 40, 41, 42][:len(made)]
+
+
+def test_host_decider_llm_options_reach_the_model(tmp_path) -> None:
+    """--decider llm --decider-option url=… model=…: the CLI builds the model decider from
+    the options; a local fake chat endpoint answers "paper" every round."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Model(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server API)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            asked.append(body["model"])
+            data = json.dumps({"choices": [{"index": 0, "message": {
+                "role": "assistant", "content": '{"value": "paper"}'}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Model)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        host = _spawn(["host", "--protocol-dir", RPS, "--endpoint", "tcp://127.0.0.1:0",
+                       "--decider", "llm", "--decider-option", f"url={url}",
+                       "--decider-option", "model=fake-model", "--options",
+                       '{"best_of": 2, "termination": "fixed_rounds"}',
+                       "--state-dir", str(tmp_path / "h")], tmp_path / "home-h")
+        try:
+            guest = _lingxi_async(["guest", "--endpoint", _hosting(host)], tmp_path / "home-g")
+            host.expect_exact("asking fake-model for d1 (attempt 1)")
+            host.expect_exact('fake-model answered d1: {"value": "paper"}')
+            host.expect("round 2: host paper")
+            host.expect("outcome: completed")
+            assert _done(host) == 0 and guest.wait(HANG_GUARD) == 0
+        finally:
+            host.terminate(force=True)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert asked and set(asked) == {"fake-model"}
+    rounds = [json.loads(line) for line in (tmp_path / "h" / "events.jsonl").read_text()
+              .splitlines() if '"event":"round"' in line]
+    assert [r["host"] for r in rounds] == ["paper", "paper"]

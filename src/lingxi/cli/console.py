@@ -142,6 +142,17 @@ def event_lines(record: dict[str, Any], info: dict[str, Any] | None = None, *,
             line += " " + safe_line(json.dumps(summary, ensure_ascii=False, sort_keys=True,
                                                default=str), 400)
         return [line]
+    if name.startswith("decider."):  # a model decider's own records (prompts, answers)
+        who = safe_line(record.get("model") or record.get("decider") or "the decider", 60)
+        attempt = safe_line(record.get("attempt"), 8)
+        if name == "decider.prompt":
+            return [f"asking {who} for {point} (attempt {attempt})"]
+        if name == "decider.answer":
+            return [f"{who} answered {point}: {safe_line(record.get('text'), 200)}"]
+        if name == "decider.refused":
+            return [f"{who}'s answer refused: {safe_line(record.get('reason'), 300)}"]
+        if name == "decider.error":
+            return [f"{who} failed: {safe_line(record.get('code'), 80)}"]
     if name == "transport.send_failed":
         return [f"could not send: {safe_line(record.get('reason'), 300)}"]
     if name == "receipts.exchanged":
