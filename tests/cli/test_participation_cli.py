@@ -393,10 +393,40 @@ def test_ui_without_the_ui_server_is_a_typed_error(tmp_path) -> None:
     except ImportError:
         pass
     else:
-        pytest.skip("lingxi.ui.server is installed: the UI's own tests cover --ui")
+        pytest.skip("lingxi.ui.server is installed: the test below drives --ui")
     result = CliRunner().invoke(cli, ["guest", "--endpoint", "tcp://127.0.0.1:9", "--ui"],
                                 env={"LINGXI_HOME": str(tmp_path)})
     assert result.exit_code == 2 and "error: ui.unavailable" in result.stderr
+
+
+def test_ui_serves_the_running_session_beside_the_terminal(tmp_path) -> None:
+    """--ui: the URL is printed, the page's API shows the session, an answer given there
+    settles the terminal's open prompt."""
+    pytest.importorskip("lingxi.ui.server")
+    import urllib.request
+
+    host = _spawn(["host", "--protocol-dir", RPS, "--endpoint", "tcp://127.0.0.1:0",
+                   "--control-mode", "human", "--ui", "--options", '{"best_of": 1}',
+                   "--state-dir", str(tmp_path / "h")], tmp_path / "home-h")
+    try:
+        host.expect(r"ui: (http://127\.0\.0\.1:\d+)/\?token=(\S+)")
+        base, token = host.match.group(1), host.match.group(2)
+        guest = _lingxi_async(["guest", "--endpoint", _hosting(host)], tmp_path / "home-g")
+        host.expect(PROMPT)
+        with urllib.request.urlopen(f"{base}/api/state?token={token}") as reply:
+            state = json.loads(reply.read())
+        assert state["role"] == "host" and state["pending_decision"]["point_id"] == "d1"
+        answer = urllib.request.Request(
+            f"{base}/api/decide", data=json.dumps({"value": "scissors"}).encode(),
+            headers={"Content-Type": "application/json", "X-Lingxi-Token": token,
+                     "Origin": base}, method="POST")
+        with urllib.request.urlopen(answer) as reply:
+            assert json.loads(reply.read())["ok"]
+        host.expect_exact("decision d1: scissors")
+        host.expect("outcome: completed")
+        assert _done(host) == 0 and guest.wait(HANG_GUARD) == 0
+    finally:
+        host.terminate(force=True)
 
 
 def test_terminal_decider_answers_come_from_the_input_option(tmp_path) -> None:
