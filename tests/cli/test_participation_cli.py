@@ -249,6 +249,12 @@ def test_plain_text_decide_list_events_and_abort_on_a_running_session(tmp_path) 
         again = _lingxi(["session", "abort", str(folder)], home)
         assert again.returncode == 1 and "session.finished" in again.stderr
         assert host.wait(HANG_GUARD) == 1 and guest.wait(HANG_GUARD) == 1
+        assert host.stderr is not None
+        console = host.stderr.read()
+        # stdin was closed: the terminal said so, and the next point says how to answer
+        assert "no more input at this terminal" in console
+        assert "decision d2 needed within 60 s: choose one of: rock, paper, scissors" in console
+        assert "answer with: lingxi session decide <value> --point d2" in console
         raw = _lingxi(["session", "events", str(folder), "--json"], home)
         assert all(json.loads(line)["event"] for line in raw.stdout.splitlines())
     finally:

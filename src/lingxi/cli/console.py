@@ -28,13 +28,17 @@ SETTLES = ("decision.made", "decision.timeout_fallback", "decision.declined_fall
 QUIET_EVENTS = ("session.waiting_offer", "session.offered", "peer.deciding_ignored")
 
 
-def _compact(data: Any, limit: int = 240, skip: tuple[str, ...] = ()) -> str:
-    """Scalar entries of an engine/hooks dict as ``k=v`` words, escaped and bounded."""
+def _words(data: Any, skip: tuple[str, ...] = ()) -> str:
+    """Scalar entries of an engine/hooks dict as ``k=v`` words (not yet escaped)."""
     if not isinstance(data, dict):
-        return shown(data, limit)
-    words = [f"{k}={plain(v)}" for k, v in data.items()
-             if k not in skip and not isinstance(v, dict | list)]
-    return safe_line(" ".join(words), limit)
+        return plain(data)
+    return " ".join(f"{k}={plain(v)}" for k, v in data.items()
+                    if k not in skip and not isinstance(v, dict | list))
+
+
+def _compact(data: Any, limit: int = 240, skip: tuple[str, ...] = ()) -> str:
+    """:func:`_words`, escaped and bounded."""
+    return safe_line(_words(data, skip), limit)
 
 
 def _key(key: Any) -> str:
@@ -81,8 +85,10 @@ def event_lines(record: dict[str, Any], info: dict[str, Any] | None = None, *,
         role = safe_line(record.get("role") or info.get("role") or "?", 20)
         protocol = safe_line(info.get("protocol") or "?", 120)
         options = record.get("options")
-        extra = f" options {_compact(options, 200)}" if isinstance(options, dict) \
-            and options else ""
+        extra = ""
+        if isinstance(options, dict) and options:  # a guest's options are the host's words
+            extra = " options " + (peer_text(_words(options), 200) if role == "guest"
+                                   else _compact(options, 200))
         return [f"session started: {protocol} as {role}, peer "
                 f"{safe_line(_key(info.get('peer_key') or info.get('peer_public_key')))}"
                 f"{extra}"]
@@ -166,13 +172,14 @@ def event_lines(record: dict[str, Any], info: dict[str, Any] | None = None, *,
 class Console:
     """A LiveSession listener printing :func:`event_lines` through the shared terminal."""
 
-    def __init__(self, live: Any, terminal: Terminal, *, asks_here: bool) -> None:
+    def __init__(self, live: Any, terminal: Terminal, *,
+                 asks_here: Callable[[], bool] = lambda: False) -> None:
         self.live, self.terminal, self.asks_here = live, terminal, asks_here
 
     def __call__(self, record: dict[str, Any]) -> None:
         name = record.get("event")
         for index, line in enumerate(event_lines(record, self.live.info,
-                                                 asks_here=self.asks_here)):
+                                                 asks_here=self.asks_here())):
             self.terminal.say(line, settles=name in SETTLES and index == 0)
 
 
@@ -237,8 +244,10 @@ class Participation:
 
         self.live = LiveSession()
         if not self.quiet:
-            self.live.listen(Console(self.live, self.terminal,
-                                     asks_here=kind == "terminal"))
+            reader = getattr(self.decider, "reader", None) if kind == "terminal" else None
+            self.live.listen(Console(  # once the terminal's input ended, say how to answer
+                self.live, self.terminal,
+                asks_here=lambda: reader is not None and not reader.ended))
         return self.live
 
     def driver_kwargs(self) -> dict[str, Any]:
