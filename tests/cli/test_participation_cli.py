@@ -613,3 +613,24 @@ def test_host_decider_llm_options_reach_the_model(tmp_path) -> None:
     rounds = [json.loads(line) for line in (tmp_path / "h" / "events.jsonl").read_text()
               .splitlines() if '"event":"round"' in line]
     assert [r["host"] for r in rounds] == ["paper", "paper"]
+
+
+def test_a_console_line_never_runs_into_an_open_prompt() -> None:
+    written: list[str] = []
+
+    class Capture:
+        def write(self, text: str) -> None:
+            written.append(text)
+
+        def flush(self) -> None:
+            pass
+
+    terminal = Terminal(lambda: Capture())
+    terminal.prompt("1-3 (60 s left)> ")
+    terminal.say("the peer is deciding (up to 60 s)")  # the prompt is shown again below it
+    terminal.say("time is up: fallback rock", settles=True)  # the point is settled: no prompt
+    terminal.answered(echo=True)  # the cancelled prompt has nothing left to end
+    terminal.say("round 1: host rock, guest paper")
+    assert "".join(written) == ("1-3 (60 s left)> \nthe peer is deciding (up to 60 s)\n"
+                                "1-3 (60 s left)> \ntime is up: fallback rock\n"
+                                "round 1: host rock, guest paper\n")

@@ -25,6 +25,7 @@ so a line printed while a prompt waits does not run into it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -41,6 +42,7 @@ from lingxi.textsafe import peer_words, terminal_safe
 VIEW_LINES = 40  # state summary lines shown at most
 VALUE_LIMIT = 160  # characters of one value or one view line
 OPTIONS = ("input",)
+LINE_BYTES = 65536  # one answer line at most
 
 
 def plain(value: Any) -> str:
@@ -120,6 +122,9 @@ def read_lines(fd: int) -> Any:
         pending += chunk
         *complete, pending = pending.split(b"\n")
         yield from complete
+        while len(pending) > LINE_BYTES:  # no newline in sight: a line is bounded anyway
+            yield pending[:LINE_BYTES]
+            pending = pending[LINE_BYTES:]
     if pending:
         yield pending
 
@@ -162,12 +167,15 @@ class LineReader:
                 for raw in lines:
                     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
                     put(text.rstrip("\r\n"))
-                put(None)
-            except (OSError, ValueError, RuntimeError):  # RuntimeError: the run is over
+            except RuntimeError:  # the loop is closed: the run is over
+                return
+            except (OSError, ValueError):  # unreadable input ends it like end of file
                 pass
             finally:
                 if opened is not None:
                     os.close(opened)
+            with contextlib.suppress(RuntimeError):
+                put(None)
 
         threading.Thread(target=pump, name="lingxi-terminal", daemon=True).start()
         return queue
