@@ -126,6 +126,11 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
         data = _played_by_a_person(loaded, options=options, seed=seed, config=config,
                                    folder=folder, inputs=inputs, as_json=as_json,
                                    role=person_role)
+        if adversarial:  # the cheats are played by the machines alone, as without a person
+            from lingxi.session import run_adversarial
+            report = run_adversarial(loaded, options=options, seed=seed, config=config)
+            data["adversarial"] = report.to_dict()
+            data["ok"] = data["ok"] and report.ok
         _finish_test(data, as_json)
         return
     result = run_pair(loaded, options=options, seed=seed, state_dir=folder, config=config,
