@@ -13,15 +13,20 @@
  *   label(value, ctx) -> string             a button's text for a legal value
  *   viewRows(view, ctx) -> [[name, value]]  the decision's projection as rows
  *   onEvent(event, ctx), onState(state, ctx) for protocol widgets (scoreboard, hand)
+ *   multiline: true                         a free-text decision gets a text area
  * Without a token in the URL (a page opened from disk) only the events.jsonl replay runs.
  */
 (function () {
   "use strict";
 
+  // bidi overrides/isolates and control characters in session text become visible escapes,
+  // so a peer's string cannot reorder or hide what is around it
+  const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+  const clean = text => String(text).replace(UNSAFE, c => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
   const el = (tag, cls, text) => {
     const node = document.createElement(tag);
     if (cls) node.className = cls;
-    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (text !== undefined && text !== null) node.textContent = clean(text);
     return node;
   };
   const show = value => {
@@ -170,13 +175,13 @@
       if (state.role) bits.push("you are the " + state.role);
       if (state.mode) bits.push(state.mode);
       if (state.session_id) bits.push("session " + String(state.session_id).slice(0, 8));
-      status.textContent = bits.length ? bits.join(" · ") : "waiting for the session to start…";
+      status.textContent = clean(bits.length ? bits.join(" · ") : "waiting for the session to start…");
       const rules = document.getElementById("lx-rules");
       if (rules && !rules.childNodes.length && state.rules && typeof state.rules === "object") {
         for (const [name, text] of Object.entries(state.rules)) {
           const li = el("li");
           li.appendChild(el("b", "", name));
-          li.appendChild(document.createTextNode(": " + show(text)));
+          li.appendChild(document.createTextNode(clean(": " + show(text))));
           rules.appendChild(li);
         }
       }
@@ -199,7 +204,7 @@
         if (reply.ok) { if (note) note.textContent = "sent — waiting for the session…"; return; }
         busy = false;
         decision.querySelectorAll("button, input, textarea").forEach(n => { n.disabled = false; });
-        if (note) note.textContent = "refused: " + show(reply.code) + " — " + show(reply.message);
+        if (note) note.textContent = clean("refused: " + show(reply.code) + " — " + show(reply.message));
       }, err => {
         busy = false;
         if (note) note.textContent = "could not reach the session: " + err;
@@ -255,7 +260,7 @@
       } else {
         const form = el("form", "lx-free");
         const bounds = Array.isArray(pending.bounds) ? pending.bounds : null;
-        const input = el("input");
+        const input = el(!bounds && page.multiline ? "textarea" : "input");
         input.id = "lx-value";
         input.required = true;
         if (bounds) {
@@ -265,7 +270,8 @@
           if (bounds[1] !== null) input.max = String(bounds[1]);
           input.placeholder = show(bounds[0]) + " … " + show(bounds[1]);
         } else {
-          input.type = "text";
+          if (input.tagName === "INPUT") input.type = "text";
+          else input.rows = 6;
           input.placeholder = "your answer";
         }
         if (suggested !== undefined && suggested !== null) input.value = String(suggested);
@@ -300,7 +306,7 @@
     abortButton.addEventListener("click", () => {
       if (!confirm("Abort this session? The peer is told you left.")) return;
       api("/api/abort", {reason: "the person left (browser)"}).then(reply => {
-        if (!reply.ok) part("lx-status", "p", "lx-status").textContent = "could not abort: " + show(reply.message);
+        if (!reply.ok) part("lx-status", "p", "lx-status").textContent = clean("could not abort: " + show(reply.message));
       });
     });
 
@@ -346,5 +352,5 @@
     });
   }
 
-  window.LingxiUI = {start: start, show: show, label: genericLabel, el: el};
+  window.LingxiUI = {start: start, show: show, label: genericLabel, el: el, clean: clean};
 })();
