@@ -54,6 +54,7 @@
 
   function genericLine(e, ctx) {
     const mine = e.event === "message.sent";
+    const lab = value => (ctx.label ? ctx.label(value) : genericLabel(value));
     const outcome = e.status === "completed" ? "completed" : e.status;
     switch (e.event) {
       case "session.offered": return null;
@@ -70,11 +71,12 @@
           (winner ? " → " + show(winner) : ""), cls: "lx-round"};
       }
       case "decision.requested": return {text: "your decision is open (" + e.point_id + ")", cls: "lx-muted"};
-      case "decision.made": return {text: "you chose " + genericLabel(e.value) + (e.source ? " (" + e.source + ")" : ""), cls: "lx-mine"};
-      case "decision.timeout_fallback": return {text: "time is up: the default " + genericLabel(e.value) + " was used", cls: "lx-warn"};
+      case "decision.made": return {text: "you chose " + lab(e.value), cls: "lx-mine"};
+      case "decision.timeout_fallback": return {text: "time is up: the default " + lab(e.value) + " was used", cls: "lx-warn"};
       case "decision.declined": return {text: "decision declined: " + show(e.reason), cls: "lx-warn"};
-      case "decision.declined_fallback": return {text: "the default " + genericLabel(e.value) + " was used", cls: "lx-warn"};
-      case "decision.rejected": return {text: "answer refused: " + show(e.reason || e.code), cls: "lx-warn"};
+      case "decision.declined_fallback": return {text: "the default " + lab(e.value) + " was used", cls: "lx-warn"};
+      case "decision.rejected": return {text: "answer refused: " + lab(e.value) + " is not allowed", cls: "lx-warn"};
+      case "decision.ignored": return {text: "answer ignored: " + show(e.reason), cls: "lx-warn"};
       case "peer.deciding": return {text: "the peer is deciding (up to " + show(e.seconds) + " s)", cls: "lx-muted"};
       case "violation": return {text: "⚠ " + show(e.code) + ": " + show(e.reason), cls: "lx-violation"};
       case "peer.aborted": return {text: "the peer aborted: " + show(e.reason || e.code), cls: "lx-warn"};
@@ -146,6 +148,7 @@
       else token = sessionStorage.getItem("lingxi-token");
     } catch (err) { /* storage may be off; the URL token still works */ }
     const ctx = {role: null, peer: null, state: null};
+    ctx.label = value => (page.label ? page.label(value, ctx) : genericLabel(value));
     replay(page, ctx);
     if (!token || location.protocol === "file:") {
       part("lx-status", "p", "lx-status").textContent = "Not connected to a session (open the URL that `--ui` prints); you can replay an events.jsonl file.";
@@ -221,7 +224,8 @@
       decision.hidden = !pending;
       if (!pending) return;
       decision.dataset.point = pending.point_id;
-      decision.appendChild(el("h2", "lx-prompt", pending.message || "Your decision"));
+      decision.appendChild(el("h2", "lx-prompt", "Your decision"));
+      if (pending.message) decision.appendChild(el("p", "lx-muted lx-message", pending.message));
       if (typeof pending.seconds_left === "number") {
         deadline = Date.now() + pending.seconds_left * 1000;
         const clock = el("p", "lx-countdown");
