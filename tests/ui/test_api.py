@@ -265,3 +265,16 @@ async def test_close_ends_open_event_streams(ui) -> None:
         await asyncio.wait_for(server.close(), HANG_GUARD)
         with pytest.raises((AssertionError, httpx.HTTPError)):
             await stream.next()
+
+
+async def test_ctrl_c_stays_the_sessions_while_the_ui_runs() -> None:
+    """uvicorn's own SIGINT/SIGTERM handlers would swallow Ctrl-C until the UI stops."""
+    import signal
+
+    before = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    server = await start_ui(LiveSession(), None)
+    try:
+        during = {sig: signal.getsignal(sig) for sig in before}
+    finally:
+        await server.close()
+    assert during == before

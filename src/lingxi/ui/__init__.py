@@ -10,7 +10,7 @@ use, so a session without ``--ui`` never loads them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lingxi.errors import InputError
 
@@ -22,11 +22,11 @@ __all__ = ["start_ui"]
 
 
 async def start_ui(live: LiveSession, ui_dir: Path | None, *, host: str = "127.0.0.1",
-                   port: int = 0, **options: Any) -> UiServer:
+                   port: int = 0) -> UiServer:
     """Serve ``live`` on ``http://host:port/?token=…`` (loopback only) until ``close()``."""
     try:
         from lingxi.ui import server
     except ImportError as error:  # starlette/uvicorn are the [ui] extra
         raise InputError("ui.unavailable", "the browser UI needs starlette and uvicorn "
                          f"(pip install 'lingxi[ui]'): {error}") from None
-    return await server.start_ui(live, ui_dir, host=host, port=port, **options)
+    return await server.start_ui(live, ui_dir, host=host, port=port)
