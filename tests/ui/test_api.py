@@ -158,7 +158,8 @@ async def test_without_a_bundle_the_generic_page_is_served(tmp_path) -> None:
             page = await client.get("/")
     finally:
         await server.close()
-    assert page.status_code == 200 and "LingxiUI.start({})" in page.text
+    assert page.status_code == 200 and "LingxiUI.start(" in page.text
+    assert page.headers["x-lingxi-page"] == "generic"
 
 
 async def _play(server, live: LiveSession, choices: list[str]) -> dict[str, Any]:

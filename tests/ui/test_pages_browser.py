@@ -196,3 +196,33 @@ async def test_buttons_for_object_values_play_crazy_eights(browser) -> None:
     requested = [e["legal"][0] for e in live.events if e["event"] == "decision.requested"]
     assert made == requested and len(made) == count
     assert all(label.startswith(("play ", "draw", "pass")) for label in labels)
+
+
+async def test_the_generic_page_turns_into_the_protocols_once_the_offer_names_it(browser) -> None:
+    """A guest starts its UI before it knows the protocol; the caller names the UI folder
+    when the session starts, and the open generic page reloads into that page."""
+    from playwright.async_api import expect
+
+    live = LiveSession()
+    server = await start_ui(live, None)
+    live.listen(lambda record: record["event"] == "session.started" and server.use_ui_dir(
+        BUILTINS / "rock-paper-scissors" / "ui"))
+    try:
+        page = await _open(browser, server.url)
+        await expect(page).to_have_title("Lingxi session")
+        await expect(page.locator("#lx-status")).to_contain_text("waiting for the session")
+        session = asyncio.ensure_future(memory_session(
+            load_protocol("rock-paper-scissors"), seed=3,
+            config=SessionConfig(peer_timeout=HANG_GUARD),
+            guest_kwargs={"live": live, "decider": lambda request: None}))
+        await expect(page).to_have_title("Rock-Paper-Scissors (Lingxi)")
+        await page.locator('#lx-decision[data-point="d1"]').get_by_role(
+            "button", name="✋ paper").click()
+        await expect(page.locator("#lx-log li.lx-round").first).to_contain_text(
+            "round 1: you ✋ paper vs peer")
+        live.abort("the test is over")
+        await asyncio.wait_for(session, HANG_GUARD)
+        await expect(page.locator("#lx-outcome")).to_contain_text("Session aborted")
+        assert page.errors == []
+    finally:
+        await server.close()

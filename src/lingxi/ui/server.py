@@ -138,6 +138,11 @@ class UiServer:
     def url(self) -> str:
         return f"{self.base_url}/?token={self.token}"
 
+    def use_ui_dir(self, ui_dir: Path | None) -> None:
+        """Serve another UI folder from now on: a guest learns its protocol from the host's
+        offer, after the UI started. The generic page reloads itself into the protocol's."""
+        self.ui_dir = ui_dir.resolve() if ui_dir is not None else None
+
     async def close(self) -> None:
         """Stop serving: event streams end, open connections get a short grace."""
         self._closing.set()
@@ -328,9 +333,12 @@ class UiServer:
     # ------------------------------------------------------------- the pages
     async def page(self, request: Request) -> Response:
         index = self.ui_dir / "index.html" if self.ui_dir is not None else None
+        kind = "protocol"
         if index is None or not index.is_file():
-            index = STATIC / "index.html"
-        return _file(index)
+            index, kind = STATIC / "index.html", "generic"
+        response = _file(index)
+        response.headers["X-Lingxi-Page"] = kind
+        return response
 
     async def shared_script(self, request: Request) -> Response:
         return _file(STATIC / "lingxi-ui.js")
