@@ -45,10 +45,10 @@ async def browser():
 async def _open(browser, url: str):
     page = await browser.new_page()
     page.set_default_timeout(HANG_GUARD * 1000)
-    page.errors, page.dialogs = [], []
+    page.errors, page.dialogs, page.accept_dialogs = [], [], False
     page.on("pageerror", lambda error: page.errors.append(str(error)))
-    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message),
-                                      asyncio.ensure_future(dialog.dismiss())))
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), asyncio.ensure_future(
+        dialog.accept() if page.accept_dialogs else dialog.dismiss())))
     await page.goto(url)
     return page
 
@@ -220,9 +220,13 @@ async def test_the_generic_page_turns_into_the_protocols_once_the_offer_names_it
             "button", name="✋ paper").click()
         await expect(page.locator("#lx-log li.lx-round").first).to_contain_text(
             "round 1: you ✋ paper vs peer")
-        live.abort("the test is over")
-        await asyncio.wait_for(session, HANG_GUARD)
-        await expect(page.locator("#lx-outcome")).to_contain_text("Session aborted")
-        assert page.errors == []
+        page.accept_dialogs = True  # the person leaves through the page's button
+        await page.get_by_role("button", name="Leave the session").click()
+        host, guest = await asyncio.wait_for(session, HANG_GUARD)
+        await expect(page.locator("#lx-outcome")).to_contain_text(
+            "Session aborted (session.aborted_locally) — the person left (browser)")
+        await expect(page.get_by_role("button", name="Leave the session")).to_be_hidden()
+        assert page.errors == [] and len(page.dialogs) == 1
+        assert guest.outcome.code == "session.aborted_locally" and host.outcome.by == "peer"
     finally:
         await server.close()
