@@ -230,3 +230,25 @@ async def test_the_generic_page_turns_into_the_protocols_once_the_offer_names_it
         assert guest.outcome.code == "session.aborted_locally" and host.outcome.by == "peer"
     finally:
         await server.close()
+
+
+@pytest.mark.parametrize("name", NAMES)
+async def test_a_page_opened_from_disk_replays_an_events_file(browser, name, tmp_path) -> None:
+    from playwright.async_api import expect
+
+    host_kwargs = {"inputs": _lines([HOSTILE, "/quit"])} if name == "chat" else {}
+    await asyncio.wait_for(memory_session(
+        load_protocol(name), seed=3, state_dir=tmp_path, host_kwargs=host_kwargs,
+        config=SessionConfig(peer_timeout=HANG_GUARD)), HANG_GUARD)
+    page = await _open(browser, (BUILTINS / name / "ui" / "index.html").as_uri())
+    await page.locator("#lx-file").set_input_files(str(tmp_path / "guest" / "events.jsonl"))
+    log = page.locator("#lx-log li")
+    await expect(log.last).to_have_text("session completed")
+    assert await log.count() >= 2
+    if name == "chat":
+        await expect(page.locator("#lx-log")).to_contain_text(
+            "peer #1: hi <b>there</b><img src=x onerror=alert(1)> \\u202eevil")
+        assert await page.locator("#lx-log b, #lx-log img").count() == 0
+    # the shared script is not there (file://): the page's own fallback ran, without errors
+    assert await page.evaluate("typeof window.LingxiUI") == "undefined"
+    assert page.errors == [] and page.dialogs == []
