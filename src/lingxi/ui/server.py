@@ -168,6 +168,9 @@ class UiServer:
 
     # ------------------------------------------------------------ event history
     def _record(self, record: dict[str, Any]) -> None:
+        """Every event of the session, numbered (a LiveSession listener, kept after close)."""
+        if self._closing.is_set():
+            return
         item = (self._next_id, record)
         self._next_id += 1
         self._history.append(item)
