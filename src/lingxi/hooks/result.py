@@ -50,3 +50,7 @@ class DecisionPoint:
     default: Any = None
     message: str | None = None
     bounds: tuple[Any, Any] | None = None  # inclusive (min, max) for integer decisions
+    # The other party's own words the decider may need (a chat line, a bid's note), kept
+    # apart from ``view`` and marked as such: a decider (a model above all) treats them as
+    # data from the peer, never as instructions. Only what the hooks put here is shown.
+    peer_text: dict[str, str] = field(default_factory=dict)

@@ -26,6 +26,9 @@ _WHERE = {
     "DriveResult": "drivers.network", "lines_from": "drivers.network",
     "guest_session": "api", "verify_session": "api",
     "Verification": "record.verify",
+    "LiveSession": "drivers.live", "RequestDecision": "core.events",
+    "Decline": "core.decisions", "DeciderContext": "core.decisions",
+    "is_running": "record.recorder",
 }
 _ALIASES = {"register_mode": "register"}
 

@@ -144,6 +144,7 @@ class RequestDecision:
     timeout_seconds: float
     bounds: tuple[Any, Any] | None = None
     message: str | None = None
+    peer_text: dict[str, str] = field(default_factory=dict)  # the hooks marked it: peer words
 
 
 @dataclass(frozen=True)

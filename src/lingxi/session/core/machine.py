@@ -121,6 +121,15 @@ class SessionConfig:
         return out
 
 
+def _peer_text(point: DecisionPoint) -> dict[str, str]:
+    """The peer words the hooks marked for the decider, as bounded strings."""
+    marked = getattr(point, "peer_text", None) or {}
+    if not isinstance(marked, dict):
+        return {}
+    return {str(k)[:64]: str(v).encode("utf-8")[:TEXT_LIMIT].decode("utf-8", "ignore")
+            for k, v in list(marked.items())[:16]}
+
+
 class _Stop(Exception):
     """Unwinds a handler once the session has finished."""
 
@@ -357,10 +366,12 @@ class SessionMachine:
         self._awaiting = (point_id, point, resume, fallback)
         self._out.append(SendControl("deciding", {"seconds": self.policy.timeout_seconds}))
         self._out.append(RequestDecision(point_id, list(point.legal or []), view,
-                                         self.policy.timeout_seconds, point.bounds, point.message))
+                                         self.policy.timeout_seconds, point.bounds, point.message,
+                                         _peer_text(point)))
         self._out.append(SetTimer("decision", self.policy.timeout_seconds))
         self.emit("decision.requested", point_id=point_id, legal=list(point.legal or []),
-                  view=view, timeout_seconds=self.policy.timeout_seconds)
+                  view=view, timeout_seconds=self.policy.timeout_seconds,
+                  **({"peer_text": _peer_text(point)} if _peer_text(point) else {}))
 
     def _timeout_action(self, why: str, declined: bool = False) -> None:
         """The spec's timeout action for the open decision: the hooks' fallback, or abort."""

@@ -64,7 +64,8 @@ class LiveSession:
         left = None if self.deadline is None else max(0.0, self.deadline - time.time())
         return {"point_id": request.point_id, "legal": request.legal, "view": request.view,
                 "bounds": list(request.bounds) if request.bounds else None,
-                "message": request.message, "timeout_seconds": request.timeout_seconds,
+                "message": request.message, "peer_text": request.peer_text,
+                "timeout_seconds": request.timeout_seconds,
                 "seconds_left": None if left is None else round(left, 1)}
 
     def state(self) -> dict[str, Any]:
@@ -98,6 +99,15 @@ class LiveSession:
                                f"{request.legal} bounds: {request.bounds}", exit_code=1)
         self._driver.answer(request.point_id, value)
         return request.point_id
+
+    def send_input(self, line: str) -> None:
+        """Free mode: one line of local input, as if typed (the hooks' proto_on_input)."""
+        if self.finished:
+            raise SessionError("session.finished", "the session has ended", exit_code=1)
+        if self.info.get("mode") != "free":
+            raise SessionError("session.no_input", f"a {self.info.get('mode')} session takes "
+                               "no free input", exit_code=1)
+        self._driver.input(line)
 
     def abort(self, reason: str = "aborted by the local participant") -> None:
         if self.finished:

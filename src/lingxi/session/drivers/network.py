@@ -181,6 +181,10 @@ class Driver:
         self.queue.append(AbortRequested(reason))
         self._wake.set()
 
+    def input(self, line: str) -> None:
+        self.queue.append(LocalInput(line))
+        self._wake.set()
+
     def set_timer(self, name: str, seconds: float) -> None:
         self.timers[name] = self.loop.time() + seconds
 

@@ -29,6 +29,7 @@ def snapshot_of(machine: SessionMachine, session_id: str, identity: Any, peer_ke
             "point_id": pending.point_id, "legal": pending.legal, "view": pending.view,
             "bounds": list(pending.bounds) if pending.bounds else None,
             "timeout_seconds": pending.timeout_seconds, "message": pending.message,
+            "peer_text": pending.peer_text,
             "deadline": format_rfc3339(deadline) if deadline is not None else None},
     }
 
