@@ -33,6 +33,7 @@ VIOLATIONS = {
     "registry-server": ("registry/server/app.py", "import lingxi.session"),
     "registry-client": ("registry/client/api.py", "import lingxi.session.runner"),
     "deciders": ("deciders/__init__.py", "import lingxi.wire.channel"),
+    "ui": ("ui/server.py", "import lingxi.session.drivers.network"),
     "llm": ("llm.py", "import lingxi.session.core.decisions"),
 }
 

@@ -1,0 +1,413 @@
+"""The browser UI's server: a Starlette app run by uvicorn inside the session's event loop.
+
+One page (the protocol's ``ui/index.html``, or a generic one), one shared client
+script (``/lingxi-ui.js``) and four API routes on the :class:`LiveSession`:
+
+- ``GET /api/state``: ``live.state()`` (who and what, the open decision, the outcome);
+- ``GET /api/events``: Server-Sent Events, every past event then the live ones
+  (``id:`` is a per-run sequence number; ``Last-Event-ID`` resumes), ``event: state``
+  whenever the open decision or the outcome changes, ``event: end`` once finished;
+- ``POST /api/decide`` ``{"value": …, "point_id": …}`` and ``POST /api/abort``
+  ``{"reason": …}``; typed session errors come back as 409/422
+  ``{"ok": false, "code": …, "message": …}``.
+
+Guards: the server binds loopback only; every request's Host must name loopback (a
+DNS-rebinding page cannot reach it); every API call carries the run's random token
+(``?token=`` or ``X-Lingxi-Token``); a POST must be ``application/json`` (a form on
+another site cannot send one without a CORS preflight, which is never granted) and, when
+the browser says where it comes from, from this origin. Pages get a Content-Security-Policy
+that keeps their requests on this origin and no referrer (the token is in the URL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import logging
+import mimetypes
+import secrets
+import socket
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from lingxi.errors import InputError, LingxiError
+from lingxi.session.drivers.live import LiveSession
+
+STATIC = Path(__file__).resolve().parent / "static"
+TOKEN_HEADER = "X-Lingxi-Token"
+MAX_BODY = 64 * 1024  # bytes of a POST body
+HISTORY = 20000  # events kept for a page that connects (or reconnects) late
+POLL = 0.2  # seconds between checks of the open decision in an event stream
+KEEP_ALIVE = 15.0  # seconds of silence before an SSE comment line
+CLOSE_GRACE = 3.0  # seconds close() waits for open connections before cutting them
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+CONFLICT = {"session.finished", "session.no_pending_decision", "decision.stale"}
+CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' "
+       "'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
+       "form-action 'none'; frame-ancestors 'none'")
+COMMON_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
+                  "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY"}
+
+
+def _loopback_bind(host: str) -> str:
+    """The address to bind: loopback only (``localhost`` means 127.0.0.1)."""
+    if host == "localhost":
+        return "127.0.0.1"
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        address = None
+    if address is None or not address.is_loopback:
+        raise InputError("ui.not_loopback", f"the browser UI listens on loopback only, not on "
+                         f"{host!r} (use 127.0.0.1 or ::1)")
+    return str(address)
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"ok": False, "code": code, "message": message}, status_code=status,
+                        headers=COMMON_HEADERS)
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn without its signal handlers: Ctrl-C stays the session's (it aborts and tells
+    the peer); the UI stops when the caller closes it."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _quiet_uvicorn_logs() -> None:
+    """uvicorn's own log lines (and an app traceback) never reach the person's terminal."""
+    logger = logging.getLogger("uvicorn")
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+
+
+class UiServer:
+    """A running UI: ``url`` (with the token) until ``await close()``."""
+
+    def __init__(self, live: LiveSession, ui_dir: Path | None, host: str, port: int,
+                 token: str) -> None:
+        self.live = live
+        self.ui_dir = ui_dir.resolve() if ui_dir is not None else None
+        self.host, self.port, self.token = host, port, token
+        self._closing = asyncio.Event()
+        self._streams: set[asyncio.Queue[tuple[int, dict[str, Any]]]] = set()
+        self._history: deque[tuple[int, dict[str, Any]]] = deque(maxlen=HISTORY)
+        self._next_id = 1
+        for record in list(live.events):
+            self._record(record)
+        live.listen(self._record)
+        self._server: _QuietServer | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.app = Starlette(routes=[
+            Route("/api/state", self.state, methods=["GET"]),
+            Route("/api/events", self.events, methods=["GET"]),
+            Route("/api/decide", self.decide, methods=["POST"]),
+            Route("/api/abort", self.abort, methods=["POST"]),
+            Route("/lingxi-ui.js", self.shared_script, methods=["GET"]),
+            Route("/lingxi-ui.css", self.shared_style, methods=["GET"]),
+            Route("/", self.page, methods=["GET"]),
+            Route("/{path:path}", self.asset, methods=["GET"]),
+        ])
+        self._guarded = self._guard(self.app)
+
+    # ------------------------------------------------------------------ surface
+    @property
+    def base_url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/?token={self.token}"
+
+    def use_ui_dir(self, ui_dir: Path | None) -> None:
+        """Serve another UI folder from now on: a guest learns its protocol from the host's
+        offer, after the UI started. The generic page reloads itself into the protocol's."""
+        self.ui_dir = ui_dir.resolve() if ui_dir is not None else None
+
+    async def close(self) -> None:
+        """Stop serving: event streams end, open connections get a short grace."""
+        self._closing.set()
+        server, task = self._server, self._task
+        if server is None or task is None or task.done():
+            return
+        server.should_exit = True
+        try:
+            await asyncio.wait_for(asyncio.shield(task), CLOSE_GRACE)
+        except TimeoutError:
+            server.force_exit = True
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        except Exception:  # a failed server task must not stop the caller's shutdown
+            pass
+
+    async def __aenter__(self) -> UiServer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------ event history
+    def _record(self, record: dict[str, Any]) -> None:
+        """Every event of the session, numbered (a LiveSession listener, kept after close)."""
+        if self._closing.is_set():
+            return
+        item = (self._next_id, record)
+        self._next_id += 1
+        self._history.append(item)
+        for queue in self._streams:
+            queue.put_nowait(item)
+
+    # --------------------------------------------------------------- the guards
+    def _guard(self, app: Any) -> Callable[..., Any]:
+        async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            request = Request(scope)
+            refusal = self._refusal(request)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+            try:
+                await app(scope, receive, send)
+            except Exception as error:  # never a traceback; the page gets one line
+                if isinstance(error, LingxiError):
+                    response = _error(422, error.code, error.message)
+                else:
+                    response = _error(500, "ui.internal", type(error).__name__)
+                with contextlib.suppress(Exception):
+                    await response(scope, receive, send)
+        return guarded
+
+    def _host_ok(self, request: Request) -> bool:
+        value = request.headers.get("host", "")
+        if value.startswith("["):
+            name, _, rest = value[1:].partition("]")
+            port = rest[1:] if rest.startswith(":") else ""
+        else:
+            name, _, port = value.partition(":")
+        return name.lower() in LOOPBACK_NAMES and port in ("", str(self.port))
+
+    def _refusal(self, request: Request) -> Response | None:
+        if not self._host_ok(request):
+            return _error(403, "ui.bad_host", "this UI answers to 127.0.0.1 or localhost only")
+        if not request.url.path.startswith("/api/"):
+            return None
+        given = request.headers.get(TOKEN_HEADER) or request.query_params.get("token") or ""
+        if not secrets.compare_digest(given.encode(), self.token.encode()):
+            return _error(403, "ui.bad_token", "missing or wrong token (open the URL the "
+                          "session printed)")
+        if request.method == "POST":
+            kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+            if kind != "application/json":
+                return _error(415, "ui.content_type", "POST bodies must be application/json")
+            origin = request.headers.get("origin")
+            if origin is not None and origin not in self._origins():
+                return _error(403, "ui.bad_origin", "requests from other sites are refused")
+        return None
+
+    def _origins(self) -> set[str]:
+        hosts = {"localhost", "127.0.0.1", "[::1]"}
+        return {f"http://{host}:{self.port}" for host in hosts}
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await self._guarded(scope, receive, send)
+
+    # ---------------------------------------------------------------- the API
+    async def state(self, request: Request) -> Response:
+        return Response(_json(self.live.state()), media_type="application/json",
+                        headers=COMMON_HEADERS)
+
+    async def _body(self, request: Request) -> dict[str, Any]:
+        raw = b""
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_BODY:
+                raise _BadRequest(413, "ui.too_large", f"the body is over {MAX_BODY} bytes")
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise _BadRequest(400, "ui.bad_json", "the body is not JSON") from None
+        if not isinstance(data, dict):
+            raise _BadRequest(400, "ui.bad_json", "the body must be a JSON object")
+        return data
+
+    async def decide(self, request: Request) -> Response:
+        try:
+            body = await self._body(request)
+            if "value" not in body:
+                raise _BadRequest(422, "ui.missing_value", "give the decision as \"value\"")
+            point_id = body.get("point_id")
+            if point_id is not None and not isinstance(point_id, str):
+                raise _BadRequest(422, "ui.bad_point_id", "point_id must be a string")
+        except _BadRequest as bad:
+            return _error(bad.status, bad.code, bad.message)
+        try:
+            answered = self.live.answer(body["value"], point_id)
+        except LingxiError as error:
+            return _error(409 if error.code in CONFLICT else 422, error.code, error.message)
+        return JSONResponse({"ok": True, "point_id": answered}, headers=COMMON_HEADERS)
+
+    async def abort(self, request: Request) -> Response:
+        try:
+            body = await self._body(request)
+        except _BadRequest as bad:
+            return _error(bad.status, bad.code, bad.message)
+        reason = body.get("reason")
+        if reason is None:
+            reason = "aborted in the browser"
+        if not isinstance(reason, str):
+            return _error(422, "ui.bad_reason", "reason must be a string")
+        try:
+            self.live.abort(reason[:500] or "aborted in the browser")
+        except LingxiError as error:
+            return _error(409 if error.code in CONFLICT else 422, error.code, error.message)
+        return JSONResponse({"ok": True}, headers=COMMON_HEADERS)
+
+    async def events(self, request: Request) -> Response:
+        raw = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
+        try:
+            after = max(0, int(raw))
+        except ValueError:
+            after = 0
+        return StreamingResponse(self._stream(after), media_type="text/event-stream",
+                                 headers={**COMMON_HEADERS, "X-Accel-Buffering": "no"})
+
+    def _state_key(self) -> tuple[Any, ...]:
+        pending = self.live.pending
+        return (self.live.info.get("session_id"), pending.point_id if pending else None,
+                self.live.finished)
+
+    async def _stream(self, after: int) -> AsyncIterator[str]:
+        queue: asyncio.Queue[tuple[int, dict[str, Any]]] = asyncio.Queue()
+        # subscribe and copy in one step (no await between): nothing is lost or doubled
+        self._streams.add(queue)
+        backlog = [item for item in self._history if item[0] > after]
+        shown: tuple[Any, ...] = self._state_key()
+        first_state = _json(self.live.state())
+        try:
+            yield "retry: 2000\n\n"
+            yield f"event: state\ndata: {first_state}\n\n"
+            for number, record in backlog:
+                yield _frame(number, record)
+            quiet = 0.0
+            while not self._closing.is_set():
+                key = self._state_key()
+                if key != shown:
+                    shown = key
+                    yield f"event: state\ndata: {_json(self.live.state())}\n\n"
+                if self.live.finished and queue.empty():
+                    yield "event: end\ndata: {}\n\n"
+                    return
+                try:
+                    number, record = await asyncio.wait_for(queue.get(), POLL)
+                except TimeoutError:
+                    quiet += POLL
+                    if quiet >= KEEP_ALIVE:
+                        quiet = 0.0
+                        yield ": keep-alive\n\n"
+                    continue
+                quiet = 0.0
+                if number > after:
+                    yield _frame(number, record)
+        finally:
+            self._streams.discard(queue)
+
+    # ------------------------------------------------------------- the pages
+    async def page(self, request: Request) -> Response:
+        index = self.ui_dir / "index.html" if self.ui_dir is not None else None
+        kind = "protocol"
+        if index is None or not index.is_file():
+            index, kind = STATIC / "index.html", "generic"
+        response = _file(index)
+        response.headers["X-Lingxi-Page"] = kind
+        return response
+
+    async def shared_script(self, request: Request) -> Response:
+        return _file(STATIC / "lingxi-ui.js")
+
+    async def shared_style(self, request: Request) -> Response:
+        return _file(STATIC / "lingxi-ui.css")
+
+    async def asset(self, request: Request) -> Response:
+        """Another file of the protocol's UI bundle (a stylesheet, an image), inside it only."""
+        relative = request.path_params["path"]
+        if self.ui_dir is None or any(part.startswith(".") or part == ""
+                                      for part in relative.split("/")):
+            return _error(404, "ui.not_found", "no such file")
+        target = (self.ui_dir / relative).resolve()
+        if not target.is_relative_to(self.ui_dir) or not target.is_file():
+            return _error(404, "ui.not_found", "no such file")
+        return _file(target)
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def _frame(number: int, record: dict[str, Any]) -> str:
+    return f"id: {number}\ndata: {_json(record)}\n\n"
+
+
+def _file(path: Path) -> Response:
+    kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    if kind.startswith("text/") or kind in ("application/javascript", "application/json"):
+        kind += "; charset=utf-8"
+    headers = dict(COMMON_HEADERS)
+    if kind.startswith("text/html"):
+        headers["Content-Security-Policy"] = CSP
+    return Response(path.read_bytes(), media_type=kind, headers=headers)
+
+
+async def start_ui(live: LiveSession, ui_dir: Path | None, *, host: str = "127.0.0.1",
+                   port: int = 0) -> UiServer:
+    """Serve ``live`` in this event loop; return once the port accepts connections."""
+    address = _loopback_bind(host)
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+        raise InputError("ui.bad_port", f"port must be 0..65535, not {port!r}")
+    sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET,
+                         socket.SOCK_STREAM)
+    try:
+        sock.bind((address, port))
+    except OSError as error:
+        sock.close()
+        raise InputError("ui.port_unavailable", f"cannot listen on {address}:{port}: "
+                         f"{error.strerror or error}") from None
+    sock.setblocking(False)
+    ui = UiServer(live, ui_dir, address, sock.getsockname()[1], secrets.token_urlsafe(24))
+    _quiet_uvicorn_logs()
+    config = uvicorn.Config(ui, lifespan="off", log_config=None, log_level="error",
+                            access_log=False, server_header=False, http="h11", ws="none",
+                            timeout_graceful_shutdown=int(CLOSE_GRACE))
+    server = _QuietServer(config)
+    ui._server = server
+    ui._task = asyncio.ensure_future(server.serve(sockets=[sock]))
+    while not server.started:
+        if ui._task.done():
+            sock.close()
+            failure = ui._task.exception() if not ui._task.cancelled() else None
+            raise InputError("ui.start_failed", f"the UI server did not start: {failure}")
+        await asyncio.sleep(0.01)
+    return ui
