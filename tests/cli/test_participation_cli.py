@@ -395,7 +395,7 @@ def test_participation_options_are_checked_before_listening(tmp_path, extra, cod
 
 def test_ui_without_the_ui_server_is_a_typed_error(tmp_path) -> None:
     try:
-        import lingxi.ui.server  # type: ignore[import-not-found]  # noqa: F401
+        import lingxi.ui.server  # noqa: F401
     except ImportError:
         pass
     else:
@@ -634,3 +634,29 @@ def test_a_console_line_never_runs_into_an_open_prompt() -> None:
     assert "".join(written) == ("1-3 (60 s left)> \nthe peer is deciding (up to 60 s)\n"
                                 "1-3 (60 s left)> \ntime is up: fallback rock\n"
                                 "round 1: host rock, guest paper\n")
+
+
+def test_a_guest_ui_switches_to_the_offered_protocols_page(tmp_path) -> None:
+    """A guest without --protocol-dir starts its UI before the offer names the protocol;
+    once the session started, the UI serves that protocol's own page."""
+    pytest.importorskip("lingxi.ui.server")
+    import urllib.request
+
+    host = _spawn(["host", "--protocol-dir", RPS, "--endpoint", "tcp://127.0.0.1:0",
+                   "--options", '{"best_of": 1}'], tmp_path / "home-h")
+    try:
+        guest = _spawn(["guest", "--endpoint", _hosting(host), "--control-mode", "human",
+                        "--ui"], tmp_path / "home-g")
+        try:
+            guest.expect(r"ui: (http://127\.0\.0\.1:\d+)/\?token=(\S+)")
+            base, token = guest.match.group(1), guest.match.group(2)
+            guest.expect(PROMPT)
+            with urllib.request.urlopen(f"{base}/?token={token}") as page:
+                assert page.headers["X-Lingxi-Page"] == "protocol"
+            guest.sendline("rock")
+            guest.expect("outcome: completed")
+            assert _done(guest) == 0 and _done(host) == 0
+        finally:
+            guest.terminate(force=True)
+    finally:
+        host.terminate(force=True)

@@ -261,6 +261,14 @@ class Participation:
         if not self.ui:
             return await session()
         server = await _ui_server()(self.live, ui_dir)
+        if ui_dir is None:  # a guest learns its protocol from the offer: then its page
+            def learned(record: dict[str, Any]) -> None:
+                if record.get("event") == "session.started":
+                    found = _protocol_ui(self.live.info.get("protocol_id"))
+                    if found is not None and hasattr(server, "use_ui_dir"):
+                        server.use_ui_dir(found)
+
+            self.live.listen(learned)
         url = safe_line(getattr(server, "url", ""), 400)
         click.echo(f"ui: {url}", err=True)
         if self.open_ui:
@@ -284,9 +292,20 @@ class Participation:
         raise SystemExit(1)
 
 
+def _protocol_ui(protocol_id: Any) -> Path | None:
+    """The ``ui/`` folder of a locally known protocol (built-in or cached), if it has one."""
+    from lingxi.protocols.catalogue import folder_for_id
+
+    try:
+        folder = folder_for_id(str(protocol_id)) / "ui"
+    except LingxiError:
+        return None
+    return folder if folder.is_dir() else None
+
+
 def _ui_server() -> Any:
     try:
-        from lingxi.ui.server import start_ui  # type: ignore[import-not-found]
+        from lingxi.ui.server import start_ui
     except ImportError:
         raise LingxiError("ui.unavailable", "the browser UI is not installed in this build "
                           "(lingxi.ui.server is missing)", exit_code=2) from None
