@@ -227,6 +227,9 @@ def test_plain_text_decide_list_events_and_abort_on_a_running_session(tmp_path) 
     try:
         listed = json.loads(_lingxi(["session", "list", "--json"], home).stdout)
         assert [(r["state"], r["role"]) for r in listed] == [("waiting for decision", "host")]
+        assert listed[0]["pending_decision"]["point_id"] == "d1"
+        text = _lingxi(["session", "list"], home).stdout
+        assert "decision d1 open: rock, paper, scissors" in text
         bad = _lingxi(["session", "decide", "lizard"], home)
         assert bad.returncode == 1 and "decision.illegal" in bad.stderr
         assert "choose one of: rock, paper, scissors" in bad.stderr

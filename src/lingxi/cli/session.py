@@ -329,7 +329,11 @@ def _row(folder: Path) -> dict[str, Any]:
     outcome = snap.get("outcome") if isinstance(snap.get("outcome"), dict) else None
     role = snap.get("role") if isinstance(snap.get("role"), str) else folder.name.rsplit("-", 1)[-1]
     peer = snap.get("peer_public_key")
-    return {"state_dir": str(folder), "state": _state_of(folder, snap), "role": role,
+    state = _state_of(folder, snap)
+    pending = snap.get("pending_decision") if state == "waiting for decision" else None
+    return {"state_dir": str(folder), "state": state, "role": role,
+            "pending_decision": {k: pending.get(k) for k in ("point_id", "legal", "deadline")}
+            if isinstance(pending, dict) else None,
             "protocol": snap.get("protocol") if isinstance(snap.get("protocol"), str) else None,
             "session_id": snap.get("session_id") if isinstance(snap.get("session_id"), str)
             else None,
@@ -402,6 +406,13 @@ def list_cmd(as_json: bool) -> None:
             f"{row['state']:<22} {row['role'] or '?':<5} {row['protocol'] or '?'}  "
             f"peer {row['peer'] or '-'}  started {_when(row['started'])}  "
             f"outcome {_outcome_words(row['outcome'])}", 600))
+        pending = row["pending_decision"]
+        if pending:
+            legal = pending.get("legal")
+            words = f": {_words(legal)}" if isinstance(legal, list) and legal else ""
+            click.echo(f"  decision {safe_line(pending.get('point_id'), 40)} open{words} "
+                       f"(until {safe_line(pending.get('deadline'), 40)}; lingxi session "
+                       "decide VALUE)")
         click.echo(f"  {safe_line(row['state_dir'], 600)}")
 
 
