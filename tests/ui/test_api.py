@@ -279,3 +279,64 @@ async def test_ctrl_c_stays_the_sessions_while_the_ui_runs() -> None:
     finally:
         await server.close()
     assert during == before
+
+
+async def test_chat_lines_typed_in_the_browser_reach_the_peer() -> None:
+    live = LiveSession()
+    server = await start_ui(live, BUILTINS / "chat" / "ui")
+
+    async def guest_lines():
+        await asyncio.sleep(0.2)
+        yield "hi from the terminal"
+        while not any(e.get("text") == "#2: /quit" or e["event"] == "session.finished"
+                      for e in live.events):
+            await asyncio.sleep(0.05)
+        yield None
+
+    async def type_lines():
+        async with _client(server) as client:
+            while "mode" not in live.info:
+                await asyncio.sleep(0.01)
+            headers = {"X-Lingxi-Token": server.token}
+            bad = await client.post("/api/input", json={"line": "two\nlines"}, headers=headers)
+            assert bad.status_code == 422 and bad.json()["code"] == "ui.bad_line"
+            ok = await client.post("/api/input", json={"line": "hello from the page"},
+                                   headers=headers)
+            assert ok.json() == {"ok": True}
+            while not any(e["event"] == "message.received" and e.get("text")
+                          for e in live.events):
+                await asyncio.sleep(0.05)
+            await client.post("/api/input", json={"line": "/quit"}, headers=headers)
+
+    try:
+        typist = asyncio.ensure_future(type_lines())
+        host, guest = await asyncio.wait_for(memory_session(
+            load_protocol("chat"), config=SessionConfig(peer_timeout=10.0),
+            host_kwargs={"live": live}, guest_kwargs={"inputs": guest_lines()}), HANG_GUARD)
+        await asyncio.wait_for(typist, HANG_GUARD)
+    finally:
+        await server.close()
+    assert host.outcome.ok and guest.outcome.ok
+    sent = [e.get("text") for e in live.events if e["event"] == "message.sent"]
+    assert "#1: hello from the page" in sent
+    assert ("message.received", "#1: hi from the terminal") in [
+        (e["event"], e.get("text")) for e in live.events]
+
+
+async def test_input_into_a_game_is_refused(ui) -> None:
+    live, server = ui
+
+    async def try_typing():
+        async with _client(server) as client:
+            while live.pending is None:
+                await live.wait_changed(1.0)
+            refused = await client.post("/api/input", json={"line": "rock"},
+                                        headers={"X-Lingxi-Token": server.token})
+            assert refused.status_code == 422 and refused.json()["code"] == "session.no_input"
+            live.abort("done")
+
+    typist = asyncio.ensure_future(try_typing())
+    await asyncio.wait_for(memory_session(
+        load_protocol("rock-paper-scissors"), options=RPS, config=SessionConfig(peer_timeout=10.0),
+        host_kwargs={"live": live, "decider": lambda request: None}), HANG_GUARD)
+    await asyncio.wait_for(typist, HANG_GUARD)

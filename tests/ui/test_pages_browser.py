@@ -252,3 +252,39 @@ async def test_a_page_opened_from_disk_replays_an_events_file(browser, name, tmp
     # the shared script is not there (file://): the page's own fallback ran, without errors
     assert await page.evaluate("typeof window.LingxiUI") == "undefined"
     assert page.errors == [] and page.dialogs == []
+
+
+async def test_a_person_chats_from_the_page(browser) -> None:
+    from playwright.async_api import expect
+
+    live = LiveSession()
+    server = await start_ui(live, BUILTINS / "chat" / "ui")
+
+    async def guest_lines():  # answers once the host's first line went out
+        while not any(e["event"] == "message.sent" and e.get("text") for e in live.events):
+            await asyncio.sleep(0.05)
+        yield "hello, page"
+        while not live.finished:
+            await asyncio.sleep(0.05)
+
+    try:
+        page = await _open(browser, server.url)
+        session = asyncio.ensure_future(memory_session(
+            load_protocol("chat"), config=SessionConfig(peer_timeout=HANG_GUARD),
+            host_kwargs={"live": live}, guest_kwargs={"inputs": guest_lines()}))
+        box = page.locator("#lx-input input[name=line]")
+        await expect(box).to_be_visible()
+        await expect(page.locator("#lx-status")).to_contain_text("you are the host")
+        await box.fill("hi from the browser")
+        await box.press("Enter")
+        await expect(page.locator("#lx-log li", has_text="peer #1: hello, page")).to_have_count(1)
+        await expect(page.locator("#lx-log li", has_text="you #1: hi from the browser")
+                     ).to_have_count(1)
+        await box.fill("/quit")
+        await box.press("Enter")
+        host, guest = await asyncio.wait_for(session, HANG_GUARD)
+        await expect(page.locator("body")).to_have_attribute("data-finished", "true")
+        assert page.errors == []
+    finally:
+        await server.close()
+    assert host.outcome.ok and guest.outcome.ok

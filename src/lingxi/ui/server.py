@@ -121,6 +121,7 @@ class UiServer:
             Route("/api/events", self.events, methods=["GET"]),
             Route("/api/decide", self.decide, methods=["POST"]),
             Route("/api/abort", self.abort, methods=["POST"]),
+            Route("/api/input", self.input, methods=["POST"]),
             Route("/lingxi-ui.js", self.shared_script, methods=["GET"]),
             Route("/lingxi-ui.css", self.shared_style, methods=["GET"]),
             Route("/", self.page, methods=["GET"]),
@@ -280,6 +281,21 @@ class UiServer:
             return _error(422, "ui.bad_reason", "reason must be a string")
         try:
             self.live.abort(reason[:500] or "aborted in the browser")
+        except LingxiError as error:
+            return _error(409 if error.code in CONFLICT else 422, error.code, error.message)
+        return JSONResponse({"ok": True}, headers=COMMON_HEADERS)
+
+    async def input(self, request: Request) -> Response:
+        """Free mode (chat): one line of local input, as if typed in the terminal."""
+        try:
+            body = await self._body(request)
+        except _BadRequest as bad:
+            return _error(bad.status, bad.code, bad.message)
+        line = body.get("line")
+        if not isinstance(line, str) or "\n" in line or "\r" in line:
+            return _error(422, "ui.bad_line", "line must be one line of text")
+        try:
+            self.live.send_input(line)
         except LingxiError as error:
             return _error(409 if error.code in CONFLICT else 422, error.code, error.message)
         return JSONResponse({"ok": True}, headers=COMMON_HEADERS)

@@ -314,6 +314,22 @@
       });
     });
 
+    // free mode: a page with <form id="lx-input"><input name="line"> sends lines
+    const form = document.getElementById("lx-input");
+    if (form) {
+      form.hidden = false;
+      form.addEventListener("submit", ev => {
+        ev.preventDefault();
+        const field = form.querySelector("input[name=line]"), note = document.getElementById("lx-input-note");
+        const line = field.value;
+        if (!line.trim()) return;
+        api("/api/input", {line: line}).then(reply => {
+          if (reply.ok) { field.value = ""; if (note) note.textContent = ""; return; }
+          if (note) note.textContent = clean("refused: " + show(reply.code) + " — " + show(reply.message));
+        });
+      });
+    }
+
     const source = new EventSource("/api/events?token=" + encodeURIComponent(token));
     source.onmessage = msg => {
       let e;
