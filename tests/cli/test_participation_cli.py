@@ -396,13 +396,9 @@ def test_participation_options_are_checked_before_listening(tmp_path, extra, cod
     assert "hosting" not in result.stderr
 
 
-def test_ui_without_the_ui_server_is_a_typed_error(tmp_path) -> None:
-    try:
-        import lingxi.ui.server  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("lingxi.ui.server is installed: the test below drives --ui")
+def test_ui_without_the_ui_server_is_a_typed_error(tmp_path, monkeypatch) -> None:
+    """A build without the browser UI (no starlette/uvicorn): --ui says so, before connecting."""
+    monkeypatch.setitem(sys.modules, "lingxi.ui.server", None)  # import now fails
     result = CliRunner().invoke(cli, ["guest", "--endpoint", "tcp://127.0.0.1:9", "--ui"],
                                 env={"LINGXI_HOME": str(tmp_path)})
     assert result.exit_code == 2 and "error: ui.unavailable" in result.stderr
