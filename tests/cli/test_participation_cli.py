@@ -407,7 +407,6 @@ def test_ui_without_the_ui_server_is_a_typed_error(tmp_path, monkeypatch) -> Non
 def test_ui_serves_the_running_session_beside_the_terminal(tmp_path) -> None:
     """--ui: the URL is printed, the page's API shows the session, an answer given there
     settles the terminal's open prompt."""
-    pytest.importorskip("lingxi.ui.server")
     import urllib.request
 
     host = _spawn(["host", "--protocol-dir", RPS, "--endpoint", "tcp://127.0.0.1:0",
@@ -638,7 +637,6 @@ def test_a_console_line_never_runs_into_an_open_prompt() -> None:
 def test_a_guest_ui_switches_to_the_offered_protocols_page(tmp_path) -> None:
     """A guest without --protocol-dir starts its UI before the offer names the protocol;
     once the session started, the UI serves that protocol's own page."""
-    pytest.importorskip("lingxi.ui.server")
     import urllib.request
 
     host = _spawn(["host", "--protocol-dir", RPS, "--endpoint", "tcp://127.0.0.1:0",
