@@ -471,41 +471,10 @@ async def lines_from(source: str | Path | None) -> AsyncIterator[str | None]:
     if source is None:
         return
     if str(source) == "-":
-        # A daemon thread reads stdin, so a session that ends while the person is
-        # still typing does not keep the process alive waiting for Enter.
-        import sys
-        import threading
+        from lingxi.lines import LineReader
 
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[str | None] = asyncio.Queue()
-
-        def raw_lines() -> Any:
-            """os.read, not the buffered stdin: a thread blocked in a buffered read makes
-            the interpreter abort at exit (the session ended while the person was typing)."""
-            try:
-                fd = sys.stdin.fileno()
-            except (AttributeError, ValueError, OSError):  # an in-memory stdin (tests)
-                yield from sys.stdin.buffer
-                return
-            pending = b""
-            while chunk := os.read(fd, 65536):
-                *complete, pending = (pending + chunk).split(b"\n")
-                yield from complete
-            if pending:
-                yield pending
-
-        def pump() -> None:
-            # bytes, decoded per line: a stray invalid byte becomes U+FFFD, never a crash
-            try:
-                for raw in raw_lines():
-                    line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                    loop.call_soon_threadsafe(queue.put_nowait, line)
-                loop.call_soon_threadsafe(queue.put_nowait, None)
-            except (OSError, RuntimeError):  # RuntimeError: the loop is gone, the run is over
-                pass
-
-        threading.Thread(target=pump, name="lingxi-stdin", daemon=True).start()
-        while (line := await queue.get()) is not None:
+        reader = LineReader()  # a daemon thread: a session that ends mid-line never waits
+        while (line := await reader.line()) is not None:
             yield line
     else:
         for line in read_script(source):
