@@ -139,6 +139,38 @@ def test_unreachable_game_is_a_clean_error(browser, tmp_path):
     assert caught.value.code == "play.unreachable"
 
 
+# Test instrumentation: report every touch event the page sees through the bridge.
+COUNT_TOUCHES = """
+for (const type of ['touchstart', 'touchmove', 'touchend', 'touchcancel', 'pointercancel'])
+  window.addEventListener(type, () => window.lingxi.emit({ type }), true);
+"""
+
+
+@pytest.mark.parametrize("step", [(39, 10), (-39, 10), (0, 40)])
+def test_a_touch_swipe_is_a_gesture_not_a_page_scroll(browser, step):
+    """A long sideways swipe on a page that sets no touch-action used to become a page scroll
+    (pointercancel), after which Chromium gave the paused page no frames: the swipe's last
+    moves never arrived and the next screenshot never came (play.stalled, issue 13)."""
+    from lingxi.playtest.server import StaticServer
+
+    dx, dy = step
+    path = [{"x": 195 - 2 * dx + dx * i, "y": 640 + dy * i} for i in range(6)]
+    with StaticServer(FIXTURE) as server:
+        page = browser.open(server.url, seed=1, init_scripts=(COUNT_TOUCHES,))
+        try:
+            page.drain_events()
+            page.perform({"kind": "drag", "path": path, "durationMs": 0}, model="touch")
+            page.advance(100)
+            events, dropped = page.drain_events()
+            png = page.capture()
+        finally:
+            page.close()
+    types = [json.loads(text)["type"] for _, text in events]
+    assert dropped == 0
+    assert types == ["touchstart"] + ["touchmove"] * 5 + ["touchend"], types
+    assert png.startswith(b"\x89PNG")
+
+
 @pytest.mark.parametrize(("game", "side", "swaps", "taps_only"), [
     ("tapgame", 7, 84, True), ("emojigame", 9, 144, True), ("rafgame", 8, 112, False)])
 def test_unseen_match3_boards(browser, tmp_path, game, side, swaps, taps_only):

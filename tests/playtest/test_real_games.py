@@ -81,11 +81,7 @@ def _play(browser, game, scripts, name, seed, out, *, replay=False, budget=BUDGE
 
 
 @pytest.mark.parametrize(("game", "scripts"), _games())
-def test_greedy_reaches_the_board_and_beats_random(browser, tmp_path, game, scripts, shared,
-                                                   request):
-    if game.endswith("touch-only"):  # known open bug of issue 13, said in its closing note
-        request.applymarker(pytest.mark.xfail(
-            strict=False, reason="touch input sometimes stalls Chromium (play.stalled)"))
+def test_greedy_reaches_the_board_and_beats_random(browser, tmp_path, game, scripts, shared):
     game = _need(game, shared)
     totals = {"greedy-match3": 0.0, "random": 0.0}
     for name in totals:
@@ -107,10 +103,7 @@ NOT_REPLAYABLE = {"react-dnd": "css-animation"}
 
 
 @pytest.mark.parametrize(("game", "scripts"), _games())
-def test_same_seed_gives_identical_frames(browser, tmp_path, game, scripts, shared, request):
-    if game.endswith("touch-only"):  # known open limit of issue 13, said in its closing note
-        request.applymarker(pytest.mark.xfail(
-            strict=False, reason="touch input does not always replay frame for frame yet"))
+def test_same_seed_gives_identical_frames(browser, tmp_path, game, scripts, shared):
     game = _need(game, shared)
     evidence = _play(browser, game, scripts, "greedy-match3", 1, tmp_path / "run", replay=True,
                      budget=REPLAY_BUDGET)

@@ -42,8 +42,25 @@ _BRIDGE = r"""
   // drag-and-drop: a synthetic drag would otherwise paint a selection highlight or start
   // a native drag that swallows the pointer events. Elements marked draggable=true keep it.
   let gesture = false;
+  // The harness's touches are game gestures, never page scrolling, zooming or a back-swipe:
+  // the root gets touch-action: none (through an adopted style sheet, put back at each
+  // gesture if the page replaced the list). A touch that Chromium took as a page scroll
+  // stopped the page's frames under paused virtual time: the rest of the touch never
+  // arrived and screenshots never came (play.stalled on the touch-only zoo game).
+  let touchSheet = null;
+  const touchGestures = () => {
+    try {
+      if (touchSheet === null) {
+        touchSheet = new CSSStyleSheet();
+        touchSheet.replaceSync(':root { touch-action: none !important; }');
+      }
+      const sheets = document.adoptedStyleSheets;
+      if (!sheets.includes(touchSheet)) document.adoptedStyleSheets = [...sheets, touchSheet];
+    } catch (e) {}
+  };
+  touchGestures();
   Object.defineProperty(window, '__lingxiGesture', {
-    value: (on) => { gesture = !!on; if (!on) { try { const s = getSelection();
+    value: (on) => { gesture = !!on; if (on) touchGestures(); if (!on) { try { const s = getSelection();
       if (s && s.type === 'Range') s.removeAllRanges(); } catch (e) {} } },
     writable: false, configurable: false });
   const quiet = (e) => {
@@ -56,7 +73,7 @@ _BRIDGE = r"""
   // arrive before virtual time runs again.
   const seen = {};
   for (const type of ['pointermove', 'pointerdown', 'pointerup', 'touchstart', 'touchmove',
-                      'touchend', 'drop']) {
+                      'touchend', 'pointercancel', 'touchcancel', 'drop']) {
     window.addEventListener(type, () => { seen[type] = (seen[type] || 0) + 1; }, true);
   }
   Object.defineProperty(window, '__lingxiSeen', { value: () => ({ ...seen }),
