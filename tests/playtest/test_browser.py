@@ -171,6 +171,44 @@ def test_a_touch_swipe_is_a_gesture_not_a_page_scroll(browser, step):
     assert png.startswith(b"\x89PNG")
 
 
+def _grey_at(png, x, y):
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        return image.convert("RGB").getpixel((x, y))
+
+
+def test_css_transitions_and_animations_follow_virtual_time(browser):
+    """A 1 s linear fade started by a tap is exactly half way after 500 ms of virtual time,
+    however long that took in real time, and twice the same steps give the same frames."""
+    from lingxi.playtest.server import StaticServer
+
+    def run():
+        with StaticServer(HERE / "fixtures" / "cssfade") as server:
+            page = browser.open(server.url, seed=1)
+            try:
+                shots = [page.capture()]
+                page.perform({"kind": "tap", "x": 140, "y": 200})
+                for _ in range(5):
+                    page.advance(100)
+                    shots.append(page.capture())
+                risks = page.risks()
+            finally:
+                page.close()
+        return shots, risks
+
+    first, risks = run()
+    second, _ = run()
+    assert first == second
+    assert not [r for r in risks if r.startswith("css-animation")], risks
+    assert _grey_at(first[0], 140, 200) == (0, 0, 0)
+    # the fade began when the tap's last step landed and has run 500 ms since: half way
+    red, green, blue = _grey_at(first[-1], 140, 200)
+    assert red == green == blue and 118 <= red <= 136, (red, green, blue)
+
+
 @pytest.mark.parametrize(("game", "side", "swaps", "taps_only"), [
     ("tapgame", 7, 84, True), ("emojigame", 9, 144, True), ("rafgame", 8, 112, False)])
 def test_unseen_match3_boards(browser, tmp_path, game, side, swaps, taps_only):

@@ -51,8 +51,8 @@ TOUCH_ARRIVALS = {"touchStart": ("pointerdown", "touchstart"),
 ARRIVAL_TIMEOUT_S = 1.0
 TOUCH_ARRIVAL_TIMEOUT_S = 5.0  # real time for the page to see a touch event (not waited out)
 TOUCH_REPLY_TIMEOUT_S = 2.0  # real time for Chromium's reply once the page has seen the event
-TOUCH_DESYNC_RISK = ("touch-ack: Chromium stopped acknowledging injected touch events in "
-                     "order, so input a tap derives (click) may land at a real-time moment")
+TOUCH_DESYNC_RISK = ("touch-ack: Chromium did not answer a touch event in time, so what a tap "
+                     "derives (a click) may land at a real-time moment")
 FORCE_FRAME_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
 MIN_CAMERA_SCALE = 0.4  # never zoom out further: cells would get too small to read
 INITIAL_VIRTUAL_TIME_S = 1_767_225_600  # 2026-01-01T00:00:00Z: Date.now() starts here
@@ -315,15 +315,16 @@ class GamePage:
     def _touch(self, kind: str, x: float | None = None, y: float | None = None) -> None:
         """One touch event, delivered before virtual time runs again.
 
-        Arrival is judged from the page (its pointer or touch event), not from Chromium's
-        reply: an injected touch goes through the browser's TouchEmulator, which answers a
-        touch only when its gesture recognizer is done with it (the touchend of a tap waits
-        for the GestureTap's acknowledgement) and keeps those answers in one queue shared
-        with gesture acknowledgements. One answer that does not come (a gesture the browser
-        drops) shifts every later answer by one, and waiting for each answer stalled the run
-        (``play.stalled``). So the page's own events decide; the reply is still waited for,
-        briefly, because it also covers what the tap derives (a click); a reply that does
-        not come marks the page as out of step (a replay risk) and is not waited for again.
+        The page never takes a harness touch as a page scroll (``touch-action: none`` at
+        its root, see page_scripts): a touch Chromium turned into a scroll left the paused
+        page without frames, so neither the touch's later events nor the next screenshot
+        came (the touch-only ``play.stalled``). Arrival is judged from the page (its pointer
+        or touch event), not from Chromium's reply: an injected touch goes through the
+        browser's TouchEmulator, which answers a touch only once its gesture recogniser is
+        done with it (the touchend of a tap waits for the GestureTap's acknowledgement),
+        so a reply can lag or not come at all. The reply is still waited for, briefly,
+        because it also covers what a tap derives (a click); one that does not come marks
+        the page as out of step (a replay risk) and replies are not waited for again.
         """
         before = self._seen()
         points = [] if x is None or y is None else [dict(zip(("x", "y"), self._css(x, y),
