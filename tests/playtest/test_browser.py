@@ -139,6 +139,76 @@ def test_unreachable_game_is_a_clean_error(browser, tmp_path):
     assert caught.value.code == "play.unreachable"
 
 
+# Test instrumentation: report every touch event the page sees through the bridge.
+COUNT_TOUCHES = """
+for (const type of ['touchstart', 'touchmove', 'touchend', 'touchcancel', 'pointercancel'])
+  window.addEventListener(type, () => window.lingxi.emit({ type }), true);
+"""
+
+
+@pytest.mark.parametrize("step", [(39, 10), (-39, 10), (0, 40)])
+def test_a_touch_swipe_is_a_gesture_not_a_page_scroll(browser, step):
+    """A long sideways swipe on a page that sets no touch-action used to become a page scroll
+    (pointercancel), after which Chromium gave the paused page no frames: the swipe's last
+    moves never arrived and the next screenshot never came (play.stalled, issue 13)."""
+    from lingxi.playtest.server import StaticServer
+
+    dx, dy = step
+    path = [{"x": 195 - 2 * dx + dx * i, "y": 640 + dy * i} for i in range(6)]
+    with StaticServer(FIXTURE) as server:
+        page = browser.open(server.url, seed=1, init_scripts=(COUNT_TOUCHES,))
+        try:
+            page.drain_events()
+            page.perform({"kind": "drag", "path": path, "durationMs": 0}, model="touch")
+            page.advance(100)
+            events, dropped = page.drain_events()
+            png = page.capture()
+        finally:
+            page.close()
+    types = [json.loads(text)["type"] for _, text in events]
+    assert dropped == 0
+    assert types == ["touchstart"] + ["touchmove"] * 5 + ["touchend"], types
+    assert png.startswith(b"\x89PNG")
+
+
+def _grey_at(png, x, y):
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        return image.convert("RGB").getpixel((x, y))
+
+
+def test_css_transitions_and_animations_follow_virtual_time(browser):
+    """A 1 s linear fade started by a tap is exactly half way after 500 ms of virtual time,
+    however long that took in real time, and twice the same steps give the same frames."""
+    from lingxi.playtest.server import StaticServer
+
+    def run():
+        with StaticServer(HERE / "fixtures" / "cssfade") as server:
+            page = browser.open(server.url, seed=1)
+            try:
+                shots = [page.capture()]
+                page.perform({"kind": "tap", "x": 140, "y": 200})
+                for _ in range(5):
+                    page.advance(100)
+                    shots.append(page.capture())
+                risks = page.risks()
+            finally:
+                page.close()
+        return shots, risks
+
+    first, risks = run()
+    second, _ = run()
+    assert first == second
+    assert not [r for r in risks if r.startswith("css-animation")], risks
+    assert _grey_at(first[0], 140, 200) == (0, 0, 0)
+    # the fade began when the tap's last step landed and has run 500 ms since: half way
+    red, green, blue = _grey_at(first[-1], 140, 200)
+    assert red == green == blue and 118 <= red <= 136, (red, green, blue)
+
+
 @pytest.mark.parametrize(("game", "side", "swaps", "taps_only"), [
     ("tapgame", 7, 84, True), ("emojigame", 9, 144, True), ("rafgame", 8, 112, False)])
 def test_unseen_match3_boards(browser, tmp_path, game, side, swaps, taps_only):

@@ -81,11 +81,7 @@ def _play(browser, game, scripts, name, seed, out, *, replay=False, budget=BUDGE
 
 
 @pytest.mark.parametrize(("game", "scripts"), _games())
-def test_greedy_reaches_the_board_and_beats_random(browser, tmp_path, game, scripts, shared,
-                                                   request):
-    if game.endswith("touch-only"):  # known open bug of issue 13, said in its closing note
-        request.applymarker(pytest.mark.xfail(
-            strict=False, reason="touch input sometimes stalls Chromium (play.stalled)"))
+def test_greedy_reaches_the_board_and_beats_random(browser, tmp_path, game, scripts, shared):
     game = _need(game, shared)
     totals = {"greedy-match3": 0.0, "random": 0.0}
     for name in totals:
@@ -101,16 +97,14 @@ def test_greedy_reaches_the_board_and_beats_random(browser, tmp_path, game, scri
     assert totals["greedy-match3"] > totals["random"], totals
 
 
-# Known limit (docs/playtest.md, "Identical replays"): CSS transitions run on the
-# compositor's frame clock, not on virtual time. The run must say so.
-NOT_REPLAYABLE = {"react-dnd": "css-animation"}
+# Zoo games known not to replay, with the reason the run must give (docs/playtest.md,
+# "Identical replays"). Empty since CSS transitions follow virtual time: react-dnd, whose
+# tiles fade with one, replays frame for frame (its run still lists the CSS-event risk).
+NOT_REPLAYABLE: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(("game", "scripts"), _games())
-def test_same_seed_gives_identical_frames(browser, tmp_path, game, scripts, shared, request):
-    if game.endswith("touch-only"):  # known open limit of issue 13, said in its closing note
-        request.applymarker(pytest.mark.xfail(
-            strict=False, reason="touch input does not always replay frame for frame yet"))
+def test_same_seed_gives_identical_frames(browser, tmp_path, game, scripts, shared):
     game = _need(game, shared)
     evidence = _play(browser, game, scripts, "greedy-match3", 1, tmp_path / "run", replay=True,
                      budget=REPLAY_BUDGET)

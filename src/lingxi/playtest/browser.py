@@ -42,8 +42,17 @@ TAP_GAP_MS = 150  # between the two taps of a swap made by taps
 FRAME_MS = 17  # one animation frame at 60 Hz, rounded up: each input step gets one
 MOUSE_EVENTS = {"mouseMoved": "pointermove", "mousePressed": "pointerdown",
                 "mouseReleased": "pointerup"}
-TOUCH_EVENTS = {"touchStart": "touchstart", "touchMove": "touchmove", "touchEnd": "touchend"}
+# What the page sees of each CDP touch event: Blink dispatches the pointer event and the
+# touch event of one touch in the same task, and a pointer event even when it drops the
+# touch event (a first move inside the touch slop), so any of them means "arrived".
+TOUCH_ARRIVALS = {"touchStart": ("pointerdown", "touchstart"),
+                  "touchMove": ("pointermove", "touchmove", "pointercancel", "touchcancel"),
+                  "touchEnd": ("pointerup", "touchend", "pointercancel", "touchcancel")}
 ARRIVAL_TIMEOUT_S = 1.0
+TOUCH_ARRIVAL_TIMEOUT_S = 5.0  # real time for the page to see a touch event (not waited out)
+TOUCH_REPLY_TIMEOUT_S = 2.0  # real time for Chromium's reply once the page has seen the event
+TOUCH_DESYNC_RISK = ("touch-ack: Chromium did not answer a touch event in time, so what a tap "
+                     "derives (a click) may land at a real-time moment")
 FORCE_FRAME_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
 MIN_CAMERA_SCALE = 0.4  # never zoom out further: cells would get too small to read
 INITIAL_VIRTUAL_TIME_S = 1_767_225_600  # 2026-01-01T00:00:00Z: Date.now() starts here
@@ -51,6 +60,11 @@ LOAD_STEP_MS = 100
 LOAD_STEPS = 100
 SETTLE_MS = 600
 REAL_TIMEOUT_S = 30.0
+
+
+def _retrieve(task: Any) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def _exact_frame(png: bytes) -> bytes:
@@ -133,6 +147,8 @@ class GamePage:
         self._cdp = context.new_cdp_session(self._page)
         self._expired = 0
         self._pending: list[Any] = []
+        self._touch_at: dict[str, float] | None = None  # where the touch is (CSS pixels)
+        self._touch_out_of_step = False  # Chromium's touch replies no longer match events
         self._dragged: list[Any] = []  # drag data of a native drag Chromium intercepted
         self.native_drags = 0
         self.scale = 1.0  # camera: frame pixels per CSS pixel
@@ -270,8 +286,11 @@ class GamePage:
         try:
             out = self._page.evaluate(RISKS_JS)
         except Exception:
-            return []
-        return sorted(str(r)[:64] for r in out) if isinstance(out, list) else []
+            out = []
+        risks = {str(r)[:64] for r in out} if isinstance(out, list) else set()
+        if self._touch_out_of_step:
+            risks.add(TOUCH_DESYNC_RISK)
+        return sorted(risks)
 
     # -- input ------------------------------------------------------------------------
     def _css(self, x: float, y: float) -> tuple[float, float]:
@@ -294,14 +313,48 @@ class GamePage:
                 self._arrived(MOUSE_EVENTS[kind], before)
 
     def _touch(self, kind: str, x: float | None = None, y: float | None = None) -> None:
-        """One touch event, waited for until the page has seen it (touch input reaches the
-        page with a later frame than its acknowledgement)."""
+        """One touch event, delivered before virtual time runs again.
+
+        The page never takes a harness touch as a page scroll (``touch-action: none`` at
+        its root, see page_scripts): a touch Chromium turned into a scroll left the paused
+        page without frames, so neither the touch's later events nor the next screenshot
+        came (the touch-only ``play.stalled``). Arrival is judged from the page (its pointer
+        or touch event), not from Chromium's reply: an injected touch goes through the
+        browser's TouchEmulator, which answers a touch only once its gesture recogniser is
+        done with it (the touchend of a tap waits for the GestureTap's acknowledgement),
+        so a reply can lag or not come at all. The reply is still waited for, briefly,
+        because it also covers what a tap derives (a click); one that does not come marks
+        the page as out of step (a replay risk) and replies are not waited for again.
+        """
         before = self._seen()
         points = [] if x is None or y is None else [dict(zip(("x", "y"), self._css(x, y),
                                                              strict=True))]
-        self._send_nowait("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
-        self._settle_sent()
-        self._arrived(TOUCH_EVENTS[kind], before)
+        if kind == "touchMove" and points and points[0] == self._touch_at:
+            return  # Chromium sends nothing for a move to where the touch already is
+        self._touch_at = points[0] if points else None
+        reply = self._dispatch("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+        kinds = TOUCH_ARRIVALS[kind]
+        self._force_frames_until(lambda: self._seen_any(kinds, before), TOUCH_ARRIVAL_TIMEOUT_S)
+        if not self._touch_out_of_step:
+            self._force_frames_until(reply.done, TOUCH_REPLY_TIMEOUT_S)
+            if not reply.done():
+                self._touch_out_of_step = True
+        if reply.done() and reply.exception() is not None:
+            raise PlayError("play.input_failed", f"touch input was refused: {reply.exception()}")
+
+    def _seen_any(self, kinds: tuple[str, ...], before: dict[str, int]) -> bool:
+        now = self._seen()
+        return any(now.get(kind, 0) > before.get(kind, 0) for kind in kinds)
+
+    def _force_frames_until(self, done: Any, timeout_s: float) -> bool:
+        """Force compositor frames (virtual time stays paused) until ``done()`` or timeout."""
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            if time.monotonic() > deadline:
+                return False
+            self._force_frame()
+            self._page.wait_for_timeout(1)
+        return True
 
     def _frame(self) -> int:
         """Let one animation frame of virtual time run (input is seen frame by frame)."""
@@ -384,12 +437,18 @@ class GamePage:
         therefore queued (in order, on Playwright's loop) and acknowledged by
         :meth:`_settle_sent`, which forces frames.
         """
+        self._pending.append(self._dispatch(method, params))
+
+    def _dispatch(self, method: str, params: dict[str, Any]) -> Any:
+        """Send a CDP command on Playwright's loop; the task that will hold its reply."""
         impl = self._cdp._impl_obj  # the sync API has no fire-and-forget send
         try:
             coro = impl.send(method, params, REAL_TIMEOUT_S * 1000)
         except TypeError:  # Playwright before CDP send timeouts
             coro = impl.send(method, params)
-        self._pending.append(self._cdp._loop.create_task(coro))
+        task = self._cdp._loop.create_task(coro)
+        task.add_done_callback(_retrieve)  # a late reply's error is read, never logged
+        return task
 
     def _force_frame(self) -> None:
         """Ask for a compositor frame (a 1×1 capture) without waiting long for it: while a

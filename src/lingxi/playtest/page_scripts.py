@@ -42,8 +42,25 @@ _BRIDGE = r"""
   // drag-and-drop: a synthetic drag would otherwise paint a selection highlight or start
   // a native drag that swallows the pointer events. Elements marked draggable=true keep it.
   let gesture = false;
+  // The harness's touches are game gestures, never page scrolling, zooming or a back-swipe:
+  // the root gets touch-action: none (through an adopted style sheet, put back at each
+  // gesture if the page replaced the list). A touch that Chromium took as a page scroll
+  // stopped the page's frames under paused virtual time: the rest of the touch never
+  // arrived and screenshots never came (play.stalled on the touch-only zoo game).
+  let touchSheet = null;
+  const touchGestures = () => {
+    try {
+      if (touchSheet === null) {
+        touchSheet = new CSSStyleSheet();
+        touchSheet.replaceSync(':root { touch-action: none !important; }');
+      }
+      const sheets = document.adoptedStyleSheets;
+      if (!sheets.includes(touchSheet)) document.adoptedStyleSheets = [...sheets, touchSheet];
+    } catch (e) {}
+  };
+  touchGestures();
   Object.defineProperty(window, '__lingxiGesture', {
-    value: (on) => { gesture = !!on; if (!on) { try { const s = getSelection();
+    value: (on) => { gesture = !!on; if (on) touchGestures(); if (!on) { try { const s = getSelection();
       if (s && s.type === 'Range') s.removeAllRanges(); } catch (e) {} } },
     writable: false, configurable: false });
   const quiet = (e) => {
@@ -56,7 +73,7 @@ _BRIDGE = r"""
   // arrive before virtual time runs again.
   const seen = {};
   for (const type of ['pointermove', 'pointerdown', 'pointerup', 'touchstart', 'touchmove',
-                      'touchend', 'drop']) {
+                      'touchend', 'pointercancel', 'touchcancel', 'drop']) {
     window.addEventListener(type, () => { seen[type] = (seen[type] || 0) + 1; }, true);
   }
   Object.defineProperty(window, '__lingxiSeen', { value: () => ({ ...seen }),
@@ -68,20 +85,24 @@ _BRIDGE = r"""
   // requestAnimationFrame would barely move in 600 ms. Callbacks are batched into frames
   // every 1000/60 ms of virtual time (one shared timestamp per frame), driven by timers.
   const FRAME = 1000 / 60;
-  let frameQueue = new Map(), frameId = 0, frameTimer = null;
+  let frameQueue = new Map(), frameId = 0, frameTimer = null, animationFrame = null;
   const runFrame = () => {
     frameTimer = null;
+    if (animationFrame !== null) animationFrame();  // animations first, as in a browser's frame
     const batch = frameQueue; frameQueue = new Map();
     const now = performance.now();
     for (const cb of batch.values()) { try { cb(now); } catch (e) { setTimeout(() => { throw e; }); } }
   };
-  window.requestAnimationFrame = function (cb) {
-    const id = ++frameId;
-    frameQueue.set(id, cb);
+  const scheduleFrame = () => {
     if (frameTimer === null) {
       const now = performance.now();
       frameTimer = setTimeout(runFrame, Math.max(0, Math.ceil((Math.floor(now / FRAME) + 1) * FRAME - now)));
     }
+  };
+  window.requestAnimationFrame = function (cb) {
+    const id = ++frameId;
+    frameQueue.set(id, cb);
+    scheduleFrame();
     return id;
   };
   window.cancelAnimationFrame = function (id) { frameQueue.delete(id); };
@@ -130,10 +151,88 @@ _BRIDGE = r"""
   watch('WebSocket', 'network: a WebSocket delivers messages at real-time moments');
   watch('AudioContext', 'audio: an AudioContext clock runs in real time');
   watch('OfflineAudioContext', 'audio: offline audio rendering completes at real-time moments');
-  const css = () => risks.add('css-animation: CSS transitions and animations run on the ' +
-                              'compositor\'s frame clock, not on virtual time');
-  window.addEventListener('transitionrun', css, true);
-  window.addEventListener('animationstart', css, true);
+  // CSS transitions, CSS animations and Web Animations on the virtual clock. Chromium runs
+  // them on its own frame clock (real time), so each one is taken over when it appears: it
+  // is paused, and at every virtual animation frame its currentTime is advanced by the
+  // virtual time since (times its playbackRate); at its end it is finished. New ones are
+  // looked for (document.getAnimations) at the end of every task that changed the DOM, on
+  // input, after animate() / play(), and at every virtual frame while any is held. One that
+  // had already started on Chromium's clock when found, and a page that handles CSS
+  // animation events (Chromium still sends those on its frame clock), are replay risks.
+  const Anim = window.Animation;
+  const cssRisk = (why) => risks.add('css-animation' + why);
+  if (typeof Anim === 'function' && typeof document.getAnimations === 'function') {
+    const proto = Anim.prototype, pause = proto.pause, play = proto.play, finish = proto.finish;
+    const held = new Map();  // animation -> { time: its currentTime as last set, at: virtual ms }
+    const pagePaused = new WeakSet();
+    const timeOf = (a) => { const t = a.currentTime; return typeof t === 'number' && isFinite(t) ? t : 0; };
+    const endOf = (a) => { try { return a.effect ? a.effect.getComputedTiming().endTime : 0; }
+                           catch (e) { return 0; } };
+    const take = (a, now, fresh) => {
+      if (fresh && !a.pending) cssRisk(': an animation started on the real frame clock');
+      try { pause.call(a); a.currentTime = timeOf(a); } catch (e) { return; }
+      held.set(a, { time: timeOf(a), at: now });
+    };
+    const advanceHeld = (a, h, now) => {
+      const rate = a.playbackRate, time = h.time + (now - h.at) * rate;
+      if ((rate > 0 && time >= endOf(a)) || (rate < 0 && time <= 0)) {
+        held.delete(a);
+        try { finish.call(a); } catch (e) {}
+        return;
+      }
+      try { a.currentTime = time; } catch (e) {}
+      h.time = timeOf(a); h.at = now;
+    };
+    let queued = false;
+    const sync = () => {
+      queued = false;
+      let list;
+      try { list = document.getAnimations(); } catch (e) { return; }
+      const now = clock(), live = new Set(list);
+      for (const a of held.keys()) if (!live.has(a)) held.delete(a);
+      for (const a of list) {
+        if (a.timeline !== document.timeline) continue;
+        const h = held.get(a), state = a.playState;
+        if (h === undefined) { if (state === 'running') take(a, now, true); }
+        else if (state === 'running') take(a, now, false);  // the page played it again
+        else if (state !== 'paused') held.delete(a);  // finished or cancelled by the page
+        else if (timeOf(a) !== h.time || pagePaused.has(a)) { h.time = timeOf(a); h.at = now; }
+        else advanceHeld(a, h, now);
+      }
+      if (held.size) scheduleFrame();
+    };
+    const soon = () => { if (!queued) { queued = true; queueMicrotask(sync); } };
+    animationFrame = () => { if (held.size) sync(); };
+    proto.pause = function () { pagePaused.add(this); return pause.call(this); };
+    proto.play = function () { pagePaused.delete(this); const out = play.call(this); soon(); return out; };
+    const animate = Element.prototype.animate;
+    if (typeof animate === 'function') {
+      Element.prototype.animate = function (...args) { const out = animate.apply(this, args); soon(); return out; };
+    }
+    new MutationObserver(sync).observe(document, { attributes: true, childList: true, subtree: true,
+                                                   characterData: true });
+    for (const type of ['pointerdown', 'pointerup', 'pointermove', 'mousedown', 'mouseup', 'mousemove',
+                        'touchstart', 'touchend', 'keydown', 'keyup', 'focusin', 'focusout']) {
+      window.addEventListener(type, () => { soon(); scheduleFrame(); }, { capture: true, passive: true });
+    }
+    const handled = new Set(['transitionend', 'transitionstart', 'transitioncancel', 'animationend',
+                             'animationiteration', 'animationcancel']);
+    const listen = EventTarget.prototype.addEventListener;
+    const listening = new Set();
+    EventTarget.prototype.addEventListener = function (type, ...rest) {
+      if (handled.has(String(type))) listening.add(String(type));
+      return listen.call(this, type, ...rest);
+    };
+    const sent = (e) => {
+      if (listening.has(e.type) || (e.target && typeof e.target['on' + e.type] === 'function'))
+        cssRisk('-events: the page handles events sent on real frames');
+    };
+    for (const type of handled) listen.call(window, type, sent, true);
+  } else {
+    const css = () => cssRisk(': CSS animations run on the real frame clock');
+    window.addEventListener('transitionrun', css, true);
+    window.addEventListener('animationstart', css, true);
+  }
   Object.defineProperty(window, '__lingxiRisks', { value: () => [...risks],
     writable: false, configurable: false });
 })();
