@@ -31,8 +31,25 @@ from lingxi.playtest.page_scripts import (
 )
 
 CHROMIUM = os.environ.get("LINGXI_CHROMIUM", "/usr/bin/chromium")
+# Chromium features off for replays. DeferRendererTasksAfterInput: after a discrete input
+# event (a press, a release, a key) that asks for a frame, Blink disables its deferrable task
+# queues (timers among them) until the next main frame. Under virtual time a disabled queue
+# has no wake-up, so the clock ran past the deferred timers to the end of the input frame and
+# they ran late, at an instant set by when Chromium drew in real time: phaser3 and hover-fps
+# saw a press one frame late in some runs (issue 13; test_timers_are_not_deferred_after_a_press).
+HARNESS_DISABLED_FEATURES = ("DeferRendererTasksAfterInput",)
+# Playwright passes its own --disable-features before ours and Chromium keeps only the last
+# one, so the harness repeats Playwright's list (as of Playwright 1.65) next to its own.
+PLAYWRIGHT_DISABLED_FEATURES = (
+    "AimEnabled", "AvoidCorsURLLoaderRestartOnRedirect", "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose", "HttpsFirstBalancedModeAutoEnable", "HttpsUpgrades",
+    "LensOverlay", "MediaRouter", "NetworkTimeServiceQuerying", "OptimizationHints",
+    "PaintHolding", "PreconnectToSearch", "TcpPortRandomizationWin",
+    "ThirdPartyStoragePartitioning")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+                 "--disable-component-update", "--disable-sync", "--no-first-run",
+                 "--disable-features=" + ",".join(HARNESS_DISABLED_FEATURES
+                                                  + PLAYWRIGHT_DISABLED_FEATURES)]
 # Rendering in one deterministic pass: without these, a few anti-aliased edge pixels
 # differ between runs and the same seed would not give the same frame hashes.
 DETERMINISTIC_RENDER_ARGS = ["--run-all-compositor-stages-before-draw", "--disable-partial-raster",
