@@ -347,3 +347,18 @@ class LingxiGroup:
                              "traceback)", exit_code=EXIT_USAGE), as_json)
         code = result if type(result) is int else 0
         sys.exit(code if code in (0, 1, 2) else EXIT_USAGE)
+
+
+def key_values(pairs: tuple[str, ...], option: str, code: str) -> dict[str, str]:
+    """Repeated ``OPTION KEY=VALUE`` pairs as a dict; a malformed or repeated key is a
+    usage error with ``code`` (exit 2)."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError(code, f"{option} expects KEY=VALUE, got {safe_line(pair, 60)!r}")
+        if key in out:
+            raise InputError(code, f"{option} {safe_line(key, 40)} given twice")
+        out[key] = value
+    return out

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from lingxi.cli.common import peer_text, safe_line
+from lingxi.cli.common import key_values, peer_text, safe_line
 from lingxi.deciders.terminal import Terminal, plain, shown
 from lingxi.errors import InputError, LingxiError
 
@@ -186,17 +186,7 @@ class Console:
 # ------------------------------------------------------------------- taking part
 
 def _decider_options(pairs: tuple[str, ...]) -> dict[str, str]:
-    options: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise InputError("usage.bad_decider_option",
-                             f"--decider-option expects KEY=VALUE, got {safe_line(pair, 60)!r}")
-        if key.strip() in options:
-            raise InputError("usage.bad_decider_option",
-                             f"--decider-option {safe_line(key.strip(), 40)} given twice")
-        options[key.strip()] = value
-    return options
+    return key_values(pairs, "--decider-option", "usage.bad_decider_option")
 
 
 class Participation:

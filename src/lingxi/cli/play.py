@@ -12,16 +12,9 @@ from lingxi.cli.common import handle_errors, json_option, print_json
 
 
 def _parse_options(pairs: tuple[str, ...]) -> dict[str, str]:
-    from lingxi.playtest.errors import PlayInputError
+    from lingxi.cli.common import key_values
 
-    options: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise PlayInputError("play.bad_actor_option",
-                                 f"--actor-option expects KEY=VALUE, got {pair!r}")
-        options[key.strip()] = value
-    return options
+    return key_values(pairs, "--actor-option", "play.bad_actor_option")
 
 
 def _run_id(game: str, seed: int) -> str:
