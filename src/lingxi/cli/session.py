@@ -281,12 +281,12 @@ def _session_folders() -> list[Path]:
 def _snapshot(folder: Path) -> dict[str, Any]:
     """snapshot.json, or {} when it is missing or unreadable (a listing never fails on one)."""
     from lingxi.session.record.recorder import SNAPSHOT
+    from lingxi.session.record.snapshot import read_object
 
     try:
-        data = json.loads((folder / SNAPSHOT).read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+        return read_object(folder / SNAPSHOT)
+    except LingxiError:
         return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _mtime(path: Path) -> float | None:
@@ -531,14 +531,11 @@ def _live_folder(folder: Path) -> dict[str, Any]:
 def abort_cmd(state_dir: str | None, reason: str, as_json: bool) -> None:
     """Abort a running session (default: the most recently updated running one); the peer
     is told. Waits a few seconds for the session to confirm it finished."""
-    from lingxi.files import write_private_json
-    from lingxi.session.record.recorder import INBOX
+    from lingxi.session.record.recorder import write_inbox
 
     folder = Path(state_dir) if state_dir else _newest("running")
     _live_folder(folder)
-    (folder / INBOX).mkdir(exist_ok=True)
-    write_private_json(folder / INBOX / f"{time.time_ns()}.json",
-                       {"abort": reason.encode("utf-8", "replace")[:500]
+    write_inbox(folder, {"abort": reason.encode("utf-8", "replace")[:500]
                         .decode("utf-8", "ignore") or "aborted"})
     deadline = time.monotonic() + ABORT_WAIT
     snap: dict[str, Any] = {}
@@ -600,9 +597,8 @@ def decide(value: str | None, state_dir: str | None, decision_text: str | None,
     JSON otherwise (42, '"x"'). Refused with exit 1: a finished session, a session
     whose process is gone, a decision past its deadline, an illegal value.
     """
-    from lingxi.files import write_private_json as write_json_atomic
     from lingxi.session.core.decisions import legal_value
-    from lingxi.session.record.recorder import INBOX
+    from lingxi.session.record.recorder import write_inbox
     from lingxi.session.record.snapshot import pending_decision
     from lingxi.wire.timefmt import parse_rfc3339
 
@@ -634,9 +630,7 @@ def decide(value: str | None, state_dir: str | None, decision_text: str | None,
         raise SessionFailed("decision.illegal",
                             f"{safe_line(plain_value(decided), 60)!r} is not allowed; {allowed}")
     target = pending["point_id"]
-    (folder / INBOX).mkdir(exist_ok=True)
-    path = folder / INBOX / f"{time.time_ns()}.json"
-    write_json_atomic(path, {"point_id": target, "value": decided})
+    path = write_inbox(folder, {"point_id": target, "value": decided})
     if as_json:
         print_json({"ok": True, "point_id": target, "value": decided, "file": str(path),
                     "state_dir": str(folder)})

@@ -110,6 +110,18 @@ class Recorder:
             self._lock = None
 
 
+def write_inbox(state_dir: str | Path, request: dict[str, Any]) -> Path:
+    """Queue a request for the running session: ``{"point_id", "value"}`` (a decision) or
+    ``{"abort": reason}``; the network driver polls the folder's inbox/ and reads it."""
+    import time
+
+    folder = Path(state_dir) / INBOX
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{time.time_ns()}.json"
+    write_private_json(path, request)
+    return path
+
+
 def _hold(path: Path) -> int:
     """Hold ``path``'s exclusive lock for this process; a second runner is refused."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
