@@ -78,6 +78,11 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
                         headers=COMMON_HEADERS)
 
 
+def _refused(error: LingxiError) -> JSONResponse:
+    """The session refused the request: 409 when it is in the wrong state, else 422."""
+    return _error(409 if error.code in CONFLICT else 422, error.code, error.message)
+
+
 def _json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -266,7 +271,7 @@ class UiServer:
         try:
             answered = self.live.answer(body["value"], point_id)
         except LingxiError as error:
-            return _error(409 if error.code in CONFLICT else 422, error.code, error.message)
+            return _refused(error)
         return JSONResponse({"ok": True, "point_id": answered}, headers=COMMON_HEADERS)
 
     async def abort(self, request: Request) -> Response:
@@ -282,7 +287,7 @@ class UiServer:
         try:
             self.live.abort(reason[:500] or "aborted in the browser")
         except LingxiError as error:
-            return _error(409 if error.code in CONFLICT else 422, error.code, error.message)
+            return _refused(error)
         return JSONResponse({"ok": True}, headers=COMMON_HEADERS)
 
     async def input(self, request: Request) -> Response:
@@ -297,7 +302,7 @@ class UiServer:
         try:
             self.live.send_input(line)
         except LingxiError as error:
-            return _error(409 if error.code in CONFLICT else 422, error.code, error.message)
+            return _refused(error)
         return JSONResponse({"ok": True}, headers=COMMON_HEADERS)
 
     async def events(self, request: Request) -> Response:
