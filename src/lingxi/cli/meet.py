@@ -71,7 +71,7 @@ class TicketGate:
 
 async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str | None,
                       ttl: int | None, options: dict[str, Any], announce: Any,
-                      **session_kwargs: Any) -> Any:
+                      via: str = "auto", **session_kwargs: Any) -> Any:
     """Host one session for whoever claims the invitation posted at ``server``."""
     from lingxi.cli.registry_common import make_client
     from lingxi.session import host_session
@@ -167,6 +167,7 @@ async def join_invitation(client: Any, invitation_id: str, *, protocol_dir: str 
 
 def _join_command() -> Any:
     from lingxi.cli.console import participation_options
+    from lingxi.cli.reach import reach_options
     from lingxi.cli.registry_common import server_option
     from lingxi.cli.session import _config, _inputs, _play, _report, session_options
 
@@ -180,11 +181,12 @@ def _join_command() -> Any:
                   help="Seed the hooks' game randomness only; never nonces or keys.")
     @session_options
     @participation_options
+    @reach_options
     def join(invitation_id: str, server: str, protocol: str | None, seed: int | None,
              peer_timeout: float | None, idle_timeout: float, control_mode: str | None,
              input_source: str | None, state_dir: str | None, max_messages: int | None,
              max_bytes: int | None, max_state_bytes: int | None,
-             allow_skeleton_hooks: bool, as_json: bool, part: Any) -> None:
+             allow_skeleton_hooks: bool, as_json: bool, part: Any, reach: Any) -> None:
         """Claim INVITATION_ID at a registry and play the session as its guest.
 
         The host's identity key is checked against the invitation in the
@@ -208,7 +210,8 @@ def _join_command() -> Any:
                 return await join_invitation(
                     client, invitation_id, protocol_dir=protocol,
                     allow_skeleton=allow_skeleton_hooks, config=config,
-                    state_dir=state_dir, seed=seed, inputs=inputs, **part.driver_kwargs())
+                    state_dir=state_dir, seed=seed, inputs=inputs, seal=reach.seal,
+                    **part.driver_kwargs())
 
         _report(_play(part, main, None, as_json), as_json)
 

@@ -79,6 +79,7 @@ async def run_on_channel(protocol: LoadedProtocol, role: str, channel: SecureCha
     config = with_decider(config or SessionConfig(), driver_kwargs.get("decider"))
     machine = _machine(protocol, role, options, config, seed, entropy)
     recorder = Recorder(state_dir, role, clock=time.time, keep_events=keep_events)
+    recorder.event(channel.path_event())
     async with channel:
         return await Driver(machine, channel, recorder=recorder, identity=identity,
                             **driver_kwargs).run()
@@ -122,7 +123,7 @@ async def host_session(protocol: LoadedProtocol, endpoint: str, *,
                        accept_timeout: float | None = None,
                        on_refused: Callable[[Exception], None] | None = None,
                        on_closed: Callable[[DriveResult | None], Any] | None = None,
-                       keep_events: bool = True,
+                       keep_events: bool = True, seal: bool = True,
                        **driver_kwargs: Any) -> DriveResult:
     """Listen on ``endpoint`` (the bind address), serve exactly one guest, return this side's result.
 
@@ -132,6 +133,7 @@ async def host_session(protocol: LoadedProtocol, endpoint: str, *,
     ``on_listening(bound endpoint)`` may be async and runs before any guest is
     accepted (post an invitation there); ``advertised_endpoint`` is what the
     host tells peers; ``on_closed(result or None)`` always runs at the end.
+    ``seal=False`` (debug) admits only a guest that also chose an unsealed session.
     """
     config = config or SessionConfig()
     protocol.spec.check_options(options or {})  # a usage error before anyone connects
@@ -145,7 +147,7 @@ async def host_session(protocol: LoadedProtocol, endpoint: str, *,
                 on_listening=(lambda where: _maybe_await(on_listening(where)))
                 if on_listening is not None else None,
                 advertised_endpoint=advertised_endpoint, accept_timeout=accept_timeout,
-                on_refused=on_refused, channel_options=_channel_options(config))
+                on_refused=on_refused, channel_options=_channel_options(config), seal=seal)
         except TransportError as error:
             if error.code != "transport.timeout":
                 raise
@@ -169,7 +171,7 @@ async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
                         expected_protocol_id: str | None = None,
                         ticket: str | None = None,
                         protocol_for: Callable[[str], LoadedProtocol] | None = None,
-                        entropy: Entropy | None = None,
+                        entropy: Entropy | None = None, seal: bool = True,
                         **driver_kwargs: Any) -> DriveResult:
     """Connect to a host at ``endpoint`` and play the guest's side.
 
@@ -180,10 +182,11 @@ async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
     config = with_decider(config or SessionConfig(), driver_kwargs.get("decider"))
     identity = identity or local_identity()
     channel = await connect(endpoint, identity, endpoint_of(identity, "tcp://guest"),
-                            expected_host_key=expected_host_key, ticket=ticket,
+                            expected_host_key=expected_host_key, ticket=ticket, seal=seal,
                             **_channel_options(config))
     folder = _state_dir(state_dir, channel.session_id, "guest")
     recorder = Recorder(folder, "guest", clock=time.time, keep_events=keep_events)
+    recorder.event(channel.path_event())
     if protocol is not None and expected_protocol_id not in (None, protocol.spec.protocol_id):
         await channel.close()
         raise SessionError(PROTOCOL_MISMATCH, "the local protocol is not the one expected",
