@@ -48,6 +48,11 @@ TRANSPORT_CODES = (
     "transport.frame_duplicated",  # a frame that was already delivered came again
     "transport.frame_reordered",   # frames came out of the order they were sent in
     "transport.frame_delayed",   # a frame came later than the channel's max_delay
+    # the relay path (docs/wire.md, "The relay")
+    "transport.relay_unreachable",  # no relay server answers
+    "transport.relay_refused",   # the relay refused the credential (none, expired, not this session's)
+    "transport.relay_no_answer",  # the host did not answer on the relay in time
+    "transport.flood",           # the peer sent more than the relay transport's rate limit
 )
 
 HANDSHAKE_CODES = (

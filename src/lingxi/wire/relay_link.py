@@ -1,0 +1,295 @@
+"""One NATS connection for one side of one session, holding its relay credential.
+
+The link connects outbound to the relay's servers (every node of a cluster, so
+nats-py fails over to the next when one dies), proves the credential (the
+user JWT, and the server's nonce signed with the user's own NKey seed, which
+never leaves this process), subscribes to the peer's subject and hands every
+message to the :class:`~lingxi.wire.relay_transport.RelayTransport` whose
+connection id it names. On the host's side a new connection id in an OPEN
+becomes a new transport, given to ``on_open`` (the host's accept loop). After
+a reconnect every transport sends again what was not acknowledged.
+
+``renew()`` (optional, async) returns a fresh credential for the same user
+key; the link asks for one before the current one expires, so a session that
+outlives its credential goes on (the server drops the expired connection and
+the client reconnects with the new JWT).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from lingxi.natsauth import NKey
+from lingxi.wire.errors import TransportError
+from lingxi.wire.relay_transport import ACCEPT, HEADER, OPEN, RelayTransport
+
+MAX_CONNECTIONS = 32  # connection ids one host link keeps at once
+
+
+@dataclass(frozen=True)
+class RelayCredential:
+    """What the registry's ``POST /v1/relay/credentials`` gave, with the user's own key."""
+
+    servers: tuple[str, ...]
+    jwt: str
+    user: NKey
+    role: str
+    session_id: str
+    send_subject: str
+    receive_subject: str
+    expires_at: float
+    max_payload: int
+
+    @classmethod
+    def from_answer(cls, answer: dict[str, Any], user: NKey) -> RelayCredential:
+        """Check the registry's answer (a registry is data, never trusted to be well formed)."""
+        try:
+            servers = tuple(str(s) for s in answer["servers"])
+            credential = cls(servers, str(answer["jwt"]), user, str(answer["role"]),
+                             str(answer["session_id"]), str(answer["send_subject"]),
+                             str(answer["receive_subject"]), float(answer["expires_at"]),
+                             int(answer["max_payload"]))
+        except (KeyError, TypeError, ValueError):
+            raise TransportError("transport.relay_refused",
+                                 "the registry's relay credential is malformed") from None
+        if not servers or not all(s.startswith("nats://") for s in servers) \
+                or credential.role not in ("host", "guest"):
+            raise TransportError("transport.relay_refused",
+                                 "the registry's relay credential names no nats:// server")
+        return credential
+
+    @property
+    def peer_role(self) -> str:
+        return "guest" if self.role == "host" else "host"
+
+
+Renew = Callable[[], Awaitable[RelayCredential]]
+
+
+class RelayLink:
+    """A connected NATS client for one credential (see the module doc)."""
+
+    def __init__(self, credential: RelayCredential, *, renew: Renew | None = None,
+                 on_open: Callable[[RelayTransport], None] | None = None,
+                 connect_timeout: float = 5.0, reconnect_attempts: int = 40,
+                 transport_options: dict[str, Any] | None = None) -> None:
+        self.credential = credential
+        self.renew = renew
+        self.on_open = on_open
+        self.connect_timeout = connect_timeout
+        self.reconnect_attempts = reconnect_attempts
+        self.transport_options = dict(transport_options or {})
+        self.transports: dict[int, RelayTransport] = {}
+        self.reconnects = 0
+        self.errors: list[str] = []
+        self._nc: Any = None
+        self._closed = False
+        self._renewer: asyncio.Task[None] | None = None
+        self._pending: set[asyncio.Task[None]] = set()
+
+    @property
+    def peer_role(self) -> str:
+        return self.credential.peer_role
+
+    @property
+    def connected_url(self) -> str | None:
+        nc = self._nc
+        url = getattr(nc, "connected_url", None) if nc is not None else None
+        return None if url is None else f"nats://{url.hostname}:{url.port}"
+
+    # ---- connecting ---------------------------------------------------------------
+    async def open(self) -> RelayLink:
+        """Connect and subscribe; ``transport.relay_unreachable`` / ``relay_refused``.
+
+        nats-py keeps retrying a refused credential, so the first refusal it
+        reports ends the attempt here, as does an overall deadline.
+        """
+        from nats.aio.client import Client
+
+        nc = Client()
+        attempt = asyncio.ensure_future(nc.connect(
+            list(self.credential.servers), name=f"lingxi-{self.credential.role}",
+            user_jwt_cb=lambda: self.credential.jwt.encode(),
+            signature_cb=lambda nonce: base64.b64encode(
+                self.credential.user.sign(nonce.encode())),
+            error_cb=self._on_error, disconnected_cb=self._on_disconnected,
+            reconnected_cb=self._on_reconnected, closed_cb=self._on_closed,
+            allow_reconnect=True, max_reconnect_attempts=max(1, self.reconnect_attempts),
+            reconnect_time_wait=0.25,  # type: ignore[arg-type]  # floats work
+            connect_timeout=self.connect_timeout,  # type: ignore[arg-type]
+            ping_interval=5, max_outstanding_pings=2))
+        deadline = asyncio.get_running_loop().time() + 2 * self.connect_timeout + 1.0
+        failure: TransportError | None = None
+        while not attempt.done():
+            await asyncio.wait({attempt}, timeout=0.05)
+            refusal = next((e for e in self.errors if _refused(e)), None)
+            if refusal is not None:
+                failure = TransportError("transport.relay_refused",
+                                         f"the relay refused this credential: {refusal[:160]}")
+            elif asyncio.get_running_loop().time() > deadline:
+                failure = TransportError("transport.relay_unreachable", "cannot reach the relay "
+                                         f"at {', '.join(self.credential.servers)} (timed out)")
+            if failure is not None and not attempt.done():
+                attempt.cancel()
+                break
+        if failure is None and attempt.exception() is not None:
+            text = str(attempt.exception())
+            failure = TransportError(
+                "transport.relay_refused" if _refused(text) else "transport.relay_unreachable",
+                f"cannot use the relay at {', '.join(self.credential.servers)}: "
+                f"{text[:160] or type(attempt.exception()).__name__}")
+        if failure is not None:
+            self._closed = True
+            with contextlib.suppress(BaseException):
+                await attempt
+            with contextlib.suppress(Exception):
+                await nc.close()
+            raise failure
+        self._nc = nc
+        await self._nc.subscribe(self.credential.receive_subject, cb=self._on_msg,
+                                 pending_msgs_limit=65536, pending_bytes_limit=64 * 1024 * 1024)
+        await self._nc.flush(timeout=self.connect_timeout)
+        if self.errors and any("Permissions" in e for e in self.errors):
+            await self.close()
+            raise TransportError("transport.relay_refused", "the relay refused this "
+                                 f"credential's subjects: {self.errors[-1][:160]}")
+        if self.renew is not None:
+            self._renewer = asyncio.ensure_future(self._renew_loop())
+        return self
+
+    async def _renew_loop(self) -> None:
+        while not self._closed and self.renew is not None:
+            left = self.credential.expires_at - time.time()
+            await asyncio.sleep(max(1.0, left - max(30.0, left / 3)))
+            if self._closed:
+                return
+            try:
+                fresh = await self.renew()
+            except Exception as error:  # keep the current one; try again soon
+                self.errors.append(f"renewal failed: {error}")
+                await asyncio.sleep(5.0)
+                continue
+            self.credential = replace(fresh, user=self.credential.user) \
+                if fresh.user.public != self.credential.user.public else fresh
+
+    # ---- callbacks from nats-py ---------------------------------------------------
+    async def _on_error(self, error: Exception) -> None:
+        self.errors.append(str(error)[:300])
+
+    async def _on_disconnected(self) -> None:
+        pass
+
+    async def _on_reconnected(self) -> None:
+        self.reconnects += 1
+        for transport in list(self.transports.values()):
+            transport.resend()
+
+    async def _on_closed(self) -> None:
+        if not self._closed:
+            error = TransportError("transport.relay_unreachable",
+                                   "lost the relay and could not reconnect to any node")
+            for transport in list(self.transports.values()):
+                transport.lost(error)
+
+    async def _on_msg(self, msg: Any) -> None:
+        data = msg.data
+        if len(data) < HEADER.size:
+            return  # not ours: a carrier may inject anything; the channel catches frames
+        kind, conn_id, seq, ack = HEADER.unpack_from(data)
+        transport = self.transports.get(conn_id)
+        if transport is None:
+            if kind != OPEN or self.on_open is None or self._closed:
+                return
+            if len(self.transports) >= MAX_CONNECTIONS:
+                return
+            transport = RelayTransport(self, conn_id, **self.transport_options)
+            self.adopt(transport)
+            transport._send(ACCEPT)
+            transport.accepted.set_result(None)
+            self.on_open(transport)
+            return
+        if kind == OPEN:
+            transport._send(ACCEPT)  # the guest has not heard the first one yet
+            return
+        transport.on_message(kind, seq, ack, data[HEADER.size:])
+
+    # ---- for transports -----------------------------------------------------------
+    def adopt(self, transport: RelayTransport) -> None:
+        self.transports[transport.conn_id] = transport
+
+    def forget(self, transport: RelayTransport) -> None:
+        if self.transports.get(transport.conn_id) is transport:
+            del self.transports[transport.conn_id]
+
+    def publish(self, data: bytes) -> None:
+        """Hand one message to the NATS client now, in call order (never awaits).
+
+        nats-py's ``publish`` queues synchronously and only awaits when its
+        buffer is full; it is stepped here once, and finished in a task in
+        that rare case, so messages keep the order they were published in.
+        """
+        nc = self._nc
+        if nc is None or self._closed:
+            return
+        coro = nc.publish(self.credential.send_subject, data)
+        try:
+            yielded = coro.send(None)
+        except StopIteration:
+            return
+        except Exception as error:  # disconnected with a full buffer: resent on reconnect
+            self.errors.append(f"publish: {error}"[:300])
+            return
+        task = asyncio.ensure_future(_finish(coro, yielded))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    # ---- ending -------------------------------------------------------------------
+    async def close(self) -> None:
+        if self._closed:
+            return
+        for transport in list(self.transports.values()):
+            await transport.close()
+        self._closed = True
+        if self._renewer is not None:
+            self._renewer.cancel()
+        nc, self._nc = self._nc, None
+        if nc is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(2.0):
+                    await nc.drain()
+            with contextlib.suppress(Exception):
+                await nc.close()
+
+    async def __aenter__(self) -> RelayLink:
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+
+def _refused(text: str) -> bool:
+    lowered = text.lower()
+    return "authorization" in lowered or "authentication" in lowered
+
+
+async def _finish(coro: Any, yielded: Any) -> None:
+    """Drive a coroutine that suspended after its first step to the end."""
+    try:
+        while True:
+            if yielded is None:
+                await asyncio.sleep(0)
+            else:
+                with contextlib.suppress(Exception):  # the coroutine sees it on resuming
+                    await yielded
+            yielded = coro.send(None)
+    except StopIteration:
+        return
+    except Exception:
+        return

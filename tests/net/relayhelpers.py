@@ -1,0 +1,126 @@
+"""A nats-server of the test's own (Debian's binary) trusting a relay key set, and credentials.
+
+Every server listens on a free loopback port, writes into the test's tmp_path and is
+stopped (then killed) when the test ends, failed or not.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from lingxi.natsauth import NKey
+from lingxi.registry.models.relay import RelayKeys, server_config
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def nats_server_binary() -> str:
+    """Debian's nats-server; skip (fail under CI=true) when it is not installed."""
+    path = shutil.which("nats-server") or ("/usr/sbin/nats-server"
+                                           if os.path.exists("/usr/sbin/nats-server") else None)
+    if path is None:
+        reason = "nats-server is not installed (apt-get install nats-server; .ci/run does it)"
+        if in_ci():
+            pytest.fail(reason + "; CI=true requires it", pytrace=False)
+        pytest.skip(reason)
+    return path
+
+
+def die_with_parent() -> None:
+    """In the child: be killed when the test process dies, even by SIGKILL (Linux)."""
+    import ctypes
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class NatsServer:
+    """One nats-server process with the registry's trust; ``url``; ``stop()``/``kill()``."""
+
+    def __init__(self, folder: Path, keys: RelayKeys, *, port: int | None = None,
+                 cluster_port: int | None = None, routes: tuple[str, ...] = (),
+                 host: str = "127.0.0.1", netns: str | None = None) -> None:
+        self.port = port or free_port()
+        self.host = host
+        self.url = f"nats://{host}:{self.port}"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.config = folder / f"nats-{self.port}.conf"
+        self.log = folder / f"nats-{self.port}.log"
+        self.config.write_text(server_config(
+            keys.trust(int(time.time())), listen=f"{host}:{self.port}",
+            cluster_listen=f"{host}:{cluster_port}" if cluster_port else None, routes=routes))
+        command = [nats_server_binary(), "-c", str(self.config), "-l", str(self.log)]
+        if netns:
+            command = ["ip", "netns", "exec", netns, *command]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
+        self.wait_ready()
+
+    def wait_ready(self, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"nats-server exited: {self.log.read_text()[-800:]}")
+            if self.log.exists() and "Server is ready" in self.log.read_text():
+                return
+            time.sleep(0.05)
+        raise RuntimeError("nats-server did not become ready")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(5)
+
+
+@pytest.fixture
+def relay_keys() -> RelayKeys:
+    return RelayKeys.generate()
+
+
+@pytest.fixture
+def nats_servers(tmp_path):
+    """Start servers with ``start(keys, **options)``; all are stopped at the end."""
+    started: list[NatsServer] = []
+
+    def start(keys: RelayKeys, **options) -> NatsServer:
+        server = NatsServer(tmp_path / "nats", keys, **options)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.kill()
+
+
+def credential(keys: RelayKeys, servers, role: str, session_id: str = "ses-test",
+               ttl: int = 600, user: NKey | None = None):
+    """A relay credential as the registry would issue it (without the registry)."""
+    from lingxi.wire.relay_link import RelayCredential
+
+    user = user or NKey.generate("user")
+    answer = keys.credential(user_key=user.public, role=role, session_id=session_id,
+                             now=int(time.time()), ttl=ttl)
+    return RelayCredential.from_answer({**answer, "servers": list(servers)}, user)
