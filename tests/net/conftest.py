@@ -1,1 +1,1 @@
-from relayhelpers import nats_servers, relay_keys  # noqa: F401  (fixtures)
+from relayhelpers import nats_servers, processes, relay_keys  # noqa: F401  (fixtures)

@@ -52,9 +52,10 @@ def free_port() -> int:
 class NatsServer:
     """One nats-server process with the registry's trust; ``url``; ``stop()``/``kill()``."""
 
-    def __init__(self, folder: Path, keys: RelayKeys, *, port: int | None = None,
+    def __init__(self, folder: Path, keys: RelayKeys | dict, *, port: int | None = None,
                  cluster_port: int | None = None, routes: tuple[str, ...] = (),
                  host: str = "127.0.0.1", netns: str | None = None) -> None:
+        trust = keys if isinstance(keys, dict) else keys.trust(int(time.time()))
         self.port = port or free_port()
         self.host = host
         self.url = f"nats://{host}:{self.port}"
@@ -62,7 +63,7 @@ class NatsServer:
         self.config = folder / f"nats-{self.port}.conf"
         self.log = folder / f"nats-{self.port}.log"
         self.config.write_text(server_config(
-            keys.trust(int(time.time())), listen=f"{host}:{self.port}",
+            trust, listen=f"{host}:{self.port}",
             cluster_listen=f"{host}:{cluster_port}" if cluster_port else None, routes=routes))
         command = [nats_server_binary(), "-c", str(self.config), "-l", str(self.log)]
         if netns:
@@ -105,7 +106,7 @@ def nats_servers(tmp_path):
     """Start servers with ``start(keys, **options)``; all are stopped at the end."""
     started: list[NatsServer] = []
 
-    def start(keys: RelayKeys, **options) -> NatsServer:
+    def start(keys: RelayKeys | dict, **options) -> NatsServer:
         server = NatsServer(tmp_path / "nats", keys, **options)
         started.append(server)
         return server
@@ -124,3 +125,84 @@ def credential(keys: RelayKeys, servers, role: str, session_id: str = "ses-test"
     answer = keys.credential(user_key=user.public, role=role, session_id=session_id,
                              now=int(time.time()), ttl=ttl)
     return RelayCredential.from_answer({**answer, "servers": list(servers)}, user)
+
+
+class Process:
+    """A ``lingxi`` command in its own LINGXI_HOME, output in a file, always ended by the test."""
+
+    def __init__(self, home: Path, *args: str, netns: str | None = None,
+                 env: dict | None = None) -> None:
+        import sys
+
+        self.home = home
+        home.mkdir(parents=True, exist_ok=True)
+        self.out = home / f"out-{time.monotonic_ns()}.log"
+        lingxi = str(Path(sys.executable).with_name("lingxi"))
+        command = [lingxi, *args]
+        if netns:
+            command = ["ip", "netns", "exec", netns, *command]
+        environment = {**os.environ, "LINGXI_HOME": str(home), **(env or {})}
+        environment.pop("LINGXI_REGISTRY", None)
+        self.handle = self.out.open("wb")
+        self.process = subprocess.Popen(command, stdout=self.handle, stderr=subprocess.STDOUT,
+                                        env=environment, preexec_fn=die_with_parent)
+
+    def text(self) -> str:
+        self.handle.flush()
+        return self.out.read_text(errors="replace")
+
+    def wait_for(self, needle: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.text()
+            if needle in text:
+                return text
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"{needle!r} not in the output:\n{self.text()[-2000:]}")
+
+    def wait(self, timeout: float = 60.0) -> int:
+        try:
+            return self.process.wait(timeout)
+        finally:
+            self.handle.flush()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+        self.handle.close()
+
+
+@pytest.fixture
+def processes():
+    """Start ``lingxi`` commands with ``start(home, *args)``; all are ended at the end."""
+    started: list[Process] = []
+
+    def start(home: Path, *args: str, **options) -> Process:
+        process = Process(home, *args, **options)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.stop()
+
+
+def lingxi(home: Path, *args: str, netns: str | None = None, timeout: float = 60.0,
+           env: dict | None = None) -> subprocess.CompletedProcess[str]:
+    """Run one ``lingxi`` command to its end in ``home``."""
+    import sys
+
+    command = [str(Path(sys.executable).with_name("lingxi")), *args]
+    if netns:
+        command = ["ip", "netns", "exec", netns, *command]
+    environment = {**os.environ, "LINGXI_HOME": str(home), **(env or {})}
+    environment.pop("LINGXI_REGISTRY", None)
+    return subprocess.run(command, capture_output=True, text=True, env=environment,
+                          timeout=timeout)

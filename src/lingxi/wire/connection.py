@@ -142,7 +142,7 @@ class OneSessionHost:
                  read_timeout: float = DEFAULT_READ_TIMEOUT,
                  on_refused: Callable[[WireError], None] | None = None,
                  channel_options: dict[str, Any] | None = None,
-                 seal: bool = True) -> None:
+                 seal: bool = True, listen: bool = True) -> None:
         if not pre_auth_timeout > 0:
             raise ValueError("pre_auth_timeout must be positive")
         if max_pending < 1:
@@ -159,6 +159,7 @@ class OneSessionHost:
         self.on_refused = on_refused
         self.channel_options = dict(channel_options or {})
         self.seal = seal
+        self.listen = listen
         self._requested_local = local_endpoint
         self._advertised = advertised_endpoint
         self.bound_endpoint: str | None = None
@@ -185,11 +186,16 @@ class OneSessionHost:
 
     async def start(self) -> str:
         """Bind the socket (port 0 → a free port); returns the real bound endpoint."""
-        if self._server is not None:
+        if self._server is not None or (not self.listen and self._result is not None):
             return self.bound_endpoint  # type: ignore[return-value]
         loop = asyncio.get_running_loop()
         self._result = loop.create_future()
         host = self
+        if not self.listen:  # relay only: connections come through offer()
+            self.bound_endpoint = format_endpoint(self.bind_host, self.bind_port)
+            self.local = _local_endpoint(self._requested_local, self.identity,
+                                         self.advertised_endpoint or self.bound_endpoint)
+            return self.bound_endpoint
 
         class _Accepted(TcpTransport):
             def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -219,8 +225,9 @@ class OneSessionHost:
         after this returns, until :meth:`close`.
         """
         await self.start()
-        assert self._server is not None and self._result is not None
-        await self._server.start_serving()
+        assert self._result is not None
+        if self._server is not None:
+            await self._server.start_serving()
         try:
             async with asyncio.timeout(timeout):
                 keys, transport = await asyncio.shield(self._result)
@@ -278,6 +285,13 @@ class OneSessionHost:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+    def offer(self, transport: FrameTransport) -> None:
+        """A connection that came another way (the relay): the same accept loop as TCP.
+
+        Connections offered before :meth:`accept` runs are handled at once too
+        (the relay has no kernel backlog to wait in)."""
+        self._on_connection(transport)  # type: ignore[arg-type]
 
     def _on_connection(self, transport: TcpTransport) -> None:
         if self._closing:
@@ -398,6 +412,7 @@ async def serve_one(endpoint: str, identity: Identity,
                     pre_auth_timeout: float = DEFAULT_PRE_AUTH_TIMEOUT,
                     max_pending: int = DEFAULT_MAX_PENDING,
                     accept_timeout: float | None = None,
+                    on_host: Callable[[OneSessionHost], Any] | None = None,
                     **options: Any) -> tuple[SecureChannel, PeerInfo]:
     """Host one session: bind, ``await on_listening(bound endpoint)``, accept, return.
 
@@ -405,13 +420,18 @@ async def serve_one(endpoint: str, identity: Identity,
     ``transport.busy``; it closes when the channel ends (``await
     channel.close()`` is the finally step) or, on any failure here, before
     this raises. ``options``: :class:`OneSessionHost` keyword arguments
-    (``clock``, ``rng``, ``on_refused``, ``channel_options``, limits).
+    (``clock``, ``rng``, ``on_refused``, ``channel_options``, ``seal``, ``listen``,
+    limits). ``on_host(host)`` is called once the host is started, before
+    ``on_listening``: the place to attach other ways in (a relay link calling
+    ``host.offer``).
     """
     host = OneSessionHost(endpoint, identity, local_endpoint, authorize=authorize,
                           advertised_endpoint=advertised_endpoint,
                           pre_auth_timeout=pre_auth_timeout, max_pending=max_pending, **options)
     try:
         bound = await host.start()
+        if on_host is not None:
+            on_host(host)
         if on_listening is not None:
             await on_listening(bound)
         channel, peer = await host.accept(accept_timeout)
