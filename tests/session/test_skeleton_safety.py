@@ -208,6 +208,9 @@ def test_fetch_writes_a_skeleton_and_a_poisoned_name_stays_data(tmp_path: Path) 
     assert registered.exit_code == 0, registered.output
     pid = json.loads(registered.output)["protocol_id"]
 
+    listed = run("protocol", "search", "--name", "x")
+    assert pid in listed.output and "\x1b" not in listed.output and "\x07" not in listed.output
+
     out = tmp_path / "fetched"
     fetched = run("protocol", "fetch", pid, "--out", str(out), "--json")
     assert fetched.exit_code == 0, fetched.output

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from lingxi.cli.common import handle_errors, json_option, print_json
+from lingxi.cli.common import handle_errors, json_option, print_json, safe_line
 from lingxi.cli.registry_common import run, server_option
 from lingxi.errors import EXIT_FAILED, EXIT_USAGE, InputError, LingxiError
 
@@ -88,7 +88,7 @@ def browse(protocol_id: str | None, type_: str | None, name: str | None,
     if not page["items"]:
         click.echo("no open invitation")
     for inv in page["items"]:
-        click.echo(_row(inv))
+        click.echo(safe_line(_row(inv)))  # names, options, endpoints: registry text
     if page["next_cursor"]:
         click.echo(f"more: --cursor {page['next_cursor']}")
 
@@ -179,7 +179,7 @@ def protocol_preflight(spec_path: str, server: str, as_json: bool) -> None:
         click.echo(f"protocol_id {report['protocol_id']}"
                    + (" (already registered)" if report["registered"] else ""))
         for near in report["near_duplicates"]:
-            click.echo(f"  same structure: {near['name']}  {near['protocol_id']}")
+            click.echo(safe_line(f"  same structure: {near['name']}  {near['protocol_id']}"))
         if report["converges"]:
             click.echo("converge: add parameters to a known protocol, or register with "
                        "--allow-new --reason TEXT")
@@ -270,6 +270,6 @@ def protocol_search(text: str | None, name: str | None, type_: str | None, limit
     if not page["items"]:
         click.echo("no protocol found")
     for item in page["items"]:
-        click.echo(f"{item['protocol_id']}  {item['name']}  ({item['type'] or '-'})")
+        click.echo(safe_line(f"{item['protocol_id']}  {item['name']}  ({item['type'] or '-'})"))
     if page["next_cursor"]:
         click.echo(f"more: --cursor {page['next_cursor']}")
