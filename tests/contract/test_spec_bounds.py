@@ -157,7 +157,7 @@ def test_each_bound_refuses_one_past_it_at_every_entry(tmp_path: Path, what, bui
 
 
 def test_the_refusal_comes_before_any_checking_copying_or_hashing(monkeypatch) -> None:
-    huge = _messages(50_000)  # the issue declared a million; the refusal does not depend on it
+    huge = _messages(5_000)  # the issue declared a million; the refusal does not depend on it
 
     def expensive(*args, **kwargs):
         raise AssertionError("expensive work on an oversized spec")
@@ -248,7 +248,7 @@ def test_validate_and_hash_refuse_with_one_line_and_exit_2(tmp_path: Path) -> No
 def test_a_registry_answer_is_refused_before_it_is_hashed(monkeypatch) -> None:
     from lingxi.registry.client.api import RegistryClient
 
-    huge = _messages(30_000)
+    huge = _messages(5_000)
 
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"protocol_id": "a" * 64, "spec": huge})
@@ -275,7 +275,7 @@ def test_an_offered_id_whose_cached_spec_is_oversized_is_refused_cheaply(monkeyp
     pid = "b" * 64
     folder = cache_dir(pid)
     folder.mkdir(parents=True)
-    (folder / "spec.json").write_text(json.dumps(_messages(30_000)), encoding="utf-8")
+    (folder / "spec.json").write_text(json.dumps(_messages(5_000)), encoding="utf-8")
 
     def expensive(*args, **kwargs):
         raise AssertionError("checked an oversized spec")

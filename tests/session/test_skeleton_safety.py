@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -177,7 +178,9 @@ def hostile_specs(draw) -> dict:
     return doc
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# LINGXI_HYPOTHESIS_EXAMPLES=3000 for a deeper (slower) search than the default run.
+@settings(max_examples=int(os.environ.get("LINGXI_HYPOTHESIS_EXAMPLES", "100")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(hostile_specs())
 def test_every_skeleton_holds_exactly_the_expected_code(doc: dict) -> None:
     try:
