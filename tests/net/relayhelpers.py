@@ -131,7 +131,7 @@ class Process:
     """A ``lingxi`` command in its own LINGXI_HOME, output in a file, always ended by the test."""
 
     def __init__(self, home: Path, *args: str, netns: str | None = None,
-                 env: dict | None = None) -> None:
+                 env: dict | None = None, stdin: bool = False) -> None:
         import sys
 
         self.home = home
@@ -145,11 +145,21 @@ class Process:
         environment.pop("LINGXI_REGISTRY", None)
         self.handle = self.out.open("wb")
         self.process = subprocess.Popen(command, stdout=self.handle, stderr=subprocess.STDOUT,
-                                        env=environment, preexec_fn=die_with_parent)
+                                        env=environment, preexec_fn=die_with_parent,
+                                        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL)
+
+    def say(self, line: str) -> None:
+        """One line on the command's standard input (free-mode chat)."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(line.encode() + b"\n")
+        self.process.stdin.flush()
 
     def text(self) -> str:
         self.handle.flush()
         return self.out.read_text(errors="replace")
+
+    def count(self, needle: str) -> int:
+        return self.text().count(needle)
 
     def wait_for(self, needle: str, timeout: float = 20.0) -> str:
         deadline = time.monotonic() + timeout
@@ -206,3 +216,71 @@ def lingxi(home: Path, *args: str, netns: str | None = None, timeout: float = 60
     environment.pop("LINGXI_REGISTRY", None)
     return subprocess.run(command, capture_output=True, text=True, env=environment,
                           timeout=timeout)
+
+
+def fresh_postgres_database():
+    """``(url, drop)`` for a new empty database on 127.0.0.1:5432; skip without one (fail
+    under CI=true)."""
+    import secrets
+
+    try:
+        import psycopg
+
+        with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres",
+                             connect_timeout=3, autocommit=True) as conn:
+            name = "lingxi_relay_" + secrets.token_hex(6)
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except Exception as error:  # noqa: BLE001 - any failure means "no server here"
+        reason = f"no PostgreSQL at 127.0.0.1:5432 ({type(error).__name__}: {error})"
+        if in_ci():
+            pytest.fail(reason + "; .ci/run must start one", pytrace=False)
+        pytest.skip(reason)
+
+    def drop() -> None:
+        with psycopg.connect("host=127.0.0.1 port=5432 user=postgres dbname=postgres",
+                             autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    return f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}", drop
+
+
+async def relay_pair(keys, servers, *, session_id="ses-test", host_link_class=None,
+                     **transport_options):
+    """Host and guest links for one session; returns (host link, guest link, host transport,
+    guest transport). ``host_link_class``: a RelayLink subclass for the host (a lying relay)."""
+    import asyncio
+
+    from lingxi.wire.relay_link import RelayLink
+    from lingxi.wire.relay_transport import open_to_host
+
+    opened: asyncio.Queue = asyncio.Queue()
+    host_link = await (host_link_class or RelayLink)(credential(keys, servers, "host", session_id),
+                                on_open=opened.put_nowait,
+                                transport_options=transport_options).open()
+    guest_link = await RelayLink(credential(keys, servers, "guest", session_id)).open()
+    guest_side = await open_to_host(guest_link, timeout=5, **transport_options)
+    host_side = await asyncio.wait_for(opened.get(), 5)
+    return host_link, guest_link, host_side, guest_side
+
+
+async def sealed_channels(host_t, guest_t, **options):
+    """A real handshake over the two transports, then a SecureChannel on each side."""
+    import asyncio
+
+    from lingxi.wire.channel import SecureChannel
+    from lingxi.wire.envelope import AgentEndpoint
+    from lingxi.wire.handshake import client_handshake, server_handshake
+    from lingxi.wire.identity import Identity
+
+    clock = time.time
+    host_id, guest_id = Identity.generate(), Identity.generate()
+    host_end = AgentEndpoint(host_id.agent_id, "lingxi", "relay://host")
+    guest_end = AgentEndpoint(guest_id.agent_id, "lingxi", "relay://guest")
+    guest_keys, host_keys = await asyncio.gather(
+        client_handshake(guest_t, guest_id, guest_end, clock=clock, timeout=5),
+        server_handshake(host_t, host_id, host_end, clock=clock, timeout=5))
+    options.setdefault("heartbeat_interval", None)
+    options.setdefault("peer_timeout", None)
+    guest = await SecureChannel(guest_t, guest_keys, clock=clock, **options).start()
+    host = await SecureChannel(host_t, host_keys, clock=clock, **options).start()
+    return host, guest, host_id, guest_id

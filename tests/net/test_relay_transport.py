@@ -9,47 +9,15 @@ import base64
 
 import nats
 import pytest
-from relayhelpers import credential
+from relayhelpers import credential, relay_pair, sealed_channels
 
 from lingxi.natsauth import NKey, user_jwt
-from lingxi.wire.channel import SecureChannel
-from lingxi.wire.envelope import AgentEndpoint
 from lingxi.wire.errors import TransportError
-from lingxi.wire.handshake import client_handshake, server_handshake
-from lingxi.wire.identity import Identity
 from lingxi.wire.relay_link import RelayLink
 from lingxi.wire.relay_transport import open_to_host
 
 HANG_GUARD = 20
 SECRET = {"action": "move", "card": "queen of hearts"}
-
-
-async def relay_pair(keys, servers, *, session_id="ses-test", **transport_options):
-    """Host and guest links for one session; returns (host link, guest link, host transport,
-    guest transport)."""
-    opened: asyncio.Queue = asyncio.Queue()
-    host_link = await RelayLink(credential(keys, servers, "host", session_id),
-                                on_open=opened.put_nowait,
-                                transport_options=transport_options).open()
-    guest_link = await RelayLink(credential(keys, servers, "guest", session_id)).open()
-    guest_side = await open_to_host(guest_link, timeout=5, **transport_options)
-    host_side = await asyncio.wait_for(opened.get(), 5)
-    return host_link, guest_link, host_side, guest_side
-
-
-async def sealed_channels(host_t, guest_t, **options):
-    clock = __import__("time").time
-    host_id, guest_id = Identity.generate(), Identity.generate()
-    host_end = AgentEndpoint(host_id.agent_id, "lingxi", "relay://host")
-    guest_end = AgentEndpoint(guest_id.agent_id, "lingxi", "relay://guest")
-    guest_keys, host_keys = await asyncio.gather(
-        client_handshake(guest_t, guest_id, guest_end, clock=clock, timeout=5),
-        server_handshake(host_t, host_id, host_end, clock=clock, timeout=5))
-    options.setdefault("heartbeat_interval", None)
-    options.setdefault("peer_timeout", None)
-    guest = await SecureChannel(guest_t, guest_keys, clock=clock, **options).start()
-    host = await SecureChannel(host_t, host_keys, clock=clock, **options).start()
-    return host, guest, host_id, guest_id
 
 
 async def sniffer(keys, server):
@@ -219,3 +187,23 @@ async def test_a_flooding_peer_is_cut_off(relay_keys, nats_servers):
     assert info.value.code == "transport.flood"
     await host_link.close()
     await guest_link.close()
+
+
+async def test_the_relay_itself_refuses_a_message_over_the_credential_payload_cap(
+        relay_keys, nats_servers):
+    server = nats_servers(relay_keys)
+    cred = credential(relay_keys, [server.url], "guest", "ses-cap")
+    errors: list = []
+    client = await nats.connect(
+        server.url, user_jwt_cb=lambda: cred.jwt.encode(), allow_reconnect=False,
+        signature_cb=lambda n: base64.b64encode(cred.user.sign(n.encode())),
+        error_cb=_collect(errors))
+    await client.publish(cred.send_subject, b"x" * (cred.max_payload + 1000))
+    with pytest.raises(Exception):  # noqa: B017 - the connection is gone, whatever nats-py says
+        await client.flush(timeout=2)
+        await asyncio.sleep(0.5)
+        await client.publish(cred.send_subject, b"again")
+        await client.flush(timeout=2)
+    assert errors  # the relay cut the connection
+    assert "maximum payload exceeded" in server.log.read_text()  # for exactly this reason
+    await client.close()

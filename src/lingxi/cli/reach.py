@@ -154,7 +154,8 @@ class RelayHost:
             self.echo(f"a guest is connecting through the relay (session {session_id})")
             self.host.offer(transport)
 
-        self.link = await RelayLink(credential, renew=renew, on_open=arrived).open()
+        self.link = await RelayLink(credential, renew=renew, on_open=arrived,
+                                    on_event=self.echo).open()
         self.session_id = session_id
 
     async def close(self) -> None:
@@ -226,7 +227,7 @@ async def _through_relay(client: Any, session_id: str, identity: Any, local: Any
         answer = await relay_credential(client, session_id, user.public)
         return RelayCredential.from_answer(answer, user)
 
-    link = await RelayLink(await renew(), renew=renew).open()
+    link = await RelayLink(await renew(), renew=renew, on_event=echo).open()
     for name in ("connect_timeout", "max_frame", "read_timeout"):
         options.pop(name, None)
     try:

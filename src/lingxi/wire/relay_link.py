@@ -78,13 +78,15 @@ class RelayLink:
     def __init__(self, credential: RelayCredential, *, renew: Renew | None = None,
                  on_open: Callable[[RelayTransport], None] | None = None,
                  connect_timeout: float = 5.0, reconnect_attempts: int = 40,
-                 transport_options: dict[str, Any] | None = None) -> None:
+                 transport_options: dict[str, Any] | None = None,
+                 on_event: Callable[[str], None] | None = None) -> None:
         self.credential = credential
         self.renew = renew
         self.on_open = on_open
         self.connect_timeout = connect_timeout
         self.reconnect_attempts = reconnect_attempts
         self.transport_options = dict(transport_options or {})
+        self.on_event = on_event
         self.transports: dict[int, RelayTransport] = {}
         self.reconnects = 0
         self.errors: list[str] = []
@@ -123,7 +125,8 @@ class RelayLink:
             allow_reconnect=True, max_reconnect_attempts=max(1, self.reconnect_attempts),
             reconnect_time_wait=0.25,  # type: ignore[arg-type]  # floats work
             connect_timeout=self.connect_timeout,  # type: ignore[arg-type]
-            ping_interval=5, max_outstanding_pings=2))
+            ping_interval=5, max_outstanding_pings=2,
+            dont_randomize=True))  # the registry lists its nearest node first
         deadline = asyncio.get_running_loop().time() + 2 * self.connect_timeout + 1.0
         failure: TransportError | None = None
         while not attempt.done():
@@ -183,12 +186,16 @@ class RelayLink:
         self.errors.append(str(error)[:300])
 
     async def _on_disconnected(self) -> None:
-        pass
+        if not self._closed and self.on_event is not None:
+            self.on_event("relay: lost the relay node; reconnecting")
 
     async def _on_reconnected(self) -> None:
         self.reconnects += 1
         for transport in list(self.transports.values()):
             transport.resend()
+        if self.on_event is not None:
+            self.on_event(f"relay: reconnected to {self.connected_url}; unacknowledged frames "
+                          "sent again")
 
     async def _on_closed(self) -> None:
         if not self._closed:
