@@ -73,8 +73,17 @@ def test_host_and_guest_behind_nats_meet_through_the_relay(tmp_path, processes):
         log = lingxi(tmp_path / "guest", "registry", "verify", "--server", server,
                      netns=ns["guestb"])
         assert log.returncode == 0, log.stdout + log.stderr
-        finished = lingxi(tmp_path / "guest", "browse", "--server", server, netns=ns["guestb"])
-        assert finished.returncode == 0
+        # lingxi doctor from behind NAT A: the relay works, direct reachability does not
+        doctor = lingxi(tmp_path / "host", "doctor", "--server", server, "--json",
+                        netns=ns["hosta"])
+        checks = {c["name"]: c for c in __import__("json").loads(doctor.stdout)["checks"]}
+        assert checks["identity"]["status"] == "ok"
+        assert checks["registry"]["status"] == "ok", checks["registry"]
+        assert checks["relay"]["status"] == "ok", checks["relay"]
+        assert checks["direct"]["status"] == "warn" and "203.0.113.2" in checks["direct"][
+            "detail"] and "relay" in checks["direct"]["detail"]
+        assert checks["clock"]["status"] == "ok"
+        assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert net.existing() == []  # every namespace (veths, nftables tables) is gone
     assert net.pids() == []
 

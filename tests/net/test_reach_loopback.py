@@ -112,3 +112,37 @@ def test_a_relay_only_host_needs_an_endpoint_for_its_invitation(world):
                   "--protocol-dir", "guess-number", "--via", "relay",
                   "--endpoint", "tcp://127.0.0.1:0")
     assert done.returncode == 2 and "input.relay_needs_endpoint" in done.stderr
+
+
+def test_doctor_says_what_works_one_line_each_with_the_fix(world):
+    done = lingxi(world.root / "host", "doctor", "--server", world.url, "--port",
+                  str(free_port()))
+    lines = done.stdout.splitlines()
+    names = [line.split(":")[0].split()[-1] for line in lines]
+    assert names == ["identity", "registry", "relay", "direct", "clock", "chromium"], lines
+    by_name = dict(zip(names, lines, strict=True))
+    assert by_name["identity"].startswith("ok ")
+    assert by_name["relay"].startswith("ok ") and "accepted the registry's credential" in \
+        by_name["relay"]
+    assert by_name["direct"].startswith("ok ") and "guests can connect directly" in \
+        by_name["direct"]
+    assert by_name["registry"].startswith("WARN") and "fix: lingxi registry verify" in \
+        by_name["registry"]  # never verified from this home: not pinned yet
+    assert done.returncode == 0
+    lingxi(world.root / "host", "registry", "verify", "--server", world.url)
+    again = lingxi(world.root / "host", "doctor", "--server", world.url, "--json")
+    checks = {c["name"]: c["status"] for c in json.loads(again.stdout)["checks"]}
+    assert checks["registry"] == "ok"
+    world.nats.kill()  # the relay is down: one failed line with its fix, exit 1
+    down = lingxi(world.root / "host", "doctor", "--server", world.url)
+    assert down.returncode == 1
+    (relay_line,) = [line for line in down.stdout.splitlines() if " relay:" in line]
+    assert relay_line.startswith("FAIL") and "transport.relay_unreachable" in relay_line \
+        and "fix:" in relay_line
+
+
+def test_doctor_without_an_identity_says_how_to_make_one(tmp_path):
+    done = lingxi(tmp_path / "empty", "doctor", "--server", "http://127.0.0.1:9")
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("FAIL identity: identity.missing") and "lingxi identity init" in first
+    assert done.returncode == 1

@@ -43,6 +43,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "List open invitations at a registry."),
     "registry": ("lingxi.cli.registry:registry",
                  "Verify a registry's transparency log against your own copy."),
+    "doctor": ("lingxi.cli.doctor:doctor",
+               "Check identity, registry, relay, direct reachability, clock, Chromium."),
     "relay": ("lingxi.cli.relay:relay",
               "Run the NATS relay through which agents behind NATs meet."),
 }

@@ -58,10 +58,12 @@ class RelayCredential:
         except (KeyError, TypeError, ValueError):
             raise TransportError("transport.relay_refused",
                                  "the registry's relay credential is malformed") from None
-        if not servers or not all(s.startswith("nats://") for s in servers) \
-                or credential.role not in ("host", "guest"):
+        if not servers or not all(s.startswith("nats://") for s in servers):
             raise TransportError("transport.relay_refused",
                                  "the registry's relay credential names no nats:// server")
+        if credential.role not in ("host", "guest", "probe"):
+            raise TransportError("transport.relay_refused",
+                                 "the registry's relay credential names no known role")
         return credential
 
     @property

@@ -102,6 +102,26 @@ class RelayKeys:
                 "max_payload": frame_cap + RELAY_OVERHEAD}
 
 
+def probe_subject(agent_id: str, nonce: str) -> str:
+    """The one subject a ``lingxi doctor`` probe may use: its own, for a minute."""
+    if not agent_id.replace("-", "").isalnum() or not nonce.isalnum():
+        raise ValueError("agent id and nonce are letters, digits (and '-')")
+    return f"lingxi.probe.{agent_id}.{nonce}"
+
+
+def probe_credential(keys: RelayKeys, *, user_key: str, agent_id: str, nonce: str,
+                     now: int) -> dict[str, Any]:
+    """A 60-second user JWT that may publish and subscribe on its own probe subject only."""
+    decode_public(user_key, "user")
+    subject = probe_subject(agent_id, nonce)
+    token = user_jwt(keys.account, user_key, name=f"probe:{agent_id}", now=now,
+                     expires=now + 60, publish=[subject], subscribe=[subject], payload=1024,
+                     subs=1)
+    return {"jwt": token, "role": "probe", "session_id": f"probe-{nonce}",
+            "send_subject": subject, "receive_subject": subject, "expires_at": now + 60,
+            "max_payload": 1024}
+
+
 def server_config(trust: dict[str, Any], *, listen: str | None = None,
                   cluster_listen: str | None = None, routes: tuple[str, ...] = (),
                   cluster_name: str = "lingxi", monitor: str | None = None) -> str:

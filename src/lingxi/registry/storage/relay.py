@@ -93,3 +93,24 @@ def issue_credential(store: Any, agent_id: str, body: dict[str, Any]) -> dict[st
     except ValueError as error:
         raise RegistryError("registry.bad_request", f"user_key: {error}", status=422) from None
     return {**credential, "servers": servers}
+
+
+def issue_probe(store: Any, agent_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A one-minute credential for ``lingxi doctor`` to check that the relay admits it."""
+    from lingxi.registry.errors import RegistryError
+    from lingxi.registry.models.relay import probe_credential
+
+    servers = relay_servers(store)
+    if not servers:
+        raise RegistryError("registry.no_relay", "this registry has no relay "
+                            "(lingxi server --relay nats://HOST:PORT)", status=404)
+    nonce = body.get("nonce")
+    if not isinstance(nonce, str) or not nonce.isalnum() or not 8 <= len(nonce) <= 32:
+        raise RegistryError("registry.bad_request", "nonce is 8-32 letters or digits",
+                            status=422)
+    try:
+        answer = probe_credential(relay_keys(store), user_key=str(body.get("user_key")),
+                                  agent_id=agent_id, nonce=nonce, now=int(store.clock()))
+    except ValueError as error:
+        raise RegistryError("registry.bad_request", f"user_key: {error}", status=422) from None
+    return {**answer, "servers": servers}
