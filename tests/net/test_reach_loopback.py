@@ -146,3 +146,11 @@ def test_doctor_without_an_identity_says_how_to_make_one(tmp_path):
     first = done.stdout.splitlines()[0]
     assert first.startswith("FAIL identity: identity.missing") and "lingxi identity init" in first
     assert done.returncode == 1
+
+
+@pytest.mark.slow
+def test_demo_relay_runs_the_journey_through_the_relay(tmp_path):
+    done = lingxi(tmp_path / "home", "demo", "--relay", timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "path: relay" in done.stdout and "demo ok" in done.stdout
+    assert done.stdout.count(": verified") == 2 and "registry log verified" in done.stdout

@@ -68,7 +68,10 @@ async def fetch_trust(client: Any) -> dict[str, Any]:
 
 @click.group("relay")
 def relay() -> None:
-    """Run the NATS relay through which agents behind NATs meet (nats-server)."""
+    """Run the NATS relay through which agents behind NATs meet (nats-server).
+
+    Example: lingxi relay serve --listen 0.0.0.0:4222 --server http://127.0.0.1:8470
+    """
 
 
 @relay.command("serve")
