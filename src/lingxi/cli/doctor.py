@@ -175,7 +175,7 @@ async def check_direct(client: Any, port: int, identity: Any, embedded: bool) ->
     where = str(result.get("address"))
     if result.get("reachable"):
         return Check("direct", "ok", f"the registry reached {where}: guests can connect "
-                     "directly (host with --endpoint tcp://0.0.0.0:%d)" % port)
+                     f"directly (host with --endpoint tcp://0.0.0.0:{port})")
     return Check("direct", "warn", f"the registry cannot reach {where} "
                  f"({safe_line(result.get('detail'), 120)}): guests will meet you through the "
                  "relay", "nothing, with a relay; or forward the port on your router")
