@@ -207,3 +207,42 @@ async def test_the_relay_itself_refuses_a_message_over_the_credential_payload_ca
     assert errors  # the relay cut the connection
     assert "maximum payload exceeded" in server.log.read_text()  # for exactly this reason
     await client.close()
+
+
+@pytest.mark.slow
+async def test_a_session_outlives_its_credential_by_renewing_it(relay_keys, nats_servers):
+    """The relay drops a connection whose JWT expired; the link renewed it in time, so the
+    client reconnects with the fresh one and nothing is lost."""
+    import time as clock
+
+    from lingxi.wire.relay_link import RelayCredential
+
+    server = nats_servers(relay_keys)
+    user = NKey.generate("user")
+
+    def mint(role, who):
+        answer = relay_keys.credential(user_key=who.public, role=role, session_id="ses-renew",
+                                       now=int(clock.time()), ttl=30)
+        return RelayCredential.from_answer({**answer, "servers": [server.url]}, who)
+
+    async def renew():
+        return mint("guest", user)
+
+    opened: asyncio.Queue = asyncio.Queue()
+    host_link = await RelayLink(credential(relay_keys, [server.url], "host", "ses-renew"),
+                                on_open=opened.put_nowait).open()
+    guest_link = await RelayLink(mint("guest", user), renew=renew).open()
+    guest_t = await open_to_host(guest_link, timeout=5)
+    host_t = await asyncio.wait_for(opened.get(), 5)
+    first_jwt = guest_link.credential.jwt
+    deadline = clock.monotonic() + 40  # past the first credential's 30 s
+    n = 0
+    while clock.monotonic() < deadline:
+        await guest_t.send(n.to_bytes(4, "big"))
+        assert int.from_bytes(await asyncio.wait_for(host_t.recv(), 15), "big") == n
+        n += 1
+        await asyncio.sleep(0.5)
+    assert guest_link.credential.jwt != first_jwt  # renewed
+    assert guest_link.renewals >= 1  # moved to a connection with the fresh credential
+    await host_link.close()
+    await guest_link.close()

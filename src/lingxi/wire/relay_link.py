@@ -10,9 +10,11 @@ becomes a new transport, given to ``on_open`` (the host's accept loop). After
 a reconnect every transport sends again what was not acknowledged.
 
 ``renew()`` (optional, async) returns a fresh credential for the same user
-key; the link asks for one before the current one expires, so a session that
-outlives its credential goes on (the server drops the expired connection and
-the client reconnects with the new JWT).
+key; the link asks for one before the current one expires and moves to a new
+connection made with it before closing the old one (the relay drops a
+connection whose JWT expired, and nats-py gives such a connection up), so a
+session outlives any one credential; repeats across the switch are dropped by
+the transports' sequence numbers.
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ class RelayLink:
         self.on_event = on_event
         self.transports: dict[int, RelayTransport] = {}
         self.reconnects = 0
+        self.renewals = 0
         self.errors: list[str] = []
         self._nc: Any = None
         self._closed = False
@@ -109,21 +112,54 @@ class RelayLink:
 
     # ---- connecting ---------------------------------------------------------------
     async def open(self) -> RelayLink:
-        """Connect and subscribe; ``transport.relay_unreachable`` / ``relay_refused``.
+        """Connect and subscribe; ``transport.relay_unreachable`` / ``relay_refused``."""
+        try:
+            self._nc = await self._connect(self.credential)
+        except TransportError:
+            self._closed = True
+            raise
+        if self.renew is not None:
+            self._renewer = asyncio.ensure_future(self._renew_loop())
+        return self
+
+    async def _connect(self, credential: RelayCredential) -> Any:
+        """A connected, subscribed NATS client for ``credential``.
 
         nats-py keeps retrying a refused credential, so the first refusal it
-        reports ends the attempt here, as does an overall deadline.
+        reports ends the attempt here, as does an overall deadline. The
+        client's callbacks act only while it is this link's current client
+        (a replaced one closing says nothing).
         """
         from nats.aio.client import Client
 
         nc = Client()
+        errors: list[str] = []
+
+        def current() -> bool:
+            return self._nc is nc and not self._closed
+
+        async def on_error(error: Exception) -> None:
+            errors.append(str(error)[:300])
+            self.errors.append(str(error)[:300])
+
+        async def on_disconnected() -> None:
+            if current() and self.on_event is not None:
+                self.on_event("relay: lost the relay node; reconnecting")
+
+        async def on_reconnected() -> None:
+            if current():
+                await self._on_reconnected()
+
+        async def on_closed() -> None:
+            if current():
+                await self._on_closed()
+
         attempt = asyncio.ensure_future(nc.connect(
-            list(self.credential.servers), name=f"lingxi-{self.credential.role}",
-            user_jwt_cb=lambda: self.credential.jwt.encode(),
-            signature_cb=lambda nonce: base64.b64encode(
-                self.credential.user.sign(nonce.encode())),
-            error_cb=self._on_error, disconnected_cb=self._on_disconnected,
-            reconnected_cb=self._on_reconnected, closed_cb=self._on_closed,
+            list(credential.servers), name=f"lingxi-{credential.role}",
+            user_jwt_cb=lambda: credential.jwt.encode(),
+            signature_cb=lambda nonce: base64.b64encode(credential.user.sign(nonce.encode())),
+            error_cb=on_error, disconnected_cb=on_disconnected,
+            reconnected_cb=on_reconnected, closed_cb=on_closed,
             allow_reconnect=True, max_reconnect_attempts=max(1, self.reconnect_attempts),
             reconnect_time_wait=0.25,  # type: ignore[arg-type]  # floats work
             connect_timeout=self.connect_timeout,  # type: ignore[arg-type]
@@ -133,13 +169,13 @@ class RelayLink:
         failure: TransportError | None = None
         while not attempt.done():
             await asyncio.wait({attempt}, timeout=0.05)
-            refusal = next((e for e in self.errors if _refused(e)), None)
+            refusal = next((e for e in errors if _refused(e)), None)
             if refusal is not None:
                 failure = TransportError("transport.relay_refused",
                                          f"the relay refused this credential: {refusal[:160]}")
             elif asyncio.get_running_loop().time() > deadline:
                 failure = TransportError("transport.relay_unreachable", "cannot reach the relay "
-                                         f"at {', '.join(self.credential.servers)} (timed out)")
+                                         f"at {', '.join(credential.servers)} (timed out)")
             if failure is not None and not attempt.done():
                 attempt.cancel()
                 break
@@ -147,50 +183,53 @@ class RelayLink:
             text = str(attempt.exception())
             failure = TransportError(
                 "transport.relay_refused" if _refused(text) else "transport.relay_unreachable",
-                f"cannot use the relay at {', '.join(self.credential.servers)}: "
+                f"cannot use the relay at {', '.join(credential.servers)}: "
                 f"{text[:160] or type(attempt.exception()).__name__}")
+        if failure is None:
+            await nc.subscribe(credential.receive_subject, cb=self._on_msg,
+                               pending_msgs_limit=65536, pending_bytes_limit=64 * 1024 * 1024)
+            await nc.flush(timeout=self.connect_timeout)  # type: ignore[arg-type]
+            if any("Permissions" in e for e in errors):
+                failure = TransportError("transport.relay_refused", "the relay refused this "
+                                         f"credential's subjects: {errors[-1][:160]}")
         if failure is not None:
-            self._closed = True
             with contextlib.suppress(BaseException):
                 await attempt
             with contextlib.suppress(Exception):
                 await nc.close()
             raise failure
-        self._nc = nc
-        await self._nc.subscribe(self.credential.receive_subject, cb=self._on_msg,
-                                 pending_msgs_limit=65536, pending_bytes_limit=64 * 1024 * 1024)
-        await self._nc.flush(timeout=self.connect_timeout)
-        if self.errors and any("Permissions" in e for e in self.errors):
-            await self.close()
-            raise TransportError("transport.relay_refused", "the relay refused this "
-                                 f"credential's subjects: {self.errors[-1][:160]}")
-        if self.renew is not None:
-            self._renewer = asyncio.ensure_future(self._renew_loop())
-        return self
+        return nc
 
     async def _renew_loop(self) -> None:
+        """Before the credential expires, get a fresh one and move to a connection made with
+        it (make before break): the relay drops a connection whose JWT expired, and nats-py
+        gives such a connection up instead of reconnecting."""
         while not self._closed and self.renew is not None:
             left = self.credential.expires_at - time.time()
-            await asyncio.sleep(max(1.0, left - max(30.0, left / 3)))
+            await asyncio.sleep(max(1.0, left - max(20.0, left / 3)))
             if self._closed:
                 return
             try:
                 fresh = await self.renew()
+                if fresh.user.public != self.credential.user.public:
+                    fresh = replace(fresh, user=self.credential.user)
+                nc = await self._connect(fresh)
             except Exception as error:  # keep the current one; try again soon
                 self.errors.append(f"renewal failed: {error}")
-                await asyncio.sleep(5.0)
+                await asyncio.sleep(2.0)
                 continue
-            self.credential = replace(fresh, user=self.credential.user) \
-                if fresh.user.public != self.credential.user.public else fresh
+            old, self._nc, self.credential = self._nc, nc, fresh
+            self.renewals += 1
+            for transport in list(self.transports.values()):
+                transport.resend()  # anything the old connection may not have carried
+            if old is not None:
+                with contextlib.suppress(Exception):
+                    async with asyncio.timeout(2.0):
+                        await old.drain()
+                with contextlib.suppress(Exception):
+                    await old.close()
 
-    # ---- callbacks from nats-py ---------------------------------------------------
-    async def _on_error(self, error: Exception) -> None:
-        self.errors.append(str(error)[:300])
-
-    async def _on_disconnected(self) -> None:
-        if not self._closed and self.on_event is not None:
-            self.on_event("relay: lost the relay node; reconnecting")
-
+    # ---- callbacks from nats-py (for the current client) ---------------------------
     async def _on_reconnected(self) -> None:
         self.reconnects += 1
         for transport in list(self.transports.values()):
