@@ -195,6 +195,8 @@ def run_case(protocol: LoadedProtocol, case: Case, *, options: dict[str, Any] | 
                           "this run (no such message, or no other valid value)")
     victim = result.host if case.victim == "host" else result.guest
     detected = victim.code if victim.status == "aborted" and victim.by == "local" else None
+    if case.detect is not None:
+        detected = case.detect(victim)
     ok = detected in case.expect
     detail = victim.reason
     if case.make is Silent:

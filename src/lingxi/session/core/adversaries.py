@@ -270,11 +270,20 @@ class Silent(Adversary):
 
 @dataclass
 class Case:
+    """A cheat, who commits it, and what the honest side must end with.
+
+    By default the victim must abort the session itself with one of
+    ``expect``; ``detect``, when given, reads what was detected from the
+    victim's outcome instead (a resignation ends ``completed``, with the
+    verdict in the outcome's summary).
+    """
+
     name: str
     cheater: str
     expect: tuple[str, ...]
     make: Callable[[], Adversary] | None
     note: str = ""
+    detect: Callable[[Any], str | None] | None = None
 
     @property
     def victim(self) -> str:
