@@ -20,9 +20,11 @@ FRAME_CAP = 1024 * 1024
 
 
 def _rules(protocol, role="host"):
-    hooks = protocol.hooks(role, 0)
-    hooks.proto_start()
-    return hooks
+    def make():
+        hooks = protocol.hooks(role, 0)
+        hooks.proto_start()
+        return hooks
+    return make
 
 
 def _entries(folder):

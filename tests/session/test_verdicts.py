@@ -347,3 +347,21 @@ async def test_two_records_over_tcp(tmp_path) -> None:
     assert compared["verdict"]["culprit_key"] == ids["host"].public_hex
     _, verdict = _verdict(tmp_path / "cut")
     assert verdict["culprit_key"] == ids["host"].public_hex
+
+
+@pytest.mark.parametrize("name", ["crazy-eights", "short-whist"])
+def test_protocol_test_adversarial_has_the_ending_cases(name) -> None:
+    """`lingxi protocol test NAME --adversarial` runs these (tests/session/test_protocol_cli.py
+    checks every case is detected)."""
+    from lingxi.session.adversarial import build_cases, honest_events
+
+    protocol = load_protocol(name)
+    honest = honest_events(protocol, options=None, seed=0, config=SessionConfig())
+    names = [c.name for c in build_cases(protocol, honest) if c.make is not None]
+    for needle in ("false forfeit claim: at its own move", "resignation:",
+                   "withheld opening: the guest", "withheld opening: the host",
+                   "forbidden play", "seat signed by a stranger's key",
+                   "seat naming another identity", "seat signed for another session"):
+        assert any(needle in n for n in names), needle
+    if name == "crazy-eights":  # the share is owed only where somebody draws
+        assert any("false forfeit: the side that owes the share" in n for n in names)

@@ -24,9 +24,12 @@ def entries(folder: Path) -> list[dict[str, Any]]:
 
 
 def rules(name: str, role: str = "host") -> Any:
-    hooks = load_protocol(name).hooks(role, 0)
-    hooks.proto_start()
-    return hooks
+    """A maker of fresh started hooks: the game's rules for the offline judge."""
+    def make() -> Any:
+        hooks = load_protocol(name).hooks(role, 0)
+        hooks.proto_start()
+        return hooks
+    return make
 
 
 class Capture(Adversary):

@@ -69,8 +69,9 @@ def verify_session(state_dir: str | Path, *, peer_key: str | None = None,
 
 
 def protocol_rules(protocol_id: str, role: str | None) -> tuple[Any, Any]:
-    """The spec with ``protocol_id`` from the catalogue, and its hooks started as ``role``
-    (None when they cannot be loaded here, e.g. a cached spec without written hooks)."""
+    """The spec with ``protocol_id`` from the catalogue, and a maker of its hooks, started
+    as ``role`` (None when they cannot be loaded here, e.g. a cached spec whose hooks
+    were never written): the game's rules for a flow mode's judge."""
     from lingxi.contract import load_spec
     from lingxi.protocols.catalogue import folder_for_id
 
@@ -79,12 +80,13 @@ def protocol_rules(protocol_id: str, role: str | None) -> tuple[Any, Any]:
         protocol = find_protocol(protocol_id)
     except LingxiError:
         return load_spec(folder), None
-    hooks = protocol.hooks(role if role in ("host", "guest") else "host", 0)
-    try:
+
+    def make() -> Any:
+        hooks = protocol.hooks(role if role in ("host", "guest") else "host", 0)
         hooks.proto_start()
-    except Exception:  # the verifier's own local code; without it the judge has no rules
-        return protocol.spec, None
-    return protocol.spec, hooks
+        return hooks
+
+    return protocol.spec, make
 
 
 def compare_records(record_a: str | Path, record_b: str | Path) -> dict[str, Any]:

@@ -65,8 +65,9 @@ class FlowMode:
     - ``verify(entries, spec)``: an optional offline check of a transcript
       (problems as strings), run by ``lingxi session verify``;
     - ``judge(entries, spec, hooks)``: optional, the verdict a third party
-      reaches from one record with the verifier's own hooks (``{"verdict",
-      "problems", "notes", ...}``), used instead of ``verify`` when present;
+      reaches from one record (``{"verdict", "problems", "notes", ...}``),
+      ``hooks`` making the verifier's own started hooks (the game's rules) or
+      None; used instead of ``verify`` when present;
     - ``compare(entries_a, entries_b, spec, hooks)``: optional, what two sides'
       records of one session show together (``lingxi session compare``).
     """

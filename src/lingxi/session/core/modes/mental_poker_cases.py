@@ -22,6 +22,7 @@ from nacl.signing import SigningKey
 from lingxi.cards.cheats import CHEATS
 from lingxi.cards.payloads import PREFIX
 from lingxi.session.core.adversaries import Adversary, Case, Silent
+from lingxi.session.core.verdicts import verdict_line
 
 # cheat name -> (step whose message it replaces, which one of the cheater's, 0 = first game play)
 TRIGGERS: dict[str, tuple[str, int]] = {
@@ -370,4 +371,10 @@ def mp_lines(events: list[dict[str, Any]], hooks: Any) -> list[str]:
             lines.append(f"cheat detected: {event.get('code')} by {event.get('culprit')}")
         elif kind == "mp.forfeit":
             lines.append(f"forfeit recorded against the {event.get('against')}")
+        elif kind == "mp.resigned":
+            lines.append(f"the {event.get('by')} resigns (it opened before the game was decided)")
+        elif kind == "session.finished":
+            verdict = (event.get("summary") or {}).get("verdict")
+            if isinstance(verdict, dict):
+                lines.append("verdict: " + verdict_line(verdict))
     return lines

@@ -21,6 +21,7 @@ the move was delivered cannot be proven either way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -253,11 +254,21 @@ def _pass_problems(rec: Record, game: Replay) -> list[str]:
 
 class Rules:
     """The game's hooks asked about public views only; a failing hook is reported, never
-    raised, and makes the answer unknown."""
+    raised, and makes the answer unknown.
 
-    def __init__(self, hooks: Any) -> None:
-        self.hooks = hooks
+    ``make`` returns fresh, started hooks: one instance per record, since hooks may
+    cache their replay of a history (the built-ins do) and two records differ.
+    """
+
+    def __init__(self, make: Callable[[], Any] | None) -> None:
         self.problems: list[str] = []
+        self.hooks: Any = None
+        if make is not None:
+            try:
+                self.hooks = make()
+            except Exception as error:  # the verifier's local hooks could not start
+                self.problems.append(f"the game's hooks did not start: "
+                                     f"{type(error).__name__}: {error}")
 
     def _ask(self, name: str, *args: Any) -> Any:
         method = getattr(self.hooks, name, None)
@@ -338,9 +349,11 @@ class Judgement:
                 "claim": self.claim, "messages": self.messages}
 
 
-def judge(entries: list[dict[str, Any]], spec: Any, hooks: Any = None) -> Judgement:
-    """The verdict of one record. ``hooks`` (started, the verifier's own) are the game's
-    rules; without them moves are not re-judged and a claim during play names nobody."""
+def judge(entries: list[dict[str, Any]], spec: Any,
+          hooks: Callable[[], Any] | None = None) -> Judgement:
+    """The verdict of one record. ``hooks`` makes the game's rules (fresh started hooks,
+    the verifier's own); without them moves are not re-judged and a claim made during
+    play names nobody."""
     rec = rebuild(entries, spec.protocol_id)
     return judge_record(rec, Rules(hooks))
 
@@ -480,9 +493,10 @@ def _describe(msg: dict[str, Any] | None) -> str | None:
     return f"{msg['mp']}{extra} by the {msg.get('from')} (seq {msg.get('seq')})"
 
 
-def compare_records(a: Record, b: Record, rules: Rules) -> dict[str, Any]:
+def compare_records(a: Record, b: Record, hooks: Callable[[], Any] | None = None
+                    ) -> dict[str, Any]:
     """Whether two records of one game agree, where they fork, which claim falls."""
-    ja, jb = judge_record(a, rules), judge_record(b, rules)
+    ja, jb = judge_record(a, Rules(hooks)), judge_record(b, Rules(hooks))
     out: dict[str, Any] = {"agree": False, "same_game": False, "common": 0, "fork": None,
                            "disproved": [], "verdicts": {"a": ja.verdict, "b": jb.verdict},
                            "problems": {"a": ja.problems, "b": jb.problems}}
@@ -546,13 +560,14 @@ def compare_records(a: Record, b: Record, rules: Rules) -> dict[str, Any]:
     return out
 
 
-def judge_dict(entries: list[dict[str, Any]], spec: Any, hooks: Any = None) -> dict[str, Any]:
+def judge_dict(entries: list[dict[str, Any]], spec: Any,
+               hooks: Callable[[], Any] | None = None) -> dict[str, Any]:
     """The descriptor's ``judge``: one record's verdict, problems and notes."""
     return judge(entries, spec, hooks).to_dict()
 
 
 def compare_dict(entries_a: list[dict[str, Any]], entries_b: list[dict[str, Any]], spec: Any,
-                 hooks: Any = None) -> dict[str, Any]:
+                 hooks: Callable[[], Any] | None = None) -> dict[str, Any]:
     """The descriptor's ``compare``: what both sides' records show together."""
     return compare_records(rebuild(entries_a, spec.protocol_id),
-                           rebuild(entries_b, spec.protocol_id), Rules(hooks))
+                           rebuild(entries_b, spec.protocol_id), hooks)
