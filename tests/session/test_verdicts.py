@@ -365,3 +365,41 @@ def test_protocol_test_adversarial_has_the_ending_cases(name) -> None:
         assert any(needle in n for n in names), needle
     if name == "crazy-eights":  # the share is owed only where somebody draws
         assert any("false forfeit: the side that owes the share" in n for n in names)
+
+
+@pytest.fixture(scope="module")
+def honest_record(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("honest")
+    run_pair(load_protocol("crazy-eights"), seed=4, state_dir=folder)
+    return entries(folder / "host"), entries(folder / "guest")
+
+
+_junk = [None, True, -1, 2**70, "", "zz", "0" * 64, "f" * 128, [], {}, ["AS"], [7, 7]]
+
+
+# a spread of (payload, junk value) pairs: every kind of message and every kind of junk
+_SOME = [(i, (i * 5) % len(_junk)) for i in range(0, 120, 11)]
+
+
+@pytest.mark.parametrize("index,junk", _SOME)
+def test_a_mangled_record_gives_a_verdict_never_a_traceback(honest_record, index, junk) -> None:
+    """Hostile records (any field of any mental-poker payload replaced) are judged, alone
+    and against the honest peer record, and always give a verdict dict."""
+    import copy
+
+    from lingxi.session.core.modes.mental_poker_judge import compare_dict
+
+    host, guest = honest_record
+    spec = load_protocol("crazy-eights").spec
+    rows = copy.deepcopy(host)
+    payloads = [e["envelope"]["payload"] for e in rows
+                if str(e["envelope"]["payload"].get("action", "")).startswith(("mp_", "seat",
+                                                                                "pass"))]
+    payload = payloads[index % len(payloads)]
+    keys = sorted(k for k in payload if k != "action")
+    payload[keys[(index + junk) % len(keys)]] = copy.deepcopy(_junk[junk])
+    judged = judge(rows, spec, rules("crazy-eights"))
+    assert judged.verdict["how"] in ("game", "resignation", "forfeit", "false_claim", "breach",
+                                     "incomplete", "undecided")
+    out = compare_dict(rows, guest, spec, rules("crazy-eights"))
+    assert isinstance(out["verdict"], dict) and isinstance(out["agree"], bool)

@@ -91,6 +91,10 @@ class SilentAfterDraw(Adversary):
     def __init__(self) -> None:
         self.drew = False
 
+    @property
+    def cheated(self) -> bool:  # type: ignore[override]
+        return self.drew
+
     def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
         if self.drew and not str(payload.get("action", "")).startswith("session."):
             return []
@@ -104,6 +108,10 @@ class SilentAtFirstMove(Adversary):
 
     def __init__(self) -> None:
         self.stopped = False
+
+    @property
+    def cheated(self) -> bool:  # type: ignore[override]
+        return self.stopped
 
     def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
         machine = side.machine
@@ -120,6 +128,10 @@ class IllegalPass(Adversary):
 
     def __init__(self, forge: bool = False) -> None:
         self.done, self.forge = False, forge
+
+    @property
+    def cheated(self) -> bool:  # type: ignore[override]
+        return self.done
 
     def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
         machine = side.machine
