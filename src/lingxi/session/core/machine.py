@@ -93,8 +93,10 @@ class SessionConfig:
 
     The three limits bound what one session may cost: messages and envelope
     bytes received from the peer, and bytes written to the state folder.
-    ``None`` takes the spec's ``timing.limits`` value, else
-    :data:`LIMIT_DEFAULTS` (sized for a laptop); a value given here wins.
+    ``None`` takes :data:`LIMIT_DEFAULTS` (sized for a laptop), or the spec's
+    ``timing.limits`` value when that is lower: a spec (someone else's text)
+    may only tighten a limit, never raise it. A value given here, a local
+    choice, wins either way.
     """
 
     peer_timeout: float = 30.0  # seconds a peer may stay silent when it is its turn
@@ -106,7 +108,8 @@ class SessionConfig:
     max_state_bytes: int | None = None
 
     def limits(self, spec: Any) -> dict[str, int]:
-        """The effective limits for ``spec``: this run's, else the spec's, else the defaults."""
+        """The effective limits for ``spec``: this run's, else the lower of the spec's and
+        the defaults."""
         declared = (getattr(spec, "timing", None) or {}).get("limits")
         declared = declared if isinstance(declared, dict) else {}
         out = {}
@@ -114,7 +117,7 @@ class SessionConfig:
             mine, theirs = getattr(self, name), declared.get(name)
             if mine is not None:
                 out[name] = int(mine)
-            elif type(theirs) is int and theirs > 0:
+            elif type(theirs) is int and 0 < theirs < default:
                 out[name] = theirs
             else:
                 out[name] = default
