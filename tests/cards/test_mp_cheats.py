@@ -133,3 +133,17 @@ def test_a_claim_by_the_side_to_move_is_refused_by_the_table_and_the_audit() -> 
     assert audit(host.transcript(), game_due=due).culprit == "guest"
     # without the game's rules the audit cannot say whose move it was
     assert audit(host.transcript()).culprit is None
+    # the turn follows the plays: after the guest's play it is the host's move
+    from lingxi.cards.games import crazy_eights
+
+    host, guest = started()
+    state = crazy_eights.start(host.table.played[14])
+    play = next(a for a in crazy_eights.legal_actions(state, "guest", list(guest.hand().values()))
+                if a["action"] in ("play", "draw"))
+    if play["action"] == "play":
+        pos = next(p for p, c in guest.hand().items() if c == play["card"])
+        Wire(host, guest).send(guest.play(pos, note=play.get("suit")))
+        assert host.table.owing() == ("host", "move")
+    else:
+        Wire(host, guest).send(guest.draw())
+        assert host.table.owing() == ("guest", "move")

@@ -403,3 +403,22 @@ def test_a_mangled_record_gives_a_verdict_never_a_traceback(honest_record, index
                                      "incomplete", "undecided")
     out = compare_dict(rows, guest, spec, rules("crazy-eights"))
     assert isinstance(out["verdict"], dict) and isinstance(out["agree"], bool)
+
+
+def test_a_record_that_stops_early_agrees_and_the_longer_decides(tmp_path) -> None:
+    """The guest's record stops before the end (it stopped receiving): no fork, the host's
+    complete record decides; two records of different sessions never agree."""
+    from lingxi.session.record.transcript import Transcript
+
+    run_pair(load_protocol("crazy-eights"), seed=1, state_dir=tmp_path / "one")
+    rows = entries(tmp_path / "one" / "guest")
+    chain = Transcript()
+    short = tmp_path / "short.jsonl"
+    short.write_text("".join(json.dumps(chain.add(e["direction"], e["envelope"], e["local"]))
+                             + "\n" for e in rows[:len(rows) // 2]))
+    out = compare_records(tmp_path / "one" / "host", short)
+    assert out["agree"] and not out["identical"] and out["verdict"]["how"] == "game"
+    assert "agree" in out["summary"]
+    run_pair(load_protocol("crazy-eights"), seed=2, state_dir=tmp_path / "two")
+    other = compare_records(tmp_path / "one" / "host", tmp_path / "two" / "guest")
+    assert not other["agree"] and other["summary"] == "the records are of different sessions"

@@ -62,21 +62,16 @@ def owed(rules: ModuleType, table_cards: Sequence[str], moves: Sequence[Move]
     return (state.turn, "move")
 
 
-def game_due(rules: ModuleType, passes: Callable[[int], list[tuple[int, Move]]] | None = None
-             ) -> Callable[[Table], tuple[str, str] | None]:
-    """A ``Table.game_due`` for a built-in game.
+def game_due(rules: ModuleType) -> Callable[[Table], tuple[str, str] | None]:
+    """A ``Table.game_due`` for a built-in game without passes in its record.
 
-    ``passes(n)`` gives the passes made before the table's ``n``-th message as
-    ``(index in the whole move list, move)``; the cards messages hold no passes
-    (they are session messages), so a game with passes needs them.
+    The cards messages hold no passes (they are session messages): a session
+    judges turns through its hooks, which see the passes; this is for the
+    cards library's own games and audits.
     """
     def due(table: Table) -> tuple[str, str] | None:
         if table.must_reveal:
             return None
         cards = [table.played[p] for p in table.params.deal.table_positions()]
-        moves = public_moves(table)
-        for index, move in sorted(passes(len(table.messages)) if passes else [],
-                                  key=lambda item: item[0]):
-            moves.insert(index, move)
-        return owed(rules, cards, moves)
+        return owed(rules, cards, public_moves(table))
     return due

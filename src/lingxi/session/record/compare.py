@@ -141,7 +141,8 @@ def _summary(out: dict[str, Any]) -> str:
         return "the records are identical"
     mode = out.get("mode") or {}
     if out["agree"]:
-        return "the records agree (one holds envelopes still in flight when the other ended)"
+        return ("the records agree (one goes on where the other stops: envelopes in flight, "
+                "or a side that stopped receiving)")
     if mode.get("disproved"):
         first = mode["disproved"][0]
         return f"record {first['by']} disproves record {first['record']}'s claim " \

@@ -517,9 +517,11 @@ def compare_records(a: Record, b: Record, hooks: Callable[[], Any] | None = None
     while common < min(len(va), len(vb)) and va[common] == vb[common]:
         common += 1
     out["common"] = common
-    if len(va) == len(vb) == common and len(ma) == len(mb):
+    if common == min(len(ma), len(mb)) and ma[:common] == mb[:common]:
+        # one record is the other's prefix (the shorter side stopped receiving, or messages
+        # were in flight when it ended): they agree, and the longer one decides
         out["agree"] = True
-        out["verdict"] = ja.verdict
+        out["verdict"] = ja.verdict if len(ma) >= len(mb) else jb.verdict
         return out
     out["fork"] = {"at": common, "a": _describe(ma[common] if common < len(ma) else None),
                    "b": _describe(mb[common] if common < len(mb) else None)}
@@ -546,11 +548,6 @@ def compare_records(a: Record, b: Record, hooks: Callable[[], Any] | None = None
             endings.FALSE_CLAIM, code=FALSE_FORFEIT, culprit=first["claimant"], identities=ids,
             reason=f"the {first['claimant']}'s forfeit claim in record {first['record']} is "
             f"disproved: {first['because']}")
-        return out
-    longer, judged = (va, ja) if len(va) >= len(vb) else (vb, jb)
-    shorter = vb if longer is va else va
-    if shorter == longer[:len(shorter)]:
-        out["verdict"] = judged.verdict  # one record is the other's prefix: the longer decides
         return out
     out["verdict"] = endings.verdict(
         endings.UNDECIDED, identities=ids,
