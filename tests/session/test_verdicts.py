@@ -422,3 +422,16 @@ def test_a_record_that_stops_early_agrees_and_the_longer_decides(tmp_path) -> No
     run_pair(load_protocol("crazy-eights"), seed=2, state_dir=tmp_path / "two")
     other = compare_records(tmp_path / "one" / "host", tmp_path / "two" / "guest")
     assert not other["agree"] and other["summary"] == "the records are of different sessions"
+
+
+def test_an_illegal_pass_is_judged_offline_too(tmp_path) -> None:
+    """Passes are session messages beside the cards ones: the judge re-checks them against
+    the rules like every draw and play."""
+    from lingxi.session.core.modes.mental_poker_cases import IllegalPass
+
+    result = run_pair(load_protocol("crazy-eights"), seed=1, state_dir=tmp_path,
+                      adversary=("guest", IllegalPass()))
+    assert result.host.code == "mental_poker.illegal_play"
+    _, verdict = _verdict(tmp_path / "host")
+    assert verdict["how"] == "breach" and verdict["culprit"] == "guest"
+    assert verdict["code"] == "mental_poker.illegal_play" and "pass" in verdict["reason"]

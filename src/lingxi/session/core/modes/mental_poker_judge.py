@@ -146,16 +146,20 @@ class Replay:
 
     moves: list[dict[str, Any]] = field(default_factory=list)
     points: list[Point] = field(default_factory=list)
-    move_at: dict[int, int] = field(default_factory=dict)  # cards index -> its move index
+    # every move, in order: (the point it was made at, its index in ``moves``)
+    made_at: list[tuple[int, int]] = field(default_factory=list)
     heads: list[str] = field(default_factory=list)
     stopped: int | None = None  # the first message the cheap replay could not apply
     params: Params | None = None
     due: tuple[str, str] | None = None  # the cards protocol's own due step at the end
     phase: str = "hello"
 
-    def view(self, point: Point, role: str = "host") -> dict[str, Any]:
+    def view(self, point: Point, role: str = "host", upto: int | None = None
+             ) -> dict[str, Any]:
+        """The public view at ``point`` (history cut at move ``upto`` when given)."""
+        moves = self.moves[:point.moves if upto is None else upto]
         return {"role": role, "hand": [], "table": list(point.table),
-                "history": [dict(m) for m in self.moves[:point.moves]],
+                "history": [dict(m) for m in moves],
                 "stock": point.stock, "hand_sizes": dict(point.sizes)}
 
 
@@ -190,6 +194,7 @@ def replay(rec: Record) -> Replay:
     upcoming = 0
     for index, msg in enumerate(transcript["messages"]):
         while upcoming < len(passes) and passes[upcoming][0] <= index:
+            out.made_at.append((index, len(out.moves)))
             out.moves.append({"by": passes[upcoming][1], "action": "pass"})
             upcoming += 1
         out.points.append(_point(table, index, len(out.moves)))
@@ -201,18 +206,19 @@ def replay(rec: Record) -> Replay:
             out.due, out.phase = table.due(), table.phase
             return out
         if msg["mp"] == "draw":
-            out.move_at[index] = len(out.moves)
+            out.made_at.append((index, len(out.moves)))
             out.moves.append({"by": msg["from"], "action": "draw"})
         elif msg["mp"] == "play" and msg["position"] not in reveals:
             move = {"by": msg["from"], "action": "play", "card": msg["card"]}
             if msg.get("note") is not None:
                 move["note"] = msg["note"]
-            out.move_at[index] = len(out.moves)
+            out.made_at.append((index, len(out.moves)))
             out.moves.append(move)
+    end = len(transcript["messages"])
     while upcoming < len(passes):
+        out.made_at.append((end, len(out.moves)))
         out.moves.append({"by": passes[upcoming][1], "action": "pass"})
         upcoming += 1
-    end = len(transcript["messages"])
     out.points.append(_point(table, end, len(out.moves)))
     out.heads.append(table.head.hex())
     out.due, out.phase = table.due(), table.phase
@@ -375,11 +381,15 @@ def judge_record(rec: Record, rules: Rules) -> Judgement:
     if report.forfeit is not None:  # the claim is the last message the audit accepted
         out.claim = {**report.forfeit, "index": report.messages - 1}
     breach = _first_breach(game, rules)
-    if breach is not None and (report.ok or breach[0] < report.messages):
-        index, role, reason = breach
+    # a breach wins when it came before the message the audit stopped at (a pass made
+    # just before that message came before it; a draw or play is that message itself)
+    if breach is not None and (report.ok or breach[0] < report.messages or (
+            breach[0] == report.messages and game.moves[breach[3]]["action"] == "pass")):
+        index, role, reason, move_index = breach
+        action = game.moves[move_index]["action"]
         out.verdict = endings.verdict(endings.BREACH, code=ILLEGAL_PLAY, culprit=role,
-                                      identities=ids, reason=f"move at cards message {index}: "
-                                      f"{reason}")
+                                      identities=ids, reason=f"the {role}'s {action} at cards "
+                                      f"message {index} breaks the rules: {reason}")
     elif not report.ok:
         out.verdict = _failed(report, game, rules, ids)
         if report.culprit is None and report.code not in (FORFEIT, "cards.incomplete"):
@@ -390,16 +400,18 @@ def judge_record(rec: Record, rules: Rules) -> Judgement:
     return out
 
 
-def _first_breach(game: Replay, rules: Rules) -> tuple[int, str, str] | None:
+def _first_breach(game: Replay, rules: Rules) -> tuple[int, str, str, int] | None:
     """The first move the rules refuse (a breach the public plays show), if any."""
     if not rules.known:
         return None
-    for index, move_index in sorted(game.move_at.items()):
+    for index, move_index in game.made_at:  # draws, plays and passes, in order
+        if index >= len(game.points):
+            break
         move = game.moves[move_index]
-        view = game.view(game.points[index], move["by"])  # every move before this one
+        view = game.view(game.points[index], move["by"], upto=move_index)
         reason = rules.breach(view, move["by"], move)
         if reason:
-            return index, move["by"], reason
+            return index, move["by"], reason, move_index
     return None
 
 
