@@ -192,6 +192,9 @@ class SessionMachine:
         self._peer_allowance: float | None = None  # announced by the peer's session.deciding
         self._allowance_open = True  # one announcement per message the peer sends
         self._computing: dict[str, Callable[[Any], None]] = {}
+        self.identity: Any = None  # from Start: this agent's signer (public_hex, sign)
+        self.peer_key: str | None = None  # from Start: the peer's handshake-proven key
+        self.session_id: str | None = None
 
     # ------------------------------------------------------------ public API
     def handle(self, event: Event) -> list[Action]:
@@ -213,7 +216,7 @@ class SessionMachine:
             self._progress = True
             self._on_payload(event)
         elif isinstance(event, Start):
-            self._start()
+            self._start(event)
         elif isinstance(event, ControlReceived):
             self._progress = True
             self._on_control(event)
@@ -246,9 +249,11 @@ class SessionMachine:
         else:
             raise TypeError(f"unknown event {event!r}")
 
-    def _start(self) -> None:
+    def _start(self, event: Start) -> None:
         if self.state != State.NEW:
             return
+        self.identity, self.peer_key, self.session_id = (event.identity, event.peer_key,
+                                                         event.session_id)
         self.state = OPENING[(State.NEW, self.role, "start")]
         if self.role == "host":
             self._out.append(SendControl("offer", {
@@ -528,6 +533,7 @@ class SessionMachine:
             raise
         except BaseException as error:  # a broken summary hook must not hide the outcome
             summary = {"proto_finish_error": f"{type(error).__name__}: {error}"}
+        summary = self.engine_summary(summary, base)
         self.outcome = Outcome(status, self.role, code, reason, by, summary,
                                base.rounds, base.messages)
         for timer in ("peer", "decision", "idle"):
@@ -598,6 +604,10 @@ class SessionMachine:
 
     def rounds_played(self) -> int:
         return 0
+
+    def engine_summary(self, summary: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
+        """What the engine itself knows about the end (a verdict), added to the hooks'."""
+        return summary
 
     def position(self) -> dict[str, Any]:
         return {}
