@@ -24,7 +24,7 @@ import base64
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from lingxi.natsauth import NKey
@@ -201,33 +201,37 @@ class RelayLink:
         return nc
 
     async def _renew_loop(self) -> None:
-        """Before the credential expires, get a fresh one and move to a connection made with
-        it (make before break): the relay drops a connection whose JWT expired, and nats-py
-        gives such a connection up instead of reconnecting."""
+        """Renew a third of the credential's life before it expires (at least 20 s before)."""
         while not self._closed and self.renew is not None:
             left = self.credential.expires_at - time.time()
             await asyncio.sleep(max(1.0, left - max(20.0, left / 3)))
             if self._closed:
                 return
             try:
-                fresh = await self.renew()
-                if fresh.user.public != self.credential.user.public:
-                    fresh = replace(fresh, user=self.credential.user)
-                nc = await self._connect(fresh)
+                await self.rotate()
             except Exception as error:  # keep the current one; try again soon
                 self.errors.append(f"renewal failed: {error}")
                 await asyncio.sleep(2.0)
-                continue
-            old, self._nc, self.credential = self._nc, nc, fresh
-            self.renewals += 1
-            for transport in list(self.transports.values()):
-                transport.resend()  # anything the old connection may not have carried
-            if old is not None:
-                with contextlib.suppress(Exception):
-                    async with asyncio.timeout(2.0):
-                        await old.drain()
-                with contextlib.suppress(Exception):
-                    await old.close()
+
+    async def rotate(self) -> None:
+        """Get a fresh credential and move to a connection made with it (make before break):
+        the relay drops a connection whose JWT expired, and nats-py gives such a connection
+        up instead of reconnecting. Frames the old connection may not have carried are sent
+        again; the peer's transport drops what it already has."""
+        if self.renew is None:
+            raise ValueError("this link has no renew()")
+        fresh = await self.renew()  # a JWT is bound to its user key: the fresh one's own
+        nc = await self._connect(fresh)
+        old, self._nc, self.credential = self._nc, nc, fresh
+        self.renewals += 1
+        for transport in list(self.transports.values()):
+            transport.resend()
+        if old is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(2.0):
+                    await old.drain()
+            with contextlib.suppress(Exception):
+                await old.close()
 
     # ---- callbacks from nats-py (for the current client) ---------------------------
     async def _on_reconnected(self) -> None:
