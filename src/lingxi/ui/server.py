@@ -50,6 +50,7 @@ HISTORY = 20000  # events kept for a page that connects (or reconnects) late
 POLL = 0.2  # seconds between checks of the open decision in an event stream
 KEEP_ALIVE = 15.0  # seconds of silence before an SSE comment line
 CLOSE_GRACE = 3.0  # seconds close() waits for open connections before cutting them
+LINGER = 8.0  # seconds close() waits for pages of a finished session to receive its end
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 CONFLICT = {"session.finished", "session.no_pending_decision", "decision.stale"}
 CSP = ("default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' "
@@ -116,6 +117,9 @@ class UiServer:
         self._streams: set[asyncio.Queue[tuple[int, dict[str, Any]]]] = set()
         self._history: deque[tuple[int, dict[str, Any]]] = deque(maxlen=HISTORY)
         self._next_id = 1
+        self._seen_pages = 0  # event streams ever opened
+        self._unfinished: set[int] = set()  # open streams that have not sent `end` yet
+        self._told_end = 0  # streams that sent `end`
         for record in list(live.events):
             self._record(record)
         live.listen(self._record)
@@ -149,8 +153,15 @@ class UiServer:
         offer, after the UI started. The generic page reloads itself into the protocol's."""
         self.ui_dir = ui_dir.resolve() if ui_dir is not None else None
 
-    async def close(self) -> None:
-        """Stop serving: event streams end, open connections get a short grace."""
+    async def close(self, *, linger: float = LINGER) -> None:
+        """Stop serving: first, for at most ``linger`` seconds, let every page that is (or
+        was) following a finished session receive its last events, the final state and
+        ``end``; then event streams stop and open connections get a short grace."""
+        if self.live.finished and self._seen_pages:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + linger
+            while loop.time() < deadline and not self._pages_told_end():
+                await asyncio.sleep(POLL / 2)
         self._closing.set()
         server, task = self._server, self._task
         if server is None or task is None or task.done():
@@ -171,6 +182,11 @@ class UiServer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    def _pages_told_end(self) -> bool:
+        """Every open stream has sent ``end``, and some page got it (a page between two
+        connections reconnects within the SSE retry time and gets it then)."""
+        return not self._unfinished and self._told_end > 0
 
     # ------------------------------------------------------------ event history
     def _record(self, record: dict[str, Any]) -> None:
@@ -320,9 +336,15 @@ class UiServer:
                 self.live.finished)
 
     async def _stream(self, after: int) -> AsyncIterator[str]:
+        """Past events, then live ones; a changed state is sent once the events before it
+        are out, and the end (final state, then ``end``) only after the last event: a page
+        never shows an outcome without the rounds that led to it."""
         queue: asyncio.Queue[tuple[int, dict[str, Any]]] = asyncio.Queue()
         # subscribe and copy in one step (no await between): nothing is lost or doubled
         self._streams.add(queue)
+        ident = self._seen_pages
+        self._seen_pages += 1
+        self._unfinished.add(ident)
         backlog = [item for item in self._history if item[0] > after]
         shown: tuple[Any, ...] = self._state_key()
         first_state = _json(self.live.state())
@@ -333,12 +355,18 @@ class UiServer:
                 yield _frame(number, record)
             quiet = 0.0
             while not self._closing.is_set():
+                while not queue.empty():  # every event already there goes out first
+                    number, record = queue.get_nowait()
+                    if number > after:
+                        yield _frame(number, record)
                 key = self._state_key()
                 if key != shown:
                     shown = key
                     yield f"event: state\ndata: {_json(self.live.state())}\n\n"
                 if self.live.finished and queue.empty():
                     yield "event: end\ndata: {}\n\n"
+                    self._told_end += 1
+                    self._unfinished.discard(ident)
                     return
                 try:
                     number, record = await asyncio.wait_for(queue.get(), POLL)
@@ -353,6 +381,7 @@ class UiServer:
                     yield _frame(number, record)
         finally:
             self._streams.discard(queue)
+            self._unfinished.discard(ident)
 
     # ------------------------------------------------------------- the pages
     async def page(self, request: Request) -> Response:
