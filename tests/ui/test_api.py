@@ -303,7 +303,7 @@ async def test_chat_lines_typed_in_the_browser_reach_the_peer() -> None:
             ok = await client.post("/api/input", json={"line": "hello from the page"},
                                    headers=headers)
             assert ok.json() == {"ok": True}
-            while not any(e["event"] == "message.received" and e.get("text")
+            while not any(e["event"] == "message.received" and e.get("message") == "chat"
                           for e in live.events):
                 await asyncio.sleep(0.05)
             await client.post("/api/input", json={"line": "/quit"}, headers=headers)

@@ -97,11 +97,14 @@ def _ui_dir(loaded: Any) -> Path | None:
     return ui if ui is not None and ui.is_dir() else None
 
 
-def _report(result, as_json: bool) -> None:
+def _report(result, as_json: bool, told: bool = False) -> None:
+    """The end of a run on stdout; ``told``: the console already said how it ended."""
     data = result.to_dict()
     if as_json:
         print_json({"ok": result.outcome.ok and result.receipts_verified, **data})
     else:
+        from lingxi.cli.console import outcome_words
+
         outcome = result.outcome
         line = f"session {outcome.status}"
         if outcome.code and outcome.by == "peer":  # the peer's own words: marked, escaped
@@ -109,10 +112,9 @@ def _report(result, as_json: bool) -> None:
                     f"reason {peer_text(outcome.reason)}"
         elif outcome.code:
             line += f": {outcome.code} ({outcome.by}) {safe_line(outcome.reason, 400)}"
+        elif not told:
+            line += f": {outcome_words(outcome.to_dict(), outcome.role)}"
         click.echo(line)
-        if outcome.summary:
-            click.echo("summary: " + safe_line(json.dumps(outcome.summary, ensure_ascii=False),
-                                               400))
         click.echo(f"transcript head {data['transcript_head']}")
         verdict = "verified" if result.receipts_verified else \
             f"NOT verified: {safe_line('; '.join(result.peer_problems), 400)}"
@@ -209,7 +211,7 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
         result = _play(part, lambda: host_session(loaded, endpoint, options=options,
                                                   on_listening=listening, **common),
                        _ui_dir(loaded), as_json)
-    _report(result, as_json)
+    _report(result, as_json, told=not part.quiet)
 
 
 @click.command("guest")
@@ -245,7 +247,7 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str |
         loaded, endpoint, config=config, state_dir=state_dir, seed=seed,
         allow_skeleton=allow_skeleton_hooks, expected_host_key=host_key, inputs=inputs,
         **part.driver_kwargs()), _ui_dir(loaded), as_json)
-    _report(result, as_json)
+    _report(result, as_json, told=not part.quiet)
 
 
 @click.group("session")

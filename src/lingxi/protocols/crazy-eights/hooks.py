@@ -61,8 +61,10 @@ class CrazyEightsHooks(Hooks):
         suit = SUIT_NAMES[game.suit]
         after = "play or pass" if game.drew else "play a card or draw"
         shown = {"top_card": game.top, "suit_to_follow": suit, "hand": view["hand"],
-                 "stock": view["stock"], "peer_cards": view["hand_sizes"][self.ctx.peer]}
-        shown.update((k, v) for k, v in view.items() if k not in shown and k != "role")
+                 "stock": view["stock"], "peer_cards": view["hand_sizes"][self.ctx.peer],
+                 "starter": view["table"][0]}
+        shown.update((k, v) for k, v in view.items() if k not in shown
+                     and k not in ("role", "table"))
         return DecisionPoint(message=f"your turn: {after} on {game.top} ({suit} to follow)",
                              view=shown)
 

@@ -22,9 +22,9 @@ from lingxi.hooks import methods as hook_methods
 from lingxi.hooks.base import implements
 from lingxi.hooks.result import DecisionPoint
 from lingxi.session import errors as codes
-from lingxi.session.core.descriptor import FlowMode
+from lingxi.session.core.descriptor import FlowMode, describe
 from lingxi.session.core.flow import FlowPlan, build_plan
-from lingxi.session.core.machine import State
+from lingxi.session.core.machine import TEXT_LIMIT, State
 from lingxi.session.core.modes.loop import SessionLoopMachine
 from lingxi.session.core.modes.round_cases import round_cases, round_lines, verify_commitments
 from lingxi.session.core.shadow import compared_fields, diff_judged
@@ -329,10 +329,19 @@ class SimultaneousRoundMachine(SessionLoopMachine):
     def _result_name(self, payload: dict[str, Any]) -> str:
         return str(payload.get("action"))
 
+    def emit(self, name: str, **data: Any) -> None:
+        """A round's result message is told once, by the ``round`` event that follows it:
+        its message event says so (``shown_as``) so a watcher prints one line per round."""
+        if name in ("message.sent", "message.received") and self._is_result(
+                str(data.get("message"))):
+            data["shown_as"] = "round"
+        super().emit(name, **data)
+
     def _emit_round(self, round_no: int, result: dict[str, Any]) -> None:
         values = self.revealed.get(round_no, {})
+        text = describe(self.hooks, result)  # the hooks' words for the round, from this side
         self.emit("round", round=round_no, host=values.get("host"), guest=values.get("guest"),
-                  result=result)
+                  result=result, **({"text": text[:TEXT_LIMIT]} if text else {}))
         for kept in (self.my_secret, self.peer_commit, self.revealed, self.chosen):
             kept.pop(round_no, None)  # a finished round needs nothing more: memory stays flat
 
