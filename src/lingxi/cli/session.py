@@ -23,9 +23,11 @@ from lingxi.cli.common import (
 from lingxi.cli.console import participation_options
 from lingxi.cli.protocol_runtime import (
     allow_skeleton_option,
+    check_local_options,
     limit_options,
     parse_json_arg,
     parse_options,
+    strict_options_option,
 )
 from lingxi.errors import EXIT_FAILED, InputError, LingxiError
 
@@ -159,6 +161,7 @@ def _inputs(source: str | None):
 @click.option("--guest-key", callback=_peer_key, metavar="HEX",
               help="Accept only a guest with this identity key; any other is refused in the "
                    "handshake, before a payload is read.")
+@strict_options_option
 @session_options
 @participation_options
 def host(post: bool, server: str, advertise: str | None, ttl: int | None,
@@ -167,7 +170,8 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
          idle_timeout: float,
          control_mode: str | None, input_source: str | None, state_dir: str | None,
          max_messages: int | None, max_bytes: int | None, max_state_bytes: int | None,
-         allow_skeleton_hooks: bool, as_json: bool, part: Any) -> None:
+         allow_skeleton_hooks: bool, strict_options: bool, as_json: bool,
+         part: Any) -> None:
     """Host a protocol session on ENDPOINT and play it with one guest.
 
     With --control-mode human (or hybrid) this terminal asks you at every decision;
@@ -180,6 +184,7 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
     options = parse_options(options_text)
+    check_local_options(loaded.spec, options, strict_options)
     part.prepare(control_mode, input_source)
 
     def listening(where: str) -> None:
