@@ -43,6 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "List open invitations at a registry."),
     "registry": ("lingxi.cli.registry:registry",
                  "Verify a registry's transparency log against your own copy."),
+    "mcp": ("lingxi.cli.mcp:mcp",
+            "Serve Lingxi to an MCP-capable assistant over stdio."),
+    "skill": ("lingxi.cli.mcp:skill",
+              "Install the Lingxi skill file for assistants that read skills."),
 }
 
 
