@@ -351,10 +351,11 @@ class Participation:
             self.live.listen(learned)
         url = safe_line(getattr(server, "url", ""), 400)
         click.echo(f"ui: {url}", err=True)
-        if self.open_ui:
+        if self.open_ui:  # a one-time launch address: the token never reaches argv (/proc)
             import webbrowser
 
-            await asyncio.get_running_loop().run_in_executor(None, webbrowser.open, url)
+            launch = server.launch_url() if hasattr(server, "launch_url") else url
+            await asyncio.get_running_loop().run_in_executor(None, webbrowser.open, launch)
         try:
             return await session()
         finally:
@@ -415,7 +416,8 @@ def participation_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
     for option in (
         click.option("--open-ui", is_flag=True,
-                     help="Like --ui, and open the page in the web browser."),
+                     help="Like --ui, and open the page in the web browser (through a "
+                          "one-time launch address: the token is never on its command line)."),
         click.option("--ui", is_flag=True,
                      help="Serve the protocol's UI on a loopback port (the URL is printed): "
                           "watch the session and answer its decisions in a browser."),

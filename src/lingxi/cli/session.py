@@ -732,3 +732,12 @@ def skeleton(protocol_dir: str, force: bool, as_json: bool) -> None:
         print_json({"ok": True, "hooks": str(path), "mode": spec.flow.mode, "methods": methods})
     else:
         click.echo(f"wrote {path} ({spec.flow.mode}); write: {', '.join(methods)}")
+
+
+def _attach() -> None:
+    from lingxi.cli.attach import ui_cmd
+
+    session.add_command(ui_cmd)
+
+
+_attach()
