@@ -218,8 +218,8 @@ fetch("/api/state").then(r => r.text()).then(t => note("state", t), e => note("s
 </script>"""
 
 
-async def test_a_bundle_file_opened_on_its_own_is_still_sandboxed(  # noqa: F811
-        browser, tmp_path) -> None:
+async def test_a_bundle_file_opened_on_its_own_is_still_sandboxed(
+        browser, tmp_path) -> None:  # noqa: F811
     """Opening /bundle/index.html directly (not framed), in the tab that holds the token,
     gives it no more power: its CSP sandboxes it (an opaque origin: no storage of ours)
     and keeps it off the network."""
