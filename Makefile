@@ -4,7 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench browser clean
+# Test workers: the suite waits on browsers, sockets and subprocesses more than it computes,
+# so more workers than cores pays off on the 2-core machine.
+WORKERS ?= 4
+COVERAGE_FLOOR ?= 93
+PYTEST := $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadscope
+
+.PHONY: demo test test-slow lint bench browser clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -26,7 +32,12 @@ test: $(STAMP) browser
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports --no-logo
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+	$(PYTEST) -m "not slow" --cov --cov-report=
+	$(BIN)/python tests/coverage_gate.py --floor $(COVERAGE_FLOOR)
+
+# Long stress and whole-game cases (marked slow); CI runs them after `make test`.
+test-slow: $(STAMP) browser
+	$(PYTEST) -m slow
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

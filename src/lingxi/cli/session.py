@@ -29,6 +29,7 @@ from lingxi.cli.protocol_runtime import (
     parse_options,
     strict_options_option,
 )
+from lingxi.cli.session_compare import compare_cmd
 from lingxi.errors import EXIT_FAILED, InputError, LingxiError
 
 timeout_option = click.option("--timeout", "peer_timeout", type=POSITIVE_SECONDS, default=None,
@@ -258,6 +259,9 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str |
 @click.group("session")
 def session() -> None:
     """Inspect, decide in, and verify session state folders."""
+
+
+session.add_command(compare_cmd)
 
 
 # ------------------------------------------------------------------ finding session folders
@@ -657,9 +661,13 @@ def plain_value(value: Any) -> str:
 @click.option("--peer-key", metavar="HEX",
               help="The peer's Ed25519 public key (64 hex): check the peer receipt against it "
                    "instead of the key snapshot.json names.")
+@click.option("--peer-record", type=click.Path(exists=True), metavar="DIR|FILE",
+              help="The peer's state folder (or transcript.jsonl): the verdict also weighs "
+                   "what the peer's record holds (as `lingxi session compare`).")
 @json_option
 @handle_errors
-def verify(state_dir: str, peer_key: str | None, as_json: bool) -> None:
+def verify(state_dir: str, peer_key: str | None, peer_record: str | None,
+           as_json: bool) -> None:
     """Check a session folder offline: the transcript hash chain, both receipts, and the
     flow mode's own check (e.g. every reveal against its commitment).
 
@@ -667,7 +675,7 @@ def verify(state_dir: str, peer_key: str | None, as_json: bool) -> None:
     """
     from lingxi.session import verify_session
 
-    result = verify_session(state_dir, peer_key=peer_key)
+    result = verify_session(state_dir, peer_key=peer_key, peer_record=peer_record)
     if as_json:
         print_json(result.to_dict())
     else:
@@ -679,6 +687,10 @@ def verify(state_dir: str, peer_key: str | None, as_json: bool) -> None:
             click.echo(f"{which} receipt ({info.get('role', '?')}): {state}")
         for note in result.notes:
             click.echo(f"note: {safe_line(note, 400)}")
+        if result.verdict is not None:
+            from lingxi.session.core.verdicts import verdict_line
+
+            click.echo(f"verdict: {safe_line(verdict_line(result.verdict), 600)}")
         for problem in result.problems:
             click.echo(f"problem: {safe_line(problem, 400)}")
         click.echo("verified" if result.ok else "NOT verified")

@@ -311,7 +311,13 @@ class SecureChannel:
                 if interval is not None and now >= next_ping:
                     counter += 1
                     next_ping = now + interval
-                    await self._send_payload(control_payload("ping", nonce=f"{counter:032x}"))
+                    try:
+                        await self._send_payload(control_payload("ping",
+                                                                 nonce=f"{counter:032x}"))
+                    except TransportError:
+                        # the peer went away: the reader ends the channel with what it still
+                        # has to read (the peer's close and its reason), not this ping
+                        next_ping = float("inf")
         except TransportError as error:
             self._end(error)
 
