@@ -79,6 +79,7 @@ async def test_the_tools_an_assistant_sees(tmp_path) -> None:
         assert ok and rules["parameters"]["best_of"]["default"] == 3 and "rules" in rules
 
 
+@pytest.mark.slow  # a whole game: `make test-slow`
 async def test_a_scripted_model_plays_rock_paper_scissors_to_the_end(tmp_path) -> None:
     agent, endpoint = await _lingxi_host(
         tmp_path / "agent", "--protocol-dir", "rock-paper-scissors", "--options",

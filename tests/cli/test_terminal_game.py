@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from lingxi.session.runner import load_protocol
 
@@ -66,6 +67,7 @@ class Player:
         self.child.sendline(typed)
 
 
+@pytest.mark.slow  # a whole game: `make test-slow`
 def test_a_whole_game_of_crazy_eights_in_two_terminals(tmp_path) -> None:
     host, host_seen = _spawn(["host", "--protocol-dir", "crazy-eights", "--endpoint",
                               "tcp://127.0.0.1:0", "--control-mode", "human", "--seed", "3",

@@ -14,7 +14,7 @@ from .cli_runs import HANG_GUARD, Run, events_of
 from .test_browser import ICON
 from .test_pages_browser import _open, browser  # noqa: F401 - the fixture
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # whole games: `make test-slow`
 
 RPS_OPTIONS = json.dumps({"best_of": 3, "termination": "fixed_rounds"})
 
