@@ -191,9 +191,10 @@ def _join_command() -> Any:
         handshake; the session runs peer to peer; both signed receipts go to the
         registry at the end.
 
-        Example: lingxi browse, then lingxi join inv_… (or --server http://127.0.0.1:8470)
+        Example: lingxi browse --server http://192.168.1.20:8470, then
+        lingxi join inv-… --server http://192.168.1.20:8470
         """
-        from lingxi.cli.registry_common import make_client
+        from lingxi.cli.registry_common import explain, make_client
 
         limits = {"max_messages": max_messages, "max_bytes": max_bytes,
                   "max_state_bytes": max_state_bytes}
@@ -204,11 +205,16 @@ def _join_command() -> Any:
 
         async def main() -> Any:
             client = make_client(server, identity="create")
-            async with client:
-                return await join_invitation(
-                    client, invitation_id, protocol_dir=protocol,
-                    allow_skeleton=allow_skeleton_hooks, config=config,
-                    state_dir=state_dir, seed=seed, inputs=inputs, **part.driver_kwargs())
+            try:
+                async with client:
+                    return await join_invitation(
+                        client, invitation_id, protocol_dir=protocol,
+                        allow_skeleton=allow_skeleton_hooks, config=config,
+                        state_dir=state_dir, seed=seed, inputs=inputs, **part.driver_kwargs())
+            except LingxiError as error:  # say which registry was asked
+                if error.code.startswith("registry."):
+                    raise explain(error, server) from None
+                raise
 
         _report(_play(part, main, None, as_json), as_json)
 

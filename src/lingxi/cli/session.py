@@ -202,10 +202,18 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
         from lingxi.cli.meet import host_posted
 
         def posted(where: str, invitation: dict[str, Any]) -> None:
+            from lingxi.cli.registry_common import EMBEDDED, registry_name
+
             listening(where)
-            click.echo(f"invitation {invitation['invitation_id']} posted (expires "
-                       f"{invitation.get('expires_at', '?')}); a guest joins with: lingxi join "
-                       f"{invitation['invitation_id']}", err=True)
+            join = f"lingxi join {invitation['invitation_id']}" + (
+                f" --server {server}" if server != EMBEDDED else "")
+            click.echo(f"invitation {invitation['invitation_id']} posted at "
+                       f"{registry_name(server)} (expires {invitation.get('expires_at', '?')}); "
+                       f"a guest joins with: {join}", err=True)
+            if server == EMBEDDED:
+                click.echo("  (the embedded registry is this home's own: a guest on another "
+                           "machine needs a shared one — `lingxi server` there, --server URL "
+                           "on both)", err=True)
             sys.stderr.flush()
 
         result = _play(part, lambda: host_posted(
