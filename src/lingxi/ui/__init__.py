@@ -18,7 +18,11 @@ if TYPE_CHECKING:
     from lingxi.session.drivers.live import LiveSession
     from lingxi.ui.server import UiServer
 
-__all__ = ["start_ui"]
+__all__ = ["BUNDLE_META", "start_ui"]
+
+# In a UI folder, the facts of a registry's bundle (bundle id, registry, publisher): written
+# by `lingxi protocol fetch`, shown by the page's shell; a folder with it is served isolated.
+BUNDLE_META = ".lingxi-bundle.json"
 
 
 async def start_ui(live: LiveSession, ui_dir: Path | None, *, host: str = "127.0.0.1",

@@ -54,6 +54,7 @@ from starlette.routing import Route
 from lingxi.errors import InputError, LingxiError
 from lingxi.home import protocol_cache_root
 from lingxi.session.drivers.live import LiveSession
+from lingxi.ui import BUNDLE_META
 
 STATIC = Path(__file__).resolve().parent / "static"
 TOKEN_HEADER = "X-Lingxi-Token"
@@ -82,7 +83,6 @@ BUNDLE_CSP = ("sandbox allow-scripts; default-src 'none'; script-src 'self' 'uns
 LAUNCH_CSP = "default-src 'none'; script-src 'self'; base-uri 'none'; form-action 'none'"
 COMMON_HEADERS = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer",
                   "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY"}
-BUNDLE_META = ".lingxi-bundle.json"  # a registry bundle's facts, written by protocol fetch
 META_LIMIT = 65536  # bytes of that file read at most
 LAUNCH_TTL = 120.0  # seconds a one-time launch address stays usable
 PAGES = ("auto", "trusted", "isolated")
