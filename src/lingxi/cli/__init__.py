@@ -12,6 +12,7 @@ import click
 
 from lingxi import __version__
 from lingxi.cli.common import LingxiGroup
+from lingxi.cli.examples import with_example
 from lingxi.cli.lazy import LazyGroup
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -62,6 +63,9 @@ def cli() -> None:
 
     Data lives under $LINGXI_HOME (default ~/.lingxi).
     """
+
+
+with_example(cli, "")
 
 
 def main() -> None:

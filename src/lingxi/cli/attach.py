@@ -181,8 +181,6 @@ def ui_cmd(state_dir: str | None, open_browser: bool, as_json: bool) -> None:
 
     The page is the protocol's own (a registry's page isolated, as with --ui); it
     stops once the session has ended and the page has its end.
-
-    Example: lingxi session ui ~/.lingxi/sessions/<id>-guest --open
     """
     from lingxi.cli.console import _protocol_ui, _ui_server
     from lingxi.cli.session import _live_folder, _newest

@@ -23,8 +23,6 @@ def mcp() -> None:
     host, join, guest, list_sessions, session_state, decide, abort, verify.
     Sessions run in the background as lingxi processes of their own, and their
     peers' words come back marked as data (peer_text). See docs/agents.md.
-
-    Example (an assistant's MCP configuration): {"command": "lingxi", "args": ["mcp"]}
     """
     try:
         from lingxi.mcp.server import serve_stdio
@@ -53,8 +51,6 @@ def skill_text() -> str:
 def install(target: Path, force: bool, as_json: bool) -> None:
     """Write the Lingxi skill (what Lingxi is, its commands, the safety rules) for an
     assistant that reads skills.
-
-    Example: lingxi skill install --target ~/.claude/skills
     """
     from lingxi.files import write_private_text
 

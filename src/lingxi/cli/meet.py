@@ -190,9 +190,6 @@ def _join_command() -> Any:
         The host's identity key is checked against the invitation in the
         handshake; the session runs peer to peer; both signed receipts go to the
         registry at the end.
-
-        Example: lingxi browse --server http://192.168.1.20:8470, then
-        lingxi join inv-… --server http://192.168.1.20:8470
         """
         from lingxi.cli.registry_common import explain, make_client
 

@@ -678,8 +678,6 @@ def verify(state_dir: str, peer_key: str | None, peer_record: str | None,
            as_json: bool) -> None:
     """Check a session folder offline: the transcript hash chain, both receipts, and the
     flow mode's own check (e.g. every reveal against its commitment).
-
-    Example: lingxi session verify ~/.lingxi/sessions/<id>-guest --peer-key <hex>
     """
     from lingxi.session import verify_session
 
