@@ -84,6 +84,9 @@ def test_the_hosts_hint_is_the_whole_join_command(tmp_path) -> None:
         assert joined.returncode == 0, joined.stderr
         assert f"registry: {server.url}" in joined.stderr
         assert host.wait(HANG_GUARD) == 0
+        # each side names the other by its registry nickname (bound to the proven key)
+        assert "you are the guest, playing «alice» (key " in joined.stderr
+        assert "you are the host, playing «bob» (key " in host.stderr.read()
     finally:
         if host is not None and host.poll() is None:
             host.kill()
