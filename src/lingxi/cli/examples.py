@@ -13,6 +13,9 @@ EXAMPLES: dict[str, str] = {
     "": "lingxi protocol list",
     "browse": "lingxi browse --server http://127.0.0.1:8470",
     "demo": "lingxi demo --seed 1",
+    "doctor": "lingxi doctor --server http://127.0.0.1:8470",
+    "relay": "lingxi relay serve --listen 0.0.0.0:4222 --server http://127.0.0.1:8470",
+    "relay serve": "lingxi relay serve --listen 0.0.0.0:4222 --server http://127.0.0.1:8470",
     "envelope": "echo '{\"action\":\"ping\"}' | lingxi envelope sign --key-file k.txt --to agent-b",
     "envelope sign": "echo '{\"action\":\"ping\"}' | lingxi envelope sign --key-file k.txt "
                      "--to agent-b > env.json",
