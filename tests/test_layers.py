@@ -36,6 +36,7 @@ VIOLATIONS = {
     "ui": ("ui/server.py", "import lingxi.session.drivers.network"),
     "llm": ("llm.py", "import lingxi.session.core.decisions"),
     "nats": ("wire/channel.py", "import nats"),
+    "mcp": ("mcp/runs.py", "import lingxi.session.drivers.network"),
 }
 
 

@@ -20,8 +20,13 @@ def identity_dir() -> Path:
     return lingxi_home() / "identity"
 
 
+def protocol_cache_root() -> Path:
+    """Where protocols fetched from registries are cached (their UI bundles with them)."""
+    return lingxi_home() / "protocols"
+
+
 def protocol_cache_dir(protocol_id: str) -> Path:
-    return lingxi_home() / "protocols" / protocol_id[:8] / protocol_id[8:]
+    return protocol_cache_root() / protocol_id[:8] / protocol_id[8:]
 
 
 def sessions_dir() -> Path:

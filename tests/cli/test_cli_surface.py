@@ -58,3 +58,10 @@ def test_demo_runs_end_to_end(tmp_path):
     assert (tmp_path / "registry.db").is_file()  # the agents met through the registry
     assert "registry session" in proc.stdout and "finished, receipts both verified" in proc.stdout
     assert "registry log verified" in proc.stdout
+    # every step of the journey is printed, the guest's join (its claim) included
+    steps = [line.strip() for line in proc.stdout.splitlines()]
+    browse = next(i for i, line in enumerate(steps) if line.startswith("bob browses:"))
+    assert steps[browse + 1].startswith("bob joins: lingxi join inv-")
+    assert "claims it at the registry" in steps[browse + 1]
+    assert steps[browse + 2].startswith("bob: session started: Rock-Paper-Scissors")
+    assert any(line.startswith("bob: outcome: ") for line in steps)

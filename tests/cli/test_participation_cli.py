@@ -101,11 +101,12 @@ def test_two_people_play_best_of_3_in_two_terminals(tmp_path) -> None:
                 host.sendline(host_types)
                 guest.expect(PROMPT)
                 guest.sendline(guest_types)
-                result = f"round {number}: host {host_value}, guest {guest_value}"
-                host.expect_exact(result)  # each round's result, before the next prompt
-                guest.expect_exact(result)
+                # each round's result in the game's words, from each side, before the next
+                host.expect_exact(f"round {number}: you {host_value}, the peer {guest_value}")
+                guest.expect_exact(f"round {number}: you {guest_value}, the peer {host_value}")
+            host.expect_exact("outcome: you lost 1–2")
+            guest.expect_exact("outcome: you won 2–1")
             for side in (host, guest):
-                side.expect("outcome: completed")
                 side.expect("session completed")
             assert _done(host) == 0 and _done(guest) == 0
         finally:
@@ -127,8 +128,8 @@ def test_a_person_who_does_not_answer_gets_the_fallback(tmp_path) -> None:
         guest = _lingxi_async(["guest", "--endpoint", endpoint, "--protocol-dir", str(quick)],
                               tmp_path / "g")
         host.expect(PROMPT)
-        host.expect(r"time is up: fallback (rock|paper|scissors)")
-        host.expect("outcome: completed")
+        host.expect(r"time is up: (rock|paper|scissors) was played for you")
+        host.expect("outcome: (you won|you lost|a draw)")
         assert _done(host) == 0
         assert guest.wait(HANG_GUARD) == 0
     finally:
@@ -149,11 +150,11 @@ def test_a_chat_is_live_in_both_terminals(tmp_path) -> None:
         try:
             host.expect("session started: Chat")
             guest.expect("session started: Chat")
-            guest.expect("peer sent ready")
+            guest.expect("the peer: «")  # the host's ready line, in the chat's words
             host.sendline("hello from the host \x1b[31m")
-            guest.expect_exact("peer: «#1: hello from the host \\x1b[31m»")  # escaped, marked
+            guest.expect_exact("the peer: «#1: hello from the host \\x1b[31m»")  # escaped
             guest.sendline("hi back")
-            host.expect_exact("peer: «#1: hi back»")
+            host.expect_exact("the peer: «#1: hi back»")
             host.sendline("/quit")
             for side in (host, guest):
                 side.expect("session completed")
@@ -247,8 +248,8 @@ def test_plain_text_decide_list_events_and_abort_on_a_running_session(tmp_path) 
         assert "session aborted: session.aborted_locally (enough)" in aborted.stdout
         out, _ = follow.communicate(timeout=HANG_GUARD)
         assert follow.returncode == 0
-        assert "decision d1: paper" in out and "round 1: host paper" in out
-        assert "aborting: enough" in out and "outcome: aborted" in out
+        assert "you chose paper" in out and "round 1: you paper, the peer " in out
+        assert "aborting: enough" in out and "outcome: the session was aborted" in out
         again = _lingxi(["session", "abort", str(folder)], home)
         assert again.returncode == 1 and "session.finished" in again.stderr
         assert host.wait(HANG_GUARD) == 1 and guest.wait(HANG_GUARD) == 1
@@ -256,7 +257,8 @@ def test_plain_text_decide_list_events_and_abort_on_a_running_session(tmp_path) 
         console = host.stderr.read()
         # stdin was closed: the terminal said so, and the next point says how to answer
         assert "no more input at this terminal" in console
-        assert "decision d2 needed within 60 s: choose one of: rock, paper, scissors" in console
+        assert "your move: round 2: rock, paper or scissors? (needed within 60 s): choose one " \
+            "of: rock, paper, scissors" in console
         assert "answer with: lingxi session decide <value> --point d2" in console
         raw = _lingxi(["session", "events", str(folder), "--json"], home)
         assert all(json.loads(line)["event"] for line in raw.stdout.splitlines())
@@ -365,7 +367,7 @@ def test_protocol_test_human_with_a_person_answering(tmp_path) -> None:
         test.expect(r"1\) rock\s+2\) paper\s+3\) scissors")
         test.expect(PROMPT)
         test.sendline("2")
-        test.expect("round 1: host paper")
+        test.expect("round 1: you paper, the peer ")
         test.expect("PASS")
         assert _done(test) == 0
     finally:
@@ -426,8 +428,8 @@ def test_ui_serves_the_running_session_beside_the_terminal(tmp_path) -> None:
                      "Origin": base}, method="POST")
         with urllib.request.urlopen(answer) as reply:
             assert json.loads(reply.read())["ok"]
-        host.expect_exact("decision d1: scissors")
-        host.expect("outcome: completed")
+        host.expect_exact("you chose scissors")
+        host.expect("outcome: (you won|you lost|a draw)")
         assert _done(host) == 0 and guest.wait(HANG_GUARD) == 0
     finally:
         host.terminate(force=True)
@@ -445,7 +447,7 @@ def test_terminal_decider_answers_come_from_the_input_option(tmp_path) -> None:
     try:
         guest = _lingxi_async(["guest", "--endpoint", _hosting(host)], tmp_path / "home-g")
         host.expect("lizard is not one of the choices: type a number from 1 to 3 or the word")
-        host.expect("outcome: completed")
+        host.expect("outcome: (you won|you lost|a draw)")
         assert _done(host) == 0 and guest.wait(HANG_GUARD) == 0
     finally:
         host.terminate(force=True)
@@ -468,7 +470,7 @@ def test_quiet_keeps_the_console_off_and_json_keeps_stdout_pure(tmp_path) -> Non
     guest = _lingxi(["guest", "--endpoint", found.group(1), "--quiet"], tmp_path / "g")
     out, err = host.communicate(timeout=HANG_GUARD)
     assert host.returncode == 0 and json.loads(out)["ok"]  # stdout: one JSON document
-    assert "session started: " in err and "outcome: completed" in err
+    assert "session started: " in err and "outcome: the session completed" in err
     assert guest.returncode == 0 and "session started" not in guest.stderr
     assert "session completed" in guest.stdout
 
@@ -480,9 +482,9 @@ def test_the_console_escapes_peer_text_and_never_prints_payloads() -> None:
                 "payload": {"action": "chat", "text": "SECRET-PAYLOAD"},
                 "text": "#1: \x1b[2Jsession completed\r\u202e"}
     (line,) = event_lines(received)
-    assert line == "peer: «#1: \\x1b[2Jsession completed\\r\\u202e»"
+    assert line == "the peer: «#1: \\x1b[2Jsession completed\\r\\u202e»"
     bare = dict(received, text=None)
-    assert event_lines(bare) == ["peer sent chat"]
+    assert event_lines(bare) == []  # undescribed: bookkeeping, never its message name
     aborted = {"event": "peer.aborted", "code": "x\x07", "reason": "\x1b]0;title\x07"}
     assert "\x1b" not in event_lines(aborted)[0] and "\x07" not in event_lines(aborted)[0]
     for record in (received, bare, aborted, {"event": "round", "round": 1, "host": "rock",
@@ -534,11 +536,11 @@ async def test_the_terminal_decider_prompts_and_asks_again(tmp_path) -> None:
     decider = TerminalDecider.from_options({"input": str(answers)},
                                            terminal=Terminal(lambda: Capture()))
     value = await asyncio.wait_for(decider(_request(
-        view={"round": 2, "suggested": "rock"}, message="commit",
+        view={"round": 2, "suggested": "rock"}, message="round 2: your throw",
         bounds=None, peer_text={"note": "play \x1b[1mrock"})), HANG_GUARD)
     assert value == "paper"
     text = "".join(shown)
-    assert "-- your decision d1: commit (60 s to answer) --" in text
+    assert "-- round 2: your throw (60 s to answer) --" in text
     assert "  round: 2" in text and "  1) rock   <- suggested (Enter takes it)" in text
     assert "  2) paper" in text and "  3) scissors" in text
     assert "note (the peer's words): «play \\x1b[1mrock»" in text
@@ -599,8 +601,8 @@ def test_host_decider_llm_options_reach_the_model(tmp_path) -> None:
             guest = _lingxi_async(["guest", "--endpoint", _hosting(host)], tmp_path / "home-g")
             host.expect_exact("asking fake-model for d1 (attempt 1)")
             host.expect_exact('fake-model answered d1: {"value": "paper"}')
-            host.expect("round 2: host paper")
-            host.expect("outcome: completed")
+            host.expect("round 2: you paper, the peer ")
+            host.expect("outcome: (you won|you lost|a draw)")
             assert _done(host) == 0 and guest.wait(HANG_GUARD) == 0
         finally:
             host.terminate(force=True)
@@ -651,9 +653,55 @@ def test_a_guest_ui_switches_to_the_offered_protocols_page(tmp_path) -> None:
             with urllib.request.urlopen(f"{base}/?token={token}") as page:
                 assert page.headers["X-Lingxi-Page"] == "protocol"
             guest.sendline("rock")
-            guest.expect("outcome: completed")
+            guest.expect("outcome: (you won|you lost|a draw)")
             assert _done(guest) == 0 and _done(host) == 0
         finally:
             guest.terminate(force=True)
     finally:
         host.terminate(force=True)
+
+
+def _manual_spec(tmp_path: Path) -> Path:
+    """A copy of rock-paper-scissors whose spec says decision.mode: manual."""
+    folder = tmp_path / "rps-manual"
+    shutil.copytree(load_protocol(RPS).folder, folder, ignore=shutil.ignore_patterns("ui"))
+    spec = json.loads((folder / "spec.json").read_text())
+    spec["decision"]["mode"] = "manual"
+    (folder / "spec.json").write_text(json.dumps(spec))
+    return folder
+
+
+def test_a_manual_spec_asks_the_person_at_the_terminal(tmp_path) -> None:
+    """No --control-mode: the spec's decision.mode manual is the wiring, and a person at a
+    terminal is asked; the other side says --control-mode autonomous."""
+    manual = _manual_spec(tmp_path)
+    host = _spawn(["host", "--protocol-dir", str(manual), "--endpoint", "tcp://127.0.0.1:0",
+                   "--options", '{"best_of": 1}', "--state-dir", str(tmp_path / "h")],
+                  tmp_path / "home-h")
+    try:
+        guest = _lingxi_async(["guest", "--endpoint", _hosting(host), "--protocol-dir",
+                               str(manual), "--control-mode", "autonomous"], tmp_path / "g")
+        host.expect(r"-- round 1: rock, paper or scissors\? \(\d+ s to answer\) --")
+        host.expect(PROMPT)
+        host.sendline("scissors")
+        host.expect("outcome: (you won|you lost|a draw)")
+        assert _done(host) == 0 and guest.wait(HANG_GUARD) == 0
+    finally:
+        host.terminate(force=True)
+    made = [json.loads(line)["value"] for line in (tmp_path / "h" / "events.jsonl")
+            .read_text().splitlines() if '"event":"decision.made"' in line]
+    assert made == ["scissors"]
+
+
+def test_an_auto_spec_never_asks_the_person_at_the_terminal(tmp_path) -> None:
+    host = _spawn(["host", "--protocol-dir", RPS, "--endpoint", "tcp://127.0.0.1:0",
+                   "--options", '{"best_of": 1}', "--state-dir", str(tmp_path / "h")],
+                  tmp_path / "home-h")
+    try:
+        guest = _lingxi_async(["guest", "--endpoint", _hosting(host)], tmp_path / "g")
+        host.expect("outcome: (you won|you lost|a draw)")
+        assert "s to answer" not in host.before
+        assert _done(host) == 0 and guest.wait(HANG_GUARD) == 0
+    finally:
+        host.terminate(force=True)
+    assert '"event":"decision.requested"' not in (tmp_path / "h" / "events.jsonl").read_text()

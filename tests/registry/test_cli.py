@@ -74,6 +74,12 @@ def test_accept_ui_installs_the_bundle_only_when_asked(tmp_path, lingxi_home):
     ui = tmp_path / "ui"
     assert invoke("protocol", "fetch", pid, "--out", str(ui), "--accept-ui").exit_code == 0
     assert (ui / "ui" / "index.html").read_bytes() == b"<p>ui</p>"
+    # the page says it is a registry's: the UI serves it isolated, wherever it was put
+    from lingxi.ui.server import isolated_folder
+
+    facts = json.loads((ui / "ui" / ".lingxi-bundle.json").read_text())
+    assert facts["registry"] == "embedded" and len(facts["bundle_id"]) == 64
+    assert isolated_folder((ui / "ui").resolve())
 
 
 def test_preflight_exit_codes(tmp_path, lingxi_home):

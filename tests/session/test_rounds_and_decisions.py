@@ -187,13 +187,17 @@ def test_policy_resolution_never_reads_the_hash() -> None:
     assert DecisionPolicy.resolve(A, "human").manual is True
 
 
-def _manual_guest():
-    guest = machine("guest", BID, Bidder)
+def _manual_guest(spec=BID, config=None):
+    """A guest whose round value is asked at the start of the round, on the offer: before
+    the host's commitment arrives (both sides choose at once)."""
+    guest = machine("guest", spec, Bidder, config=config)
     guest.handle(Start())
-    guest.handle(ControlReceived("offer", {"protocol_id": guest.spec.protocol_id,
-                                           "options": {}}))
-    actions = guest.handle(PayloadReceived({"action": "commit", "round": 1, "hash": "0" * 64}))
+    actions = guest.handle(ControlReceived("offer", {"protocol_id": guest.spec.protocol_id,
+                                                     "options": {}}))
     return guest, actions
+
+
+HOST_COMMIT = PayloadReceived({"action": "commit", "round": 1, "hash": "0" * 64})
 
 
 def test_manual_decision_asks_with_projection_and_uses_the_answer() -> None:
@@ -204,33 +208,29 @@ def test_manual_decision_asks_with_projection_and_uses_the_answer() -> None:
     assert not of_type(actions, Send)  # nothing committed before the decider answers
     rejected = guest.handle(DecisionMade(request.point_id, "medium"))
     assert events_named(rejected, "decision.rejected") and not of_type(rejected, Send)
-    actions = guest.handle(DecisionMade(request.point_id, "high"))
+    decided = guest.handle(DecisionMade(request.point_id, "high"))
+    assert not of_type(decided, Send)  # the guest commits after the host, as the flow says
+    actions = guest.handle(HOST_COMMIT)
     commit = of_type(actions, Send)[0].payload
     assert commit["action"] == "commit" and guest.my_secret[1][0] == "high"
 
 
 def test_decision_timeout_fallback_and_abort() -> None:
     guest, _ = _manual_guest()
+    guest.handle(HOST_COMMIT)
     actions = guest.handle(TimerFired("decision"))
     assert events_named(actions, "decision.timeout_fallback")[0]["value"] == "low"
     assert of_type(actions, Send)[0].payload["action"] == "commit"
     aborting = {**BID, "decision": {"mode": "manual", "timeout_seconds": 5,
                                     "timeout_action": "abort"}}
-    guest = machine("guest", aborting, Bidder)
-    guest.handle(Start())
-    guest.handle(ControlReceived("offer", {"protocol_id": guest.spec.protocol_id,
-                                           "options": {}}))
-    guest.handle(PayloadReceived({"action": "commit", "round": 1, "hash": "0" * 64}))
+    guest, _ = _manual_guest(aborting)
+    guest.handle(HOST_COMMIT)
     actions = guest.handle(TimerFired("decision"))
     assert abort_of(actions)["code"] == "decision.timeout"
 
 
 def test_hybrid_shows_the_suggestion_and_falls_back_to_it() -> None:
-    guest = machine("guest", BID, Bidder, config=SessionConfig(control_mode="hybrid"))
-    guest.handle(Start())
-    guest.handle(ControlReceived("offer", {"protocol_id": guest.spec.protocol_id,
-                                           "options": {}}))
-    actions = guest.handle(PayloadReceived({"action": "commit", "round": 1, "hash": "0" * 64}))
+    _, actions = _manual_guest(config=SessionConfig(control_mode="hybrid"))
     assert of_type(actions, RequestDecision)[0].view["suggested"] == "low"
 
 

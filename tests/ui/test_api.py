@@ -303,7 +303,7 @@ async def test_chat_lines_typed_in_the_browser_reach_the_peer() -> None:
             ok = await client.post("/api/input", json={"line": "hello from the page"},
                                    headers=headers)
             assert ok.json() == {"ok": True}
-            while not any(e["event"] == "message.received" and e.get("text")
+            while not any(e["event"] == "message.received" and e.get("message") == "chat"
                           for e in live.events):
                 await asyncio.sleep(0.05)
             await client.post("/api/input", json={"line": "/quit"}, headers=headers)
@@ -340,3 +340,33 @@ async def test_input_into_a_game_is_refused(ui) -> None:
         load_protocol("rock-paper-scissors"), options=RPS, config=SessionConfig(peer_timeout=10.0),
         host_kwargs={"live": live, "decider": lambda request: None}), HANG_GUARD)
     await asyncio.wait_for(typist, HANG_GUARD)
+
+
+async def test_a_page_gets_the_whole_end_before_the_server_goes(ui, tmp_path) -> None:
+    """The CLI closes the UI as soon as the session returns: a page that is behind still
+    receives every event (the last round, the receipts with the transcript head), then the
+    final state with the outcome, then `end` — in that order — before the server stops."""
+    live, server = ui
+    async with _client(server) as client, client.stream(
+            "GET", "/api/events", params={"token": server.token}) as response:
+        stream = Stream(response)
+        assert (await stream.next())[0] == "state"
+        host, _ = await asyncio.wait_for(memory_session(
+            load_protocol("rock-paper-scissors"), options=RPS, seed=7, state_dir=tmp_path,
+            config=SessionConfig(peer_timeout=10.0), host_kwargs={"live": live}), HANG_GUARD)
+        closing = asyncio.ensure_future(server.close())  # the page has read nothing yet
+        seen = []
+        while (item := await stream.next())[0] != "end":
+            seen.append(item)
+        await asyncio.wait_for(closing, HANG_GUARD)
+    names = [data["event"] if name == "message" else name for name, data, _ in seen]
+    assert names.count("round") == 3
+    assert names[-3:] == ["session.finished", "receipts.exchanged", "state"]
+    first_outcome = next(i for i, (name, data, _) in enumerate(seen)
+                         if name == "state" and data["outcome"])
+    assert first_outcome == len(seen) - 1  # never an outcome before the rounds behind it
+    assert seen[-1][1]["outcome"]["summary"] == host.outcome.summary
+    receipts = seen[-2][1]
+    assert receipts["verified"] is True
+    assert receipts["transcript_head"] == json.loads(
+        (tmp_path / "host" / "receipts.json").read_text())["local"]["head"]

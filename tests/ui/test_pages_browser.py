@@ -5,6 +5,7 @@ a number field for bounds, a text area) answers the session."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -288,3 +289,43 @@ async def test_a_person_chats_from_the_page(browser) -> None:
     finally:
         await server.close()
     assert host.outcome.ok and guest.outcome.ok
+
+
+@pytest.mark.parametrize("name", ["crazy-eights", "short-whist"])
+async def test_a_card_played_leaves_the_hand_and_the_peer_passes_in_plain_words(
+        browser, name) -> None:
+    from playwright.async_api import expect
+
+    live, server, session = await _run(name, "host", None)
+    suit = {"S": "♠", "H": "♥", "D": "♦", "C": "♣"}
+
+    def face(card: str) -> str:
+        return card[0].replace("T", "10") + suit[card[1]]
+
+    try:
+        page = await _open(browser, server.url)
+        hand = page.locator("#hand .lx-cards").nth(1).locator(".lx-card")
+        played = 0
+
+        async def play_first_card(decision):
+            nonlocal played
+            button = decision.locator("button.lx-choice").first
+            value = json.loads(await button.get_attribute("data-value"))
+            before = await hand.all_text_contents()
+            await button.click()
+            if value.get("action") == "play":
+                played += 1
+                gone = [c for c in before if c != face(value["card"])]
+                await expect(hand).to_have_text(gone)  # at once, not at the next decision
+
+        await _decide_all(page, play_first_card)
+        await asyncio.wait_for(session, HANG_GUARD)
+        log = await page.locator("#lx-log").text_content()
+        assert page.errors == []
+    finally:
+        await server.close()
+    assert played >= 1
+    assert "passs" not in log
+    passes = sum(1 for e in live.events if e["event"] == "mp.move" and e["by"] == "guest"
+                 and e["action"] == "pass")
+    assert log.count("the peer passes") == passes

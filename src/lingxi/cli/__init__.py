@@ -12,6 +12,7 @@ import click
 
 from lingxi import __version__
 from lingxi.cli.common import LingxiGroup
+from lingxi.cli.examples import with_example
 from lingxi.cli.lazy import LazyGroup
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -47,6 +48,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "Check identity, registry, relay, direct reachability, clock, Chromium."),
     "relay": ("lingxi.cli.relay:relay",
               "Run the NATS relay through which agents behind NATs meet."),
+    "mcp": ("lingxi.cli.mcp:mcp",
+            "Serve Lingxi to an MCP-capable assistant over stdio."),
+    "skill": ("lingxi.cli.mcp:skill",
+              "Install the Lingxi skill file for assistants that read skills."),
 }
 
 
@@ -62,6 +67,9 @@ def cli() -> None:
 
     Data lives under $LINGXI_HOME (default ~/.lingxi).
     """
+
+
+with_example(cli, "")
 
 
 def main() -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,13 @@ from typing import Any
 import click
 
 from lingxi.cli.common import key_values, peer_text, safe_line
-from lingxi.deciders.terminal import Terminal, plain, shown
+from lingxi.deciders.terminal import Terminal, plain, shown, view_lines
 from lingxi.errors import InputError, LingxiError
 
 SETTLES = ("decision.made", "decision.timeout_fallback", "decision.declined_fallback",
            "session.finished")
-QUIET_EVENTS = ("session.waiting_offer", "session.offered", "peer.deciding_ignored")
+QUIET_EVENTS = ("session.waiting_offer", "session.offered", "peer.deciding_ignored",
+                "mp.seated", "shadow_judge.enabled", "shadow_judge.checked")
 
 
 def _words(data: Any, skip: tuple[str, ...] = ()) -> str:
@@ -41,8 +41,59 @@ def _compact(data: Any, limit: int = 240, skip: tuple[str, ...] = ()) -> str:
     return safe_line(_words(data, skip), limit)
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _key(key: Any) -> str:
     return f"{str(key)[:16]}…" if isinstance(key, str) and key else "?"
+
+
+def peer_name(info: dict[str, Any]) -> str:
+    """Who the peer is, for a person: its registry nickname when known, else its key's
+    first characters (a peer's nickname is its own words: marked)."""
+    nickname = info.get("peer_nickname")
+    key = _key(info.get("peer_key") or info.get("peer_public_key"))
+    if isinstance(nickname, str) and nickname:
+        return f"{peer_text(nickname, 60)} (key {safe_line(key)})"
+    return f"the peer with key {safe_line(key)}"
+
+
+def _who(side: Any, role: Any) -> str:
+    """``host``/``guest`` as this side reads it: "you" or "the peer"."""
+    if side == role:
+        return "you"
+    if side in ("host", "guest"):
+        return "the peer"
+    return safe_line(side, 40)
+
+
+def outcome_words(outcome: dict[str, Any], role: Any) -> str:
+    """The end in terms of this side: "you won 2–1", "you lost", "a draw", or what stopped
+    the session (its code and reason, the peer's own words marked)."""
+    status = outcome.get("status")
+    summary = _dict(outcome.get("summary"))
+    if status != "completed":
+        code, by = outcome.get("code"), outcome.get("by")
+        if by == "peer":
+            return (f"the session was {safe_line(status, 20)}: the peer stopped it (code "
+                    f"{peer_text(code, 80)}, reason {peer_text(outcome.get('reason'), 300)})")
+        return (f"the session was {safe_line(status, 20)}: {safe_line(code, 80)} "
+                f"({safe_line(by, 20)}): {safe_line(outcome.get('reason'), 300)}")
+    peer = "guest" if role == "host" else "host"
+    score = summary.get("score")
+    tally = ""
+    if isinstance(score, dict) and isinstance(score.get(role), int) \
+            and isinstance(score.get(peer), int):
+        tally = f" {score[role]}–{score[peer]}"
+    winner = summary.get("winner")
+    if winner == role:
+        return "you won" + tally
+    if winner == peer:
+        return "you lost" + tally
+    if winner == "draw":
+        return "a draw" + tally
+    return "the session completed" + tally
 
 
 def decision_hint(record: dict[str, Any], state_dir: str | None) -> list[str]:
@@ -58,78 +109,111 @@ def decision_hint(record: dict[str, Any], state_dir: str | None) -> list[str]:
         what = "any value"
     seconds = record.get("timeout_seconds")
     within = f"{seconds:g}" if isinstance(seconds, int | float) else "?"
-    lines = [f"decision {point} needed within {within} s: {what}"]
-    view = record.get("view")
-    if isinstance(view, dict) and view:
-        lines.append(f"  state: {_compact(view, 400)}")
+    about = f": {safe_line(record.get('message'), 200)}" if record.get("message") else ""
+    lines = [f"your move{about} (needed within {within} s): {what}"]
+    for line in view_lines(record.get("view")):
+        lines.append(f"  {line}")
     where = f" --state-dir {safe_line(state_dir, 400)}" if state_dir else ""
     lines.append(f"  answer with: lingxi session decide <value> --point {point}{where}")
     return lines
 
 
+def _move(record: dict[str, Any], role: Any) -> str:
+    """A card game's public move: "you play 3S", "the peer draws a card"."""
+    who = _who(record.get("by"), role)
+    action = record.get("action")
+    third = who != "you"
+    card = safe_line(record.get("card"), 20) if record.get("card") else ""
+    if action == "draw":
+        return f"{who} draw{'s' if third else ''} a card"
+    if action == "pass":
+        return f"{who} pass{'es' if third else ''}"
+    line = f"{who} play{'s' if third else ''} {card}".rstrip()
+    if record.get("note") is not None:
+        line += f" and name{'s' if third else ''} {safe_line(record.get('note'), 20)}"
+    return line
+
+
 def event_lines(record: dict[str, Any], info: dict[str, Any] | None = None, *,
                 asks_here: bool = False, unknown: bool = False) -> list[str]:
-    """The lines an event prints as (none for bookkeeping events).
+    """The lines an event prints as (none for bookkeeping events): one line per event, in
+    the game's words where the hooks gave them, "you" and "the peer" for the sides.
 
     ``info``: the session's protocol, role, peer key, state folder (a LiveSession's
     ``info`` or a snapshot). ``asks_here``: a decider at this terminal prints its own
     prompt, so a ``decision.requested`` needs no hint. ``unknown``: events this
     formatter does not know (a decider's own records, bookkeeping) print as their name.
+    A message the hooks did not describe is the protocol's bookkeeping (a commitment, a
+    card share): it prints nothing, never its message name.
     """
     info = info or {}
     name = record.get("event")
     if not isinstance(name, str):
         return []
+    role = record.get("role") or info.get("role")
     point = safe_line(record.get("point_id"), 40)
     if name == "session.started":
-        role = safe_line(record.get("role") or info.get("role") or "?", 20)
+        side = safe_line(record.get("role") or info.get("role") or "?", 20)
         protocol = safe_line(info.get("protocol") or "?", 120)
         options = record.get("options")
         extra = ""
         if isinstance(options, dict) and options:  # a guest's options are the host's words
-            extra = " options " + (peer_text(_words(options), 200) if role == "guest"
-                                   else _compact(options, 200))
-        return [f"session started: {protocol} as {role}, peer "
-                f"{safe_line(_key(info.get('peer_key') or info.get('peer_public_key')))}"
-                f"{extra}"]
+            extra = ", options " + (peer_text(_words(options), 200) if side == "guest"
+                                    else _compact(options, 200))
+        return [f"session started: {protocol}, you are the {side}, playing "
+                f"{peer_name(info)}{extra}"]
+    cards = info.get("mode") == "mental_poker"  # every move is told by its mp.move event
     if name in ("message.sent", "message.received"):
-        message = safe_line(record.get("message") or "?", 60)
         text = record.get("text")
+        if record.get("shown_as") == "round" or cards or not (isinstance(text, str) and text):
+            return []
         if name == "message.sent":
-            return [f"you: {safe_line(text, 600)}" if isinstance(text, str) and text
-                    else f"you sent {message}"]
-        return [f"peer: {peer_text(text, 600)}" if isinstance(text, str) and text
-                else f"peer sent {message}"]
+            return [f"you: {safe_line(text, 600)}"]
+        return [f"the peer: {peer_text(text, 600)}"]
     if name == "round":
-        host, guest = record.get("host"), record.get("guest")
-        result = record.get("result")
-        same = tuple(k for k, v in result.items() if v in (host, guest)) \
-            if isinstance(result, dict) else ()
-        rest = _compact(result, 240, ("action", "round", *same)) if result is not None else ""
-        return [f"round {safe_line(record.get('round'), 12)}: host {shown(host, 80)}, "
-                f"guest {shown(guest, 80)}" + (f" -> {rest}" if rest else "")]
+        text = record.get("text")
+        if isinstance(text, str) and text:
+            return [safe_line(text, 600)]
+        peer = "guest" if role == "host" else "host"
+        return [f"round {safe_line(record.get('round'), 12)}: you "
+                f"{shown(record.get(str(role)), 80)}, the peer {shown(record.get(peer), 80)}"]
     if name == "decision.requested":
         return [] if asks_here else decision_hint(record, info.get("state_dir"))
     if name == "decision.made":
-        return [f"decision {point}: {shown(record.get('value'))}"]
+        return [] if cards else [f"you chose {shown(record.get('value'))}"]
     if name == "decision.timeout_fallback":
-        return [f"time is up: fallback {shown(record.get('value'))}"]
+        return [f"time is up: {shown(record.get('value'))} was played for you"]
     if name == "decision.declined":
-        return [f"decision {point} declined: {safe_line(record.get('reason'), 300)}"]
+        return [f"the decider gave up: {safe_line(record.get('reason'), 300)}"]
     if name == "decision.declined_fallback":
-        return [f"fallback for {point}: {shown(record.get('value'))}"]
+        return [f"{shown(record.get('value'))} was played instead"]
     if name == "decision.rejected":
         legal = ", ".join(shown(v, 60) for v in (record.get("legal") or [])[:30])
-        return [f"decision {point}: {shown(record.get('value'), 80)} is not allowed"
+        return [f"{shown(record.get('value'), 80)} is not allowed"
                 + (f" (choose one of: {legal})" if legal else "")]
     if name == "decision.ignored":
-        return [f"answer for {point} ignored: {safe_line(record.get('reason'), 200)}"]
+        return [f"an answer came too late: {safe_line(record.get('reason'), 200)}"]
     if name == "peer.deciding":
         seconds = record.get("seconds")
         up_to = f"{seconds:g}" if isinstance(seconds, int | float) else "?"
-        return [f"the peer is deciding (up to {up_to} s)"]
+        return [f"the peer decides by hand (up to {up_to} s a move)"]
+    if name == "mp.table":
+        cards = " ".join(safe_line(c, 8) for c in record.get("cards") or [])
+        hand = " ".join(safe_line(c, 8) for c in record.get("hand") or [])
+        return [f"face up: {cards or '-'}; your hand: {hand or '-'}"]
+    if name == "mp.move":
+        return [_move(record, role)]
+    if name == "mp.game_over":
+        return ["game over: both sides now open the deck, and every card is checked"]
+    if name == "mp.receipt":
+        receipt = _dict(record.get("receipt"))
+        audit = _dict(receipt.get("audit"))
+        return ["every shuffle, card and play checks out" if audit.get("ok")
+                else f"the card audit failed: {safe_line(audit.get('code'), 80)}"]
+    if name == "mp.forfeit":
+        return [f"a forfeit is recorded against {_who(record.get('against'), role)}"]
     if name == "violation":
-        return [f"violation: {safe_line(record.get('code'), 80)}: "
+        return [f"the session stops: {safe_line(record.get('code'), 80)}: "
                 f"{safe_line(record.get('reason'), 400)}"]
     if name == "peer.aborted":
         return [f"the peer aborted: code {peer_text(record.get('code'), 80)}, "
@@ -139,15 +223,7 @@ def event_lines(record: dict[str, Any], info: dict[str, Any] | None = None, *,
     if name == "session.abort_requested":
         return [f"aborting: {safe_line(record.get('reason'), 300)}"]
     if name == "session.finished":
-        line = f"outcome: {safe_line(record.get('status'), 40)}"
-        if record.get("code"):
-            line += (f" ({safe_line(record.get('code'), 80)} by "
-                     f"{safe_line(record.get('by'), 20)}: {safe_line(record.get('reason'), 300)})")
-        summary = record.get("summary")
-        if isinstance(summary, dict) and summary:
-            line += " " + safe_line(json.dumps(summary, ensure_ascii=False, sort_keys=True,
-                                               default=str), 400)
-        return [line]
+        return [f"outcome: {outcome_words(record, role)}"]
     if name.startswith("decider."):  # a model decider's own records (prompts, answers)
         who = safe_line(record.get("model") or record.get("decider") or "the decider", 60)
         attempt = safe_line(record.get("attempt"), 8)
@@ -162,8 +238,9 @@ def event_lines(record: dict[str, Any], info: dict[str, Any] | None = None, *,
     if name == "transport.send_failed":
         return [f"could not send: {safe_line(record.get('reason'), 300)}"]
     if name == "receipts.exchanged":
-        return ["receipts exchanged: " + ("verified" if record.get("verified")
-                                          else "NOT verified")]
+        return ["receipts: both signed, the peer's verified" if record.get("verified")
+                else "receipts: the peer's is NOT verified: "
+                + safe_line("; ".join(map(str, record.get("problems") or [])), 300)]
     if name in QUIET_EVENTS or not unknown:
         return []
     return [safe_line(name, 80)]
@@ -175,9 +252,14 @@ class Console:
     def __init__(self, live: Any, terminal: Terminal, *,
                  asks_here: Callable[[], bool] = lambda: False) -> None:
         self.live, self.terminal, self.asks_here = live, terminal, asks_here
+        self._told_deciding = False
 
     def __call__(self, record: dict[str, Any]) -> None:
         name = record.get("event")
+        if name == "peer.deciding":  # said once: the peer decides by hand, every move
+            if self._told_deciding:
+                return
+            self._told_deciding = True
         for index, line in enumerate(event_lines(record, self.live.info,
                                                  asks_here=self.asks_here())):
             self.terminal.say(line, settles=name in SETTLES and index == 0)
@@ -207,6 +289,12 @@ class Participation:
         kind = self.kind
         if kind is None and control_mode in ("human", "hybrid"):
             kind = "terminal"
+        # A spec whose decision.mode is manual asks the person at this terminal, when one
+        # is here (and stdin is not the free-mode input); an auto spec never asks it.
+        follows_spec = kind is None and control_mode is None and not self.options \
+            and input_source != "-" and _a_person_is_here()
+        if follows_spec:
+            kind = "terminal"
         if kind is None and self.options:
             raise InputError("usage.decider_option_alone",
                              "--decider-option needs --decider (or --control-mode human)")
@@ -220,6 +308,8 @@ class Participation:
             extra = {"terminal": self.terminal} if kind == "terminal" else {}
             try:
                 self.decider = make_decider(kind, self.options, **extra)
+                if follows_spec:
+                    self.decider.follows_spec = True  # with_decider keeps the spec's mode
             except ImportError:
                 raise LingxiError("decider.unavailable", f"the {safe_line(kind, 40)} decider "
                                   "is not installed in this build", exit_code=2) from None
@@ -261,10 +351,11 @@ class Participation:
             self.live.listen(learned)
         url = safe_line(getattr(server, "url", ""), 400)
         click.echo(f"ui: {url}", err=True)
-        if self.open_ui:
+        if self.open_ui:  # a one-time launch address: the token never reaches argv (/proc)
             import webbrowser
 
-            await asyncio.get_running_loop().run_in_executor(None, webbrowser.open, url)
+            launch = server.launch_url() if hasattr(server, "launch_url") else url
+            await asyncio.get_running_loop().run_in_executor(None, webbrowser.open, launch)
         try:
             return await session()
         finally:
@@ -280,6 +371,16 @@ class Participation:
                         "reason": "interrupted", "state_dir": state_dir})
         self.terminal.say("session aborted: interrupted", settles=True)
         raise SystemExit(1)
+
+
+def _a_person_is_here() -> bool:
+    """A terminal on stdin: someone can answer a prompt."""
+    import sys
+
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
 
 
 def _protocol_ui(protocol_id: Any) -> Path | None:
@@ -315,7 +416,8 @@ def participation_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
     for option in (
         click.option("--open-ui", is_flag=True,
-                     help="Like --ui, and open the page in the web browser."),
+                     help="Like --ui, and open the page in the web browser (through a "
+                          "one-time launch address: the token is never on its command line)."),
         click.option("--ui", is_flag=True,
                      help="Serve the protocol's UI on a loopback port (the URL is printed): "
                           "watch the session and answer its decisions in a browser."),

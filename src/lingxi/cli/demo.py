@@ -80,7 +80,7 @@ def _adversarial(name: str, seed: int) -> bool:
 def _registry_call(call):
     from lingxi.cli.registry_common import EMBEDDED, run
 
-    return run(EMBEDDED, call, identity=True)
+    return run(EMBEDDED, call, identity=True, quiet=True)  # the demo names it itself
 
 
 def _main_job(name: str, seed: int, work: Path) -> bool:
@@ -123,9 +123,15 @@ def _main_job(name: str, seed: int, work: Path) -> bool:
         click.echo(f"  bob browses: {len(listed)} open invitation(s); {invitation} by "
                    f"{(mine or {}).get('host_agent_id', '?')} for "
                    f"{(mine or {}).get('protocol_id', '?')[:16]}…")
+        click.echo(f"  bob joins: lingxi join {invitation} — claims it at the registry (a "
+                   "single-use ticket bound to bob's key), connects to alice's endpoint, "
+                   "and alice's host checks the ticket in the handshake")
         guest = subprocess.run(
             _lingxi("join", invitation, "--seed", str(seed), "--state-dir", str(guest_dir)),
             env=envs["bob"], capture_output=True, text=True, check=False, timeout=60)
+        for line in guest.stderr.splitlines():  # bob's console: the claim played out
+            if line.startswith(("session started", "round ", "outcome:")):
+                click.echo(f"    bob: {line.strip()}")
         host_out, _ = host.communicate(timeout=60)
     finally:
         if host.poll() is None:

@@ -22,12 +22,16 @@ class LazyGroup(click.Group):
         return sorted(set(super().list_commands(ctx)) | set(self._lazy))
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        from lingxi.cli.examples import with_example
+
+        prefix = ctx.command_path.split(" ", 1)[1] + " " if " " in ctx.command_path else ""
         if name in self._lazy:
             target, _ = self._lazy[name]
             module_name, attr = target.split(":")
             command = getattr(importlib.import_module(module_name), attr)
-            return command
-        return super().get_command(ctx, name)
+            return with_example(command, f"{prefix}{name}")
+        command = super().get_command(ctx, name)
+        return with_example(command, f"{prefix}{name}") if command is not None else None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """List commands with their one-line help without importing them."""

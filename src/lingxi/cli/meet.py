@@ -36,13 +36,26 @@ async def ensure_registered(client: Any, spec: Any, *, reason: str | None = None
         await client.register_protocol(spec.raw, allow_new=reason is not None, reason=reason)
 
 
+async def tell_nickname(client: Any, agent_id: Any, public_key: Any, live: Any) -> None:
+    """Let the console and the page name the peer by its registry nickname — only when the
+    registry's record for that agent holds the very key the handshake proved."""
+    if live is None or not isinstance(agent_id, str):
+        return
+    try:
+        record = await client.identity_record(agent_id)
+    except LingxiError:
+        return
+    if record.get("public_key") == public_key and isinstance(record.get("nickname"), str):
+        live.info["peer_nickname"] = record["nickname"]
+
+
 class TicketGate:
     """The host's handshake authoriser for one posted invitation."""
 
-    def __init__(self, client: Any, identity: Any) -> None:
+    def __init__(self, client: Any, identity: Any, live: Any = None) -> None:
         from lingxi.registry.models.ticket import UsedTickets
 
-        self.client, self.identity = client, identity
+        self.client, self.identity, self.live = client, identity, live
         self.used = UsedTickets()
         self.invitation_id: str | None = None
         self.registry_session: str | None = None
@@ -65,8 +78,9 @@ class TicketGate:
             self.used.spend(claims, time.time())
         except LingxiError as error:
             raise HandshakeError("handshake.ticket_refused", error.message) from None
-        await self.client.confirm(self.invitation_id, claims.session_id)
+        confirmed = await self.client.confirm(self.invitation_id, claims.session_id)
         self.registry_session = claims.session_id
+        await tell_nickname(self.client, confirmed.get("guest_agent_id"), peer_key, self.live)
 
 
 async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str | None,
@@ -88,7 +102,7 @@ async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str
     client = make_client(server, identity="create")
     async with client:
         await ensure_registered(client, loaded.spec)
-        gate = TicketGate(client, identity)
+        gate = TicketGate(client, identity, session_kwargs.get("live"))
         relay = RelayHost(client, lambda line: click.echo(line, err=True)) \
             if via != "direct" else None
 
@@ -171,6 +185,8 @@ async def join_invitation(client: Any, invitation_id: str, *, protocol_dir: str 
     invitation = await client.invitation(invitation_id)
     loaded = await protocol_for_join(client, invitation["protocol_id"], protocol_dir,
                                      allow_skeleton)
+    await tell_nickname(client, invitation.get("host_agent_id"),
+                        invitation.get("host_public_key"), session_kwargs.get("live"))
     claim = await client.claim(invitation_id)
     from lingxi.cli.reach import Reach, guest_reach
 
@@ -211,10 +227,8 @@ def _join_command() -> Any:
         The host's identity key is checked against the invitation in the
         handshake; the session runs peer to peer; both signed receipts go to the
         registry at the end.
-
-        Example: lingxi browse, then lingxi join inv_… (or --server http://127.0.0.1:8470)
         """
-        from lingxi.cli.registry_common import make_client
+        from lingxi.cli.registry_common import explain, make_client
 
         limits = {"max_messages": max_messages, "max_bytes": max_bytes,
                   "max_state_bytes": max_state_bytes}
@@ -225,12 +239,17 @@ def _join_command() -> Any:
 
         async def main() -> Any:
             client = make_client(server, identity="create")
-            async with client:
-                return await join_invitation(
-                    client, invitation_id, protocol_dir=protocol,
-                    allow_skeleton=allow_skeleton_hooks, config=config,
-                    state_dir=state_dir, seed=seed, inputs=inputs, seal=reach.seal,
-                    reach=reach, **part.driver_kwargs())
+            try:
+                async with client:
+                    return await join_invitation(
+                        client, invitation_id, protocol_dir=protocol,
+                        allow_skeleton=allow_skeleton_hooks, config=config,
+                        state_dir=state_dir, seed=seed, inputs=inputs, seal=reach.seal,
+                        reach=reach, **part.driver_kwargs())
+            except LingxiError as error:  # say which registry was asked
+                if error.code.startswith("registry."):
+                    raise explain(error, server) from None
+                raise
 
         _report(_play(part, main, None, as_json), as_json)
 

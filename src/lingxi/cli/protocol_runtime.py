@@ -36,6 +36,24 @@ def parse_options(text: str | None) -> dict[str, Any]:
     return value
 
 
+strict_options_option = click.option(
+    "--strict", "strict_options", is_flag=True,
+    help="Refuse an option the spec does not declare (a misspelt one: options.undeclared, "
+         "exit 2) instead of warning and ignoring it.")
+
+
+def check_local_options(spec: Any, options: dict[str, Any], strict: bool) -> None:
+    """This side's own --options against the spec before anything runs: errors raise; an
+    undeclared (misspelt) option is a warning on stderr, or with ``strict`` a refusal."""
+    checked = spec.check_options(options)
+    undeclared = [w for w in checked.warnings if w.code == "options.undeclared"]
+    if strict and undeclared:
+        raise InputError("options.undeclared", f"{safe_line(undeclared[0].message, 300)} "
+                         f"(declared: {', '.join(sorted(spec.raw.get('parameters') or {}))})")
+    for warning in checked.warnings:
+        click.echo(f"warning: {warning.code}: {safe_line(warning.message, 300)}", err=True)
+
+
 allow_skeleton_option = click.option(
     "--allow-skeleton-hooks", is_flag=True,
     help="Load hooks that are still a generated skeleton (tests only; "
@@ -87,13 +105,15 @@ def limit_options(command):
                    "(default: $LINGXI_HOME/sessions/protocol-test/<name>).")
 @limit_options
 @allow_skeleton_option
+@strict_options_option
 @json_option
 @handle_errors
 def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bool,
              peer_timeout: float, control_mode: str, no_input: bool, person_role: str,
              interactive: bool, inputs_file: str | None,
              state_dir: str | None, max_messages: int | None, max_bytes: int | None,
-             max_state_bytes: int | None, allow_skeleton_hooks: bool, as_json: bool) -> None:
+             max_state_bytes: int | None, allow_skeleton_hooks: bool, strict_options: bool,
+             as_json: bool) -> None:
     """Play PROTOCOL (a folder or a built-in name) against itself through the real machines.
 
     Prints a per-round summary, the outcome and the receipt hash. Exit 0 when
@@ -105,7 +125,7 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
 
     options = parse_options(options_text)
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
-    loaded.spec.check_options(options)
+    check_local_options(loaded.spec, options, strict_options)
     inputs = None
     if inputs_file:
         data = parse_json_arg("@" + inputs_file, "--inputs")

@@ -243,6 +243,12 @@ def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_i
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
         written.append(f"ui/{path}")
+    if files:  # the page is a registry's: the UI serves it isolated, naming its bundle
+        from lingxi.files import write_private_json
+        from lingxi.ui import BUNDLE_META
+
+        write_private_json(folder / "ui" / BUNDLE_META, {"bundle_id": chosen,
+                                                         "registry": server})
     data = {"protocol_id": protocol_id, "folder": str(folder), "files": written,
             "bundle_id": chosen,
             "skeleton": str(installed.skeleton) if installed.skeleton else None}

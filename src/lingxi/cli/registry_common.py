@@ -37,9 +37,55 @@ def _import_registry() -> None:
                           f"({error.name} is missing)", exit_code=EXIT_USAGE) from None
 
 
-def make_client(server: str, *, identity: bool | str = False) -> Any:
-    """A RegistryClient for ``server``; ``identity`` "create" makes a key when missing."""
+def registry_name(server: str) -> str:
+    """Which registry ``server`` is, as a person needs to know it: the embedded one is a
+    database of this home (others see it only when they share it), a URL is a server."""
+    if server != EMBEDDED:
+        return server
+    from lingxi.cli.common import safe_line
+
+    try:
+        from lingxi.registry.storage.engine import resolve_url
+
+        where = resolve_url()
+    except Exception:  # a bad database URL is reported by the command itself
+        where = os.environ.get("LINGXI_DATABASE_URL") or "this home's database"
+    where = where.split("@")[-1] if "://" in where and "@" in where else where  # no password
+    return f"the embedded registry ({safe_line(where, 300)})"
+
+
+def _text_mode() -> bool:
+    context = click.get_current_context(silent=True)
+    return not (context is not None and context.params.get("as_json"))
+
+
+def announce(server: str) -> None:
+    """Say on stderr which registry a command uses (text mode; --json keeps stdout pure)."""
+    if _text_mode():
+        click.echo(f"registry: {registry_name(server)}", err=True)
+
+
+def explain(error: LingxiError, server: str) -> LingxiError:
+    """``error`` naming the registry that was asked; a missing invitation, protocol or
+    session adds how to reach another machine's registry."""
+    if "(asked " in error.message:
+        return error
+    note = f" (asked {registry_name(server)})"
+    if error.code.endswith("_not_found") and server == EMBEDDED:
+        note += ("; the embedded registry is this home's own database: to meet another "
+                 "machine, run `lingxi server` on one and pass --server http://HOST:8470 on "
+                 "both")
+    error.message += note
+    error.args = (error.message,)
+    return error
+
+
+def make_client(server: str, *, identity: bool | str = False, quiet: bool = False) -> Any:
+    """A RegistryClient for ``server``; ``identity`` "create" makes a key when missing.
+    The command says which registry it uses (:func:`announce`) unless ``quiet``."""
     _import_registry()
+    if not quiet:
+        announce(server)
     from lingxi.registry.client.api import RegistryClient
     from lingxi.registry.client.ledger import Ledger, ledger_dir
     from lingxi.wire.identity import Identity
@@ -66,12 +112,16 @@ def make_client(server: str, *, identity: bool | str = False) -> Any:
 
 
 def run(server: str, call: Callable[[Any], Awaitable[Any]], *,
-        identity: bool | str = False) -> Any:
-    """Run one async ``call(client)`` against ``server`` and close the client."""
-    client = make_client(server, identity=identity)
+        identity: bool | str = False, quiet: bool = False) -> Any:
+    """Run one async ``call(client)`` against ``server`` and close the client; a refusal
+    names the registry that was asked (:func:`explain`)."""
+    client = make_client(server, identity=identity, quiet=quiet)
 
     async def main() -> Any:
         async with client:
             return await call(client)
 
-    return asyncio.run(main())
+    try:
+        return asyncio.run(main())
+    except LingxiError as error:
+        raise explain(error, server) from None

@@ -23,9 +23,11 @@ from lingxi.cli.common import (
 from lingxi.cli.console import participation_options
 from lingxi.cli.protocol_runtime import (
     allow_skeleton_option,
+    check_local_options,
     limit_options,
     parse_json_arg,
     parse_options,
+    strict_options_option,
 )
 from lingxi.cli.reach import reach_options
 from lingxi.cli.session_compare import compare_cmd
@@ -99,11 +101,14 @@ def _ui_dir(loaded: Any) -> Path | None:
     return ui if ui is not None and ui.is_dir() else None
 
 
-def _report(result, as_json: bool) -> None:
+def _report(result, as_json: bool, told: bool = False) -> None:
+    """The end of a run on stdout; ``told``: the console already said how it ended."""
     data = result.to_dict()
     if as_json:
         print_json({"ok": result.outcome.ok and result.receipts_verified, **data})
     else:
+        from lingxi.cli.console import outcome_words
+
         outcome = result.outcome
         line = f"session {outcome.status}"
         if outcome.code and outcome.by == "peer":  # the peer's own words: marked, escaped
@@ -111,10 +116,9 @@ def _report(result, as_json: bool) -> None:
                     f"reason {peer_text(outcome.reason)}"
         elif outcome.code:
             line += f": {outcome.code} ({outcome.by}) {safe_line(outcome.reason, 400)}"
+        elif not told:
+            line += f": {outcome_words(outcome.to_dict(), outcome.role)}"
         click.echo(line)
-        if outcome.summary:
-            click.echo("summary: " + safe_line(json.dumps(outcome.summary, ensure_ascii=False),
-                                               400))
         click.echo(f"transcript head {data['transcript_head']}")
         verdict = "verified" if result.receipts_verified else \
             f"NOT verified: {safe_line('; '.join(result.peer_problems), 400)}"
@@ -159,6 +163,7 @@ def _inputs(source: str | None):
 @click.option("--guest-key", callback=_peer_key, metavar="HEX",
               help="Accept only a guest with this identity key; any other is refused in the "
                    "handshake, before a payload is read.")
+@strict_options_option
 @session_options
 @participation_options
 @reach_options
@@ -168,7 +173,8 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
          idle_timeout: float,
          control_mode: str | None, input_source: str | None, state_dir: str | None,
          max_messages: int | None, max_bytes: int | None, max_state_bytes: int | None,
-         allow_skeleton_hooks: bool, as_json: bool, part: Any, reach: Any) -> None:
+         allow_skeleton_hooks: bool, strict_options: bool, as_json: bool, part: Any,
+         reach: Any) -> None:
     """Host a protocol session on ENDPOINT and play it with one guest.
 
     With --control-mode human (or hybrid) this terminal asks you at every decision;
@@ -181,6 +187,7 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
     options = parse_options(options_text)
+    check_local_options(loaded.spec, options, strict_options)
     part.prepare(control_mode, input_source)
 
     def listening(where: str) -> None:
@@ -198,10 +205,18 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
         from lingxi.cli.meet import host_posted
 
         def posted(where: str, invitation: dict[str, Any]) -> None:
+            from lingxi.cli.registry_common import EMBEDDED, registry_name
+
             listening(where)
-            click.echo(f"invitation {invitation['invitation_id']} posted (expires "
-                       f"{invitation.get('expires_at', '?')}); a guest joins with: lingxi join "
-                       f"{invitation['invitation_id']}", err=True)
+            join = f"lingxi join {invitation['invitation_id']}" + (
+                f" --server {server}" if server != EMBEDDED else "")
+            click.echo(f"invitation {invitation['invitation_id']} posted at "
+                       f"{registry_name(server)} (expires {invitation.get('expires_at', '?')}); "
+                       f"a guest joins with: {join}", err=True)
+            if server == EMBEDDED:
+                click.echo("  (the embedded registry is this home's own: a guest on another "
+                           "machine needs a shared one — `lingxi server` there, --server URL "
+                           "on both)", err=True)
             sys.stderr.flush()
 
         result = _play(part, lambda: host_posted(
@@ -216,7 +231,7 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
         result = _play(part, lambda: host_session(loaded, endpoint, options=options,
                                                   on_listening=listening, **common),
                        _ui_dir(loaded), as_json)
-    _report(result, as_json)
+    _report(result, as_json, told=not part.quiet)
 
 
 @click.command("guest")
@@ -257,7 +272,7 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str |
         loaded, endpoint, config=config, state_dir=state_dir, seed=seed,
         allow_skeleton=allow_skeleton_hooks, expected_host_key=host_key, inputs=inputs,
         seal=reach.seal, **part.driver_kwargs()), _ui_dir(loaded), as_json)
-    _report(result, as_json)
+    _report(result, as_json, told=not part.quiet)
 
 
 @click.group("session")
@@ -674,8 +689,6 @@ def verify(state_dir: str, peer_key: str | None, peer_record: str | None,
            as_json: bool) -> None:
     """Check a session folder offline: the transcript hash chain, both receipts, and the
     flow mode's own check (e.g. every reveal against its commitment).
-
-    Example: lingxi session verify ~/.lingxi/sessions/<id>-guest --peer-key <hex>
     """
     from lingxi.session import verify_session
 
@@ -748,3 +761,12 @@ def skeleton(protocol_dir: str, force: bool, as_json: bool) -> None:
         print_json({"ok": True, "hooks": str(path), "mode": spec.flow.mode, "methods": methods})
     else:
         click.echo(f"wrote {path} ({spec.flow.mode}); write: {', '.join(methods)}")
+
+
+def _attach() -> None:
+    from lingxi.cli.attach import ui_cmd
+
+    session.add_command(ui_cmd)
+
+
+_attach()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from lingxi.cli.common import (
@@ -19,7 +21,7 @@ def _read_message(text: str):
 
 
 @click.command("validate")
-@click.argument("spec", metavar="SPEC_OR_DIR")
+@click.argument("spec", metavar="SPEC|DIR|NAME")
 @click.argument("message", metavar="MESSAGE")
 @click.option("--direction", "-d", type=click.Choice(["host_to_guest", "guest_to_host"]),
               help="Direction the message travels (default: either).")
@@ -29,7 +31,8 @@ def _read_message(text: str):
 @handle_errors
 def validate(spec: str, message: str, direction: str | None, message_name: str | None,
              as_json: bool) -> None:
-    """Check one message payload against a spec.
+    """Check one message payload against a spec (a spec.json, a protocol folder or a
+    built-in protocol's name).
 
     MESSAGE is JSON text, '-' to read stdin, or @FILE. The schema is chosen by
     the payload's action and --direction. Every problem is reported at once,
@@ -37,9 +40,16 @@ def validate(spec: str, message: str, direction: str | None, message_name: str |
     unreadable input (bad JSON, missing file, invalid spec).
     """
     from lingxi.contract import SpecError, load_spec
+    from lingxi.errors import LingxiError
+    from lingxi.protocols.catalogue import resolve_folder
 
+    source: str | Path = spec
+    try:  # a folder, a spec.json, or a built-in name — as `host` and `protocol test` take
+        source = resolve_folder(spec)
+    except LingxiError:
+        pass  # not a protocol we know: reading it as a file says what is wrong
     try:
-        contract = load_spec(spec)
+        contract = load_spec(source)
     except SpecError as error:
         error.exit_code = 2  # the spec is input here; only the message is being checked
         raise

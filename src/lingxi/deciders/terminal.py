@@ -44,7 +44,8 @@ OPTIONS = ("input",)
 
 
 def plain(value: Any) -> str:
-    """A legal value as plain words, not JSON: ``rock``, ``7``, ``play card=8h suit=hearts``."""
+    """A legal value as plain words, as a person types it: ``rock``, ``7``, ``play 8H S``
+    (an object is its action, then its other values), never JSON."""
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
@@ -55,16 +56,42 @@ def plain(value: Any) -> str:
         return str(value)
     if isinstance(value, dict):
         head = [plain(value["action"])] if isinstance(value.get("action"), str) else []
-        rest = [f"{k}={plain(v)}" for k, v in value.items() if k != "action" or not head]
+        rest = [plain(v) for k, v in value.items() if (k != "action" or not head)
+                and v is not None]
         return " ".join(head + rest)
     if isinstance(value, list):
-        return "[" + ", ".join(plain(v) for v in value) + "]"
+        return " ".join(plain(v) for v in value) if all(
+            not isinstance(v, dict | list) for v in value) else \
+            "[" + ", ".join(plain(v) for v in value) + "]"
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def shown(value: Any, limit: int = VALUE_LIMIT) -> str:
     """``plain(value)`` made terminal-safe and bounded."""
     return terminal_safe(plain(value), limit)
+
+
+def view_lines(view: Any, limit: int = VIEW_LINES) -> list[str]:
+    """The hooks' view as a player reads it: ``top card: 8H``, ``hand: 3S 4D 9C``.
+
+    Only what reads as a fact: scalars and lists of scalars (a hand, a score). Nested
+    records (a move history, per-side tables) are there for a page or a model; the
+    console has already printed each move as it happened. ``suggested`` is shown apart.
+    """
+    if not isinstance(view, dict):
+        return []
+    out: list[str] = []
+    for key, value in view.items():
+        if key in ("suggested", "role") or isinstance(value, dict) or (
+                isinstance(value, list) and any(isinstance(v, dict | list) for v in value)):
+            continue
+        if len(out) == limit:
+            out.append("…")
+            break
+        words = plain(value) if not (isinstance(value, list) and not value) else "none"
+        out.append(f"{terminal_safe(str(key).replace('_', ' '), 40)}: "
+                   f"{terminal_safe(words, VALUE_LIMIT)}")
+    return out
 
 
 class Terminal:
@@ -109,27 +136,53 @@ class Terminal:
         self._prompt = None
 
 
+def _matches(answer: str, words: list[str]) -> list[int]:
+    """Which choices ``answer`` names: the whole word (any case), else the words after the
+    action (``3S`` for ``play 3S``, ``8H S`` for ``play 8H S``), else the choices that start
+    with it (``8H`` names every ``play 8H …``)."""
+    folded = answer.casefold()
+    exact = [i for i, w in enumerate(words) if w == answer]
+    if exact:
+        return exact
+    whole = [i for i, w in enumerate(words) if w.casefold() == folded]
+    if whole:
+        return whole
+    tail = [i for i, w in enumerate(words)
+            if " " in w and w.split(" ", 1)[1].casefold() == folded]
+    if tail or not folded:
+        return tail
+    # the first words of a choice (``8H`` of ``play 8H S``): taken when only one fits
+    return [i for i, w in enumerate(words)
+            if any(part.casefold().startswith(folded + " ")
+                   for part in (w, w.split(" ", 1)[-1]))]
+
+
 def parse_answer(text: str, request: RequestDecision) -> tuple[bool, Any]:
-    """``(True, value)`` for an acceptable answer, else ``(False, one-line reason)``."""
+    """``(True, value)`` for an acceptable answer, else ``(False, one-line reason)``.
+
+    A choice is typed as it is shown: its number, its words, or its words without the
+    action (``3S`` picks ``play 3S``); a bounded integer as digits.
+    """
     legal, bounds = list(request.legal or []), request.bounds
-    answer = text.strip()
+    answer = " ".join(text.split())
     suggested = (request.view or {}).get("suggested")
     if not answer and "suggested" in (request.view or {}) \
             and legal_value(suggested, legal, bounds):
         return True, suggested
     if legal:
-        words = [plain(v) for v in legal]
-        if answer in words:
-            return True, legal[words.index(answer)]
-        folded = [w.casefold() for w in words]
-        if folded.count(answer.casefold()) == 1:
-            return True, legal[folded.index(answer.casefold())]
-        if answer.isdigit() and 1 <= int(answer) <= len(legal):
+        words = [" ".join(plain(v).split()) for v in legal]
+        if answer.isdigit() and 1 <= int(answer) <= len(legal) and answer not in words:
             return True, legal[int(answer) - 1]
+        found = _matches(answer, words)
+        if len(found) == 1:
+            return True, legal[found[0]]
+        if len(found) > 1:
+            return False, (f"{terminal_safe(answer, 40)} fits {len(found)} choices ("
+                           + ", ".join(terminal_safe(words[i], 40) for i in found[:6])
+                           + "): type the whole choice or its number")
         return False, (f"{terminal_safe(answer, 40) or 'nothing'} is not one of the choices: "
                        f"type a number from 1 to {len(legal)} or the word")
     if bounds is not None:
-        low, high = bounds
         try:
             number = int(answer)
         except ValueError:
@@ -137,7 +190,7 @@ def parse_answer(text: str, request: RequestDecision) -> tuple[bool, Any]:
         if not legal_value(number, [], bounds):
             return False, f"{number} is out of range: {_range(bounds)}"
         return True, number
-    if not answer:
+    if not text.strip():
         return False, "type something (an empty line is not an answer)"
     return True, text  # a free decision: the text as typed
 
@@ -170,6 +223,7 @@ class TerminalDecider:
         self.clock = clock
         self.role = ""
         self.reads_stdin = input is None
+        self.follows_spec = False  # True: asked only where the spec's decision.mode is manual
         self._told_eof = False
 
     @classmethod
@@ -191,17 +245,12 @@ class TerminalDecider:
 
     def _lines(self, request: RequestDecision, started: float) -> list[str]:
         view = dict(request.view or {})
-        suggested = view.pop("suggested", None) if "suggested" in view else None
-        hybrid = "suggested" in (request.view or {})
+        suggested = view.get("suggested")
+        hybrid = "suggested" in view
         left = max(0, round(request.timeout_seconds - (self.clock() - started)))
-        about = f": {terminal_safe(request.message, 200)}" if request.message else ""
-        out = [f"-- your decision {terminal_safe(request.point_id, 40)}{about} "
-               f"({left} s to answer) --"]
-        for index, (key, value) in enumerate(view.items()):
-            if index == VIEW_LINES:
-                out.append(f"  … {len(view) - VIEW_LINES} more")
-                break
-            out.append(f"  {terminal_safe(key, 40)}: {shown(value)}")
+        about = terminal_safe(request.message, 200) if request.message else "your move"
+        out = [f"-- {about} ({left} s to answer) --"]
+        out += [f"  {line}" for line in view_lines(view)]
         for key, words in list((getattr(request, "peer_text", None) or {}).items())[:16]:
             out.append(f"  {terminal_safe(key, 40)} (the peer's words): {peer_words(words, 300)}")
         legal = list(request.legal or [])

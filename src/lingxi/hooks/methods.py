@@ -98,6 +98,13 @@ MP_CHECK_WINNER = HookMethod(
     "proto_mp_check_winner", "view", "str | None",
     "mental_poker: 'host', 'guest' or 'draw' once the game is over, else None. The host then "
     "opens its masking key, the guest answers, and both sides audit every card.")
+MP_POINT = HookMethod(
+    "proto_mp_point", "view, legal", "DecisionPoint | None",
+    "Optional, mental_poker: this side's move as a player reads it: a prompt (`message`) "
+    "and the state that matters (`view`: the top card, the suit to follow, your hand, the "
+    "score…), for the person at the terminal or page and for a model. The legal actions "
+    "stay the engine's. None keeps the engine's view.",
+    required=False)
 MP_AUDIT = HookMethod(
     "proto_mp_audit", "view, faces", "str | None",
     "Optional, mental_poker: after both openings, `faces` is the face of every deck "

@@ -18,15 +18,19 @@ if TYPE_CHECKING:
     from lingxi.session.drivers.live import LiveSession
     from lingxi.ui.server import UiServer
 
-__all__ = ["start_ui"]
+__all__ = ["BUNDLE_META", "start_ui"]
+
+# In a UI folder, the facts of a registry's bundle (bundle id, registry, publisher): written
+# by `lingxi protocol fetch`, shown by the page's shell; a folder with it is served isolated.
+BUNDLE_META = ".lingxi-bundle.json"
 
 
 async def start_ui(live: LiveSession, ui_dir: Path | None, *, host: str = "127.0.0.1",
-                   port: int = 0) -> UiServer:
+                   port: int = 0, page: str = "auto") -> UiServer:
     """Serve ``live`` on ``http://host:port/?token=…`` (loopback only) until ``close()``."""
     try:
         from lingxi.ui import server
     except ImportError as error:  # starlette/uvicorn are the [ui] extra
         raise InputError("ui.unavailable", "the browser UI needs starlette and uvicorn "
                          f"(pip install 'lingxi[ui]'): {error}") from None
-    return await server.start_ui(live, ui_dir, host=host, port=port)
+    return await server.start_ui(live, ui_dir, host=host, port=port, page=page)

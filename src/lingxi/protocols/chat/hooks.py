@@ -46,8 +46,15 @@ class ChatHooks(Hooks):
         return HookResult(response={"action": "chat", "seq": self.state["seq"], "text": line})
 
     def proto_describe(self, message):
+        """The chat's words: each line numbered; who joined and when the chat is open."""
         if message["action"] == "chat":
             return f"#{message['seq']}: {message['text']}"
+        if message["action"] == "join":
+            return f"{message['nickname']} joins the chat"
+        if message["action"] == "ready":
+            return f"{message['nickname']} is here: type a line (Enter sends it, /quit leaves)"
+        if message["action"] == "end":
+            return "the chat is over"
         return None
 
     def proto_finish(self, outcome):

@@ -7,7 +7,9 @@ An 8's named suit travels as the play's ``note``.
 """
 
 from lingxi.cards.games import crazy_eights as rules
-from lingxi.hooks import Hooks
+from lingxi.hooks import DecisionPoint, Hooks
+
+SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
 
 
 class CrazyEightsHooks(Hooks):
@@ -52,6 +54,19 @@ class CrazyEightsHooks(Hooks):
                 item["note"] = action["suit"]
             out.append(item)
         return out
+
+    def proto_mp_point(self, view, legal):
+        """Your move as a player reads it: the top card and the suit to follow first."""
+        game = self._game(view)
+        suit = SUIT_NAMES[game.suit]
+        after = "play or pass" if game.drew else "play a card or draw"
+        shown = {"top_card": game.top, "suit_to_follow": suit, "hand": view["hand"],
+                 "stock": view["stock"], "peer_cards": view["hand_sizes"][self.ctx.peer],
+                 "starter": view["table"][0]}
+        shown.update((k, v) for k, v in view.items() if k not in shown
+                     and k not in ("role", "table"))
+        return DecisionPoint(message=f"your turn: {after} on {game.top} ({suit} to follow)",
+                             view=shown)
 
     def proto_mp_choose_action(self, view, legal):
         plays = [a for a in legal if a["action"] == "play"]

@@ -38,14 +38,6 @@ class GuessNumberHooks(Hooks):
         return HookResult(response={"action": "guess", "attempt": self.state["attempt"],
                                     "number": number})
 
-    def proto_decision_point(self, allowed):
-        if self.ctx.role != "guest" or "guess" not in allowed:
-            return None
-        low, high = self.state["low"], self.state["high"]
-        return DecisionPoint(bounds=(low, high), default=(low + high) // 2,
-                             view={"low": low, "high": high,
-                                   "attempts_left": self.state["budget"] - self.state["attempt"]})
-
     # -- both ---------------------------------------------------------------
     def proto_next_message(self, allowed, decision=None):
         if "join" in allowed:
@@ -86,14 +78,34 @@ class GuessNumberHooks(Hooks):
             return HookResult(abort=f"peer reported {message['reason']}")
         return None
 
+    def _you(self, side):
+        return "you" if side == self.ctx.role else "the peer"
+
+    def proto_decision_point(self, allowed):
+        if self.ctx.role != "guest" or "guess" not in allowed:
+            return None
+        low, high = self.state["low"], self.state["high"]
+        left = self.state["budget"] - self.state["attempt"]
+        return DecisionPoint(bounds=(low, high), default=(low + high) // 2,
+                             message=f"your guess: a number from {low} to {high} "
+                                     f"({left} {'guess' if left == 1 else 'guesses'} left)",
+                             view={"low": low, "high": high, "attempts_left": left})
+
     def proto_describe(self, message):
+        """The game's words, from this side: the guest guesses, the host answers."""
         action = message["action"]
+        guesser = self._you("guest")
+        if action == "ready":
+            return (f"the host thinks of a number from {message['range_min']} to "
+                    f"{message['range_max']}; {message['max_attempts']} guesses")
         if action == "guess":
-            return f"guess #{message['attempt']}: {message['number']}"
+            verb = "guess" if guesser == "you" else "guesses"
+            return f"{guesser} {verb} {message['number']} (guess {message['attempt']})"
         if action == "hint":
-            return f"hint #{message['attempt']}: {message['result']}"
+            words = {"higher": "higher", "lower": "lower", "correct": "correct!"}
+            return f"guess {message['attempt']}: {words[message['result']]}"
         if action == "game_over":
-            return f"game over: {message['winner']} wins (secret {message['secret']})"
+            return f"the secret was {message['secret']}"
         return None
 
     def proto_finish(self, outcome):

@@ -98,8 +98,9 @@ class HeroDuelHooks(Hooks):
         me, balance = self._me(), self.ctx.options["balance"]
         ready = [m for m in MOVES if m == "strike" or (
             me["mana"] >= balance[m]["cost"] and me["cd_" + SKILLS[m]] == 0)]
-        return DecisionPoint(legal=list(MOVES), view={"round": round_no, "hp": me["hp"],
-                                                      "mana": me["mana"], "castable": ready})
+        return DecisionPoint(legal=list(MOVES), message=f"round {round_no}: your move",
+                             view={"round": round_no, "hp": me["hp"], "mana": me["mana"],
+                                   "castable": ready})
 
     def proto_round_choose(self, round_no, point):
         castable = point.view["castable"]
@@ -118,9 +119,17 @@ class HeroDuelHooks(Hooks):
         return judge(prior, round_no, host_value, guest_value, self.ctx.options)
 
     def proto_describe(self, message):
+        """The round in the game's words, from this side."""
         if message["action"] == "round_result":
-            return (f"round {message['round']}: host {message['host_move']} / guest "
-                    f"{message['guest_move']} -> hp {message['host_hp']}:{message['guest_hp']}")
+            role, peer = self.ctx.role, self.ctx.peer
+            return (f"round {message['round']}: you {message[f'{role}_move']} "
+                    f"({message[f'{role}_damage_dealt']} damage), the peer "
+                    f"{message[f'{peer}_move']} ({message[f'{peer}_damage_dealt']} damage) — "
+                    f"HP you {message[f'{role}_hp']}, the peer {message[f'{peer}_hp']}")
+        if message["action"] == "ready":
+            heroes = {"host": message["host_hero"], "guest": message["guest_hero"]}
+            return (f"your hero {heroes[self.ctx.role]} against {heroes[self.ctx.peer]}, "
+                    f"at most {message['max_rounds']} rounds")
         return None
 
     def proto_finish(self, outcome):

@@ -16,7 +16,7 @@ class RockPaperScissorsHooks(Hooks):
         best_of = self.ctx.options["best_of"]
         self.state.update(best_of=best_of, rounds_to_win=best_of // 2 + 1,
                           termination=self.ctx.options["termination"], wins={"host": 0, "guest": 0},
-                          winner=None)
+                          winner=None, history=[])
 
     def proto_next_message(self, allowed, decision=None):
         if "join" in allowed:
@@ -36,18 +36,31 @@ class RockPaperScissorsHooks(Hooks):
                               termination=message["termination"])
         elif action == "round_result":
             self.state["wins"] = {"host": message["host_wins"], "guest": message["guest_wins"]}
+            self._remember(message)
             if message["game_over"]:
                 self.state["winner"] = message["game_winner"]
         elif action == "error":
             return HookResult(abort=f"peer reported {message['reason']}")
         return None
 
+    def _you(self, side):
+        return {self.ctx.role: "you", self.ctx.peer: "the peer"}.get(side, side)
+
+    def _remember(self, result):
+        """Every earlier throw, as this side saw it: what a player (or a model) plays on."""
+        role, peer = self.ctx.role, self.ctx.peer
+        self.state["history"].append({"round": result["round"], "you": result[f"{role}_choice"],
+                                      "peer": result[f"{peer}_choice"],
+                                      "winner": self._you(result["round_winner"])})
+
     def proto_round_point(self, round_no):
         wins = self.state["wins"]
         return DecisionPoint(legal=["rock", "paper", "scissors"],
+                             message=f"round {round_no}: rock, paper or scissors?",
                              view={"round": round_no, "my_wins": wins[self.ctx.role],
                                    "peer_wins": wins[self.ctx.peer],
-                                   "rounds_to_win": self.state["rounds_to_win"]})
+                                   "rounds_to_win": self.state["rounds_to_win"],
+                                   "history": [dict(h) for h in self.state["history"]]})
 
     def proto_round_choose(self, round_no, point):
         return self.ctx.rng.choice(point.legal)
@@ -66,16 +79,28 @@ class RockPaperScissorsHooks(Hooks):
             game_winner = ("draw" if wins["host"] == wins["guest"]
                            else "host" if wins["host"] > wins["guest"] else "guest")
             self.state["winner"] = game_winner
-        return {"action": "round_result", "round": round_no, "host_choice": host_value,
-                "guest_choice": guest_value, "round_winner": winner,
-                "host_wins": wins["host"], "guest_wins": wins["guest"],
-                "game_over": over, "game_winner": game_winner}
+        result = {"action": "round_result", "round": round_no, "host_choice": host_value,
+                  "guest_choice": guest_value, "round_winner": winner,
+                  "host_wins": wins["host"], "guest_wins": wins["guest"],
+                  "game_over": over, "game_winner": game_winner}
+        self._remember(result)
+        return result
 
     def proto_describe(self, message):
+        """The game's words, from this side: ``round 2: you rock, the peer scissors — you
+        win (you 1 – 0 the peer)``."""
         if message["action"] == "round_result":
-            return (f"round {message['round']}: host {message['host_choice']} vs guest "
-                    f"{message['guest_choice']} -> {message['round_winner']} "
-                    f"({message['host_wins']}-{message['guest_wins']})")
+            role, peer = self.ctx.role, self.ctx.peer
+            won = message["round_winner"]
+            verdict = "a draw" if won == "draw" else f"{self._you(won)} win" + (
+                "" if won == role else "s")
+            return (f"round {message['round']}: you {message[f'{role}_choice']}, the peer "
+                    f"{message[f'{peer}_choice']} — {verdict} (you {message[f'{role}_wins']} – "
+                    f"{message[f'{peer}_wins']} the peer)")
+        if message["action"] == "ready":
+            return (f"best of {message['best_of']}: {message['rounds_to_win']} wins take the game"
+                    if message["termination"] == "first_to_win"
+                    else f"{message['best_of']} rounds, the most wins take the game")
         return None
 
     def proto_finish(self, outcome):

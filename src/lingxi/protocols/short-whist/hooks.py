@@ -10,7 +10,9 @@ since every card is played, every revoke is shown before the game ends.
 """
 
 from lingxi.cards.games import trick as rules
-from lingxi.hooks import Hooks
+from lingxi.hooks import DecisionPoint, Hooks
+
+SUIT_NAMES = {"S": "spades", "H": "hearts", "D": "diamonds", "C": "clubs"}
 
 
 class ShortWhistHooks(Hooks):
@@ -35,6 +37,19 @@ class ShortWhistHooks(Hooks):
 
     def proto_mp_legal_actions(self, view):
         return rules.legal_actions(self._game(view), view["role"], view["hand"])
+
+    def proto_mp_point(self, view, legal):
+        """Your card as a player reads it: trump, the card led, the tricks so far."""
+        game = self._game(view)
+        trump = SUIT_NAMES[game.trump]
+        you, peer = game.tricks[self.ctx.role], game.tricks[self.ctx.peer]
+        shown = {"trump": trump, "led": game.led, "hand": view["hand"],
+                 "tricks": f"you {you} – {peer} the peer"}
+        shown.update((k, v) for k, v in view.items() if k not in shown and k != "role")
+        prompt = (f"your lead ({trump} are trump)" if game.led is None else
+                  f"your card on {game.led} (follow {SUIT_NAMES[game.led[1]]} if you can; "
+                  f"{trump} are trump)")
+        return DecisionPoint(message=prompt, view=shown)
 
     def proto_mp_choose_action(self, view, legal):
         game = self._game(view)

@@ -11,7 +11,8 @@ def count(text):
 class WordCountHooks(Hooks):
     def proto_decision_point(self, allowed):
         if "request" in allowed:
-            return DecisionPoint(view={"ask": "text to count"},
+            return DecisionPoint(message="the text to count (one line; Enter sends it)",
+                                 view={"ask": "text to count"},
                                  default=self.ctx.options["sample_text"])
         return None
 
@@ -42,10 +43,18 @@ class WordCountHooks(Hooks):
         return None
 
     def proto_describe(self, message):
-        if message["action"] == "delivery":
-            return f"delivery: {message['lines']} lines, {message['words']} words, {message['characters']} characters"
-        if message["action"] == "ack":
-            return f"ack: accepted={message['accepted']}"
+        """The service's words: what was asked, delivered and accepted."""
+        action = message["action"]
+        if action == "request":
+            return f"count the words of a text of {len(message['text'])} characters"
+        if action == "progress":
+            return f"counting: {message['percent']}%"
+        if action == "delivery":
+            return (f"delivered: {message['lines']} lines, {message['words']} words, "
+                    f"{message['characters']} characters")
+        if action == "ack":
+            return "the counts are accepted" if message["accepted"] else \
+                "the counts are refused: they do not match the text"
         return None
 
     def proto_finish(self, outcome):

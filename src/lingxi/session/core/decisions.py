@@ -86,10 +86,14 @@ def with_decider(config: Any, decider: Any) -> Any:
     A decider handed to a session is there to be asked: when no control mode
     was chosen, it decides every point (``human``), instead of being ignored
     because the spec's default wiring is ``auto``. An explicit control mode is
-    kept (``autonomous`` means the caller wants the hooks after all).
+    kept (``autonomous`` means the caller wants the hooks after all), and so is the
+    spec's own wiring for a decider marked ``follows_spec`` (the person at a terminal,
+    asked only where the spec's ``decision.mode`` is ``manual``).
     """
     from dataclasses import replace
 
     if decider is None or config.control_mode is not None:
+        return config
+    if getattr(decider, "follows_spec", False):  # asked only where the spec says manual
         return config
     return replace(config, control_mode="human")

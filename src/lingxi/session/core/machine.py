@@ -379,6 +379,8 @@ class SessionMachine:
         self._out.append(SetTimer("decision", self.policy.timeout_seconds))
         self.emit("decision.requested", point_id=point_id, legal=list(point.legal or []),
                   view=view, timeout_seconds=self.policy.timeout_seconds,
+                  bounds=list(point.bounds) if point.bounds is not None else None,
+                  message=point.message,
                   **({"peer_text": _peer_text(point)} if _peer_text(point) else {}))
 
     def _timeout_action(self, why: str, declined: bool = False) -> None:

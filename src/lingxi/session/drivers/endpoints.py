@@ -225,9 +225,19 @@ async def memory_session(protocol: LoadedProtocol, *, options: dict[str, Any] | 
     """Both sides as tasks over the wire's in-memory transport pair (same code path as TCP).
 
     ``guest_config`` (default: ``config``) lets the guest play another control mode
-    (``protocol test --control-mode human``: a person hosts, the guest's hooks decide)."""
-    config = config or SessionConfig()
-    guest_config = guest_config or config
+    (``protocol test --control-mode human``: a person hosts, the guest's hooks decide).
+    ``host_kwargs``/``guest_kwargs`` may also carry that side's own ``config``; a key that
+    names one of this function's shared arguments is a typed error, not a TypeError."""
+    host_kwargs, guest_kwargs = dict(host_kwargs or {}), dict(guest_kwargs or {})
+    for side, extra in (("host", host_kwargs), ("guest", guest_kwargs)):
+        clash = sorted(set(extra) & {"options", "state_dir", "seed", "keep_events",
+                                     "identity", "protocol", "role", "channel"})
+        if clash:
+            raise SessionError("session.bad_argument", f"{side}_kwargs[{clash[0]!r}]: give it "
+                               f"to memory_session itself ({', '.join(clash)} is shared by "
+                               "both sides)")
+    config = host_kwargs.pop("config", None) or config or SessionConfig()
+    guest_config = guest_kwargs.pop("config", None) or guest_config or config
     a, b = memory_pair()
     ids = {r: Identity.generate() for r in ("host", "guest")}
     guest_keys, host_keys = await asyncio.gather(
@@ -239,7 +249,7 @@ async def memory_session(protocol: LoadedProtocol, *, options: dict[str, Any] | 
     return await asyncio.gather(
         run_on_channel(protocol, "host", _channel(b, host_keys, config), identity=ids["host"],
                        options=options, config=config, seed=seed, keep_events=keep_events,
-                       state_dir=root / "host" if root else None, **(host_kwargs or {})),
+                       state_dir=root / "host" if root else None, **host_kwargs),
         run_on_channel(protocol, "guest", _channel(a, guest_keys, guest_config),
                        identity=ids["guest"], config=guest_config, seed=seed, keep_events=keep_events,
-                       state_dir=root / "guest" if root else None, **(guest_kwargs or {})))
+                       state_dir=root / "guest" if root else None, **guest_kwargs))

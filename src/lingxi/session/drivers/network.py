@@ -460,8 +460,11 @@ class Driver:
                           handshake=self.channel.keys.transcript_hash)
         problems = receipts["peer_problems"]
         self.recorder.receipts(receipts)
-        self.recorder.event({"event": "receipts.exchanged", "verified": not problems,
-                             "problems": problems})
+        # through emit: watchers (the page, the console) see the proof, not only the folder
+        self.emit({"event": "receipts.exchanged", "role": self.machine.role,
+                   "verified": not problems, "problems": problems,
+                   "transcript_head": transcript.head(), "receipt_hash": receipts["local_hash"],
+                   "peer_receipt_hash": receipts["peer_hash"]})
         self.snapshot()
         return DriveResult(outcome, self.recorder.state_dir, transcript.head(), receipts,
                            problems)

@@ -83,7 +83,7 @@
       case "peer.closed": return {text: "the peer closed the connection", cls: "lx-warn"};
       case "session.abort_requested": return {text: "abort requested: " + show(e.reason), cls: "lx-warn"};
       case "session.finished": return {text: "session " + outcome + (e.code ? " (" + e.code + ")" : "") + (e.reason ? ": " + e.reason : ""), cls: "lx-end"};
-      case "receipts.exchanged": return {text: "receipts exchanged", cls: "lx-muted"};
+      case "receipts.exchanged": return null;  // shown as the proof, in the outcome box
       default: return null;
     }
   }
@@ -107,6 +107,21 @@
     };
   }
 
+  // "You won 2–1" / "You lost" / "A draw": the outcome in terms of this side
+  function headline(outcome, ctx) {
+    const summary = outcome.summary || {};
+    if (outcome.status !== "completed") return "The session was " + (outcome.status || "ended");
+    const score = summary.score && typeof summary.score === "object" ? summary.score : null;
+    const tally = score && ctx.role && typeof score[ctx.role] === "number" && typeof score[ctx.peer] === "number"
+      ? " " + score[ctx.role] + "–" + score[ctx.peer] : "";
+    const w = summary.winner;
+    if (w === undefined || w === null || w === "none") return "Game over" + tally;
+    if (w === ctx.role) return "You won" + tally;
+    if (w === ctx.peer) return "You lost" + tally;
+    if (w === "draw") return "A draw" + tally;
+    return "Winner: " + show(w) + tally;
+  }
+
   function outcomeText(outcome, ctx) {
     if (!outcome) return "";
     const summary = outcome.summary || {};
@@ -126,8 +141,10 @@
     const box = part("lx-outcome", "div", "lx-outcome");
     const outcome = state.outcome;
     box.hidden = !outcome;
+    const proof = proofNode;
     box.textContent = "";
     if (!outcome) return;
+    box.appendChild(el("p", "lx-headline", headline(outcome, ctx)));
     box.appendChild(el("strong", "lx-outcome-line", outcomeText(outcome, ctx)));
     const summary = outcome.summary || {};
     const dl = el("dl", "lx-rows");
@@ -136,7 +153,30 @@
       dl.appendChild(el("dd", "", show(value)));
     }
     if (dl.childNodes.length) box.appendChild(dl);
+    if (proof) box.appendChild(proof);
     box.dataset.status = outcome.status || "";
+  }
+
+  // the proof of a finished session (receipts.exchanged): kept in the outcome box
+  let proofNode = null;
+  function renderProof(e) {
+    if (!proofNode) {
+      proofNode = el("dl", "lx-rows lx-proof");
+      proofNode.id = "lx-proof";
+    }
+    const proof = proofNode;
+    proof.textContent = "";
+    const rows = [["receipts", e.verified ? "both signed, the peer's verified" : "NOT verified: " + show(e.problems)],
+                  ["transcript head", e.transcript_head], ["your receipt", e.receipt_hash],
+                  ["the peer's receipt", e.peer_receipt_hash]];
+    for (const [name, value] of rows) {
+      if (value === undefined) continue;
+      proof.appendChild(el("dt", "", name));
+      proof.appendChild(el("dd", "", show(value)));
+    }
+    proof.dataset.verified = e.verified ? "true" : "false";
+    const box = document.getElementById("lx-outcome");
+    if (box && !box.hidden) box.appendChild(proof);
   }
 
   function start(page) {
@@ -335,17 +375,29 @@
       let e;
       try { e = JSON.parse(msg.data); } catch (err) { return; }
       add(e);
+      if (e.event === "receipts.exchanged") renderProof(e);
       if (page.onEvent) page.onEvent(e, ctx);
     };
     source.addEventListener("state", msg => {
       try { onState(JSON.parse(msg.data)); } catch (err) { /* a bad frame is skipped */ }
     });
+    // once the end is here the page keeps what it shows (result, rounds, proof) on its own:
+    // the stream is closed, so a server that goes away costs nothing
+    let ended = false;
     source.addEventListener("end", () => {
+      ended = true;
       source.close();
       document.body.dataset.finished = "true";
+      status.textContent = clean(status.textContent.replace(/ · .*(lost|over).*$/, "") +
+        " · the session is over; this page keeps its record");
     });
     source.onerror = () => {
-      if (source.readyState === EventSource.CLOSED) status.textContent += " · disconnected";
+      if (ended) return;
+      if (!/ · connection lost/.test(status.textContent))
+        status.textContent += " · connection lost, retrying…";
+    };
+    source.onopen = () => {
+      status.textContent = status.textContent.replace(/ · connection lost, retrying…/, "");
     };
   }
 
@@ -368,6 +420,7 @@
         }
         add(e);
         if (e.event === "session.finished") renderOutcome({outcome: e}, ctx);
+        if (e.event === "receipts.exchanged") renderProof(e);
       }
     });
   }

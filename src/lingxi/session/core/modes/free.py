@@ -1,8 +1,12 @@
-"""free: after the opening phases, either side may send any of its messages.
+"""free: either side may send any of its messages at any time; the hooks keep order.
 
-The opening (e.g. join/ready) runs strictly like session_loop. Then every
-declared message is accepted from its declared direction at any time; a
-message named ``end`` from either side ends the session (``end_when:
+The engine does not enforce message order in free mode (the seed's rule): every
+declared message is accepted from its declared direction at any time, from the
+first message on, and the hooks decide what an early or repeated one means. The
+spec's ``phases`` (e.g. join/ready) are a guide, not a gate: while the guide
+says it is this side's turn the hooks are asked once for their message
+(``proto_next_message``), and local input waits until the guide's opening is
+over. A message named ``end`` from either side ends the session (``end_when:
 either_ends``). Local input (a script file or stdin, one line per event)
 reaches the hooks through ``proto_on_input``. An idle timer ends a session in
 which nobody says anything.
@@ -19,6 +23,7 @@ from lingxi.session.core.events import SendControl, SetTimer
 from lingxi.session.core.flow import BOTH
 from lingxi.session.core.machine import State
 from lingxi.session.core.modes.loop import SessionLoopMachine
+from lingxi.session.core.modes.reqres import opening_cheat
 
 
 class FreeMachine(SessionLoopMachine):
@@ -32,6 +37,7 @@ class FreeMachine(SessionLoopMachine):
         super().begin()
         self.end_name = "end" if "end" in self.declared else None
         self.free_rounds = 0
+        self._asked_at: tuple[int, int, int] | None = None  # the guide's step last asked for
 
     @property
     def opening(self) -> bool:
@@ -45,9 +51,7 @@ class FreeMachine(SessionLoopMachine):
         return declared is not None and declared.direction in (direction, BOTH)
 
     def _oob_ok(self, name: str, direction: str) -> bool:
-        if self.opening and name not in ("error", "end"):
-            return False  # the opening is strict; free talk starts after it
-        return super()._oob_ok(name, direction)
+        return self._free_ok(name, direction)
 
     def waiting_for_peer(self) -> bool:
         base = self.base_waiting()
@@ -64,35 +68,40 @@ class FreeMachine(SessionLoopMachine):
         return self.cursor.position() if self.opening else {"phase": "free", "iteration": None}
 
     def on_message(self, name: str, payload: dict[str, Any], correlation_id: str | None) -> None:
-        if self.opening:
-            super().on_message(name, payload, correlation_id)
-            return
         if not self._free_ok(name, self.peer_dir):
             self.violation(codes.OUT_OF_PHASE, f"{name!r} may not come from the {self.peer}",
                            {"payload": payload})
-        self.free_rounds += 1
-        self.emit("message.received", message=name, payload=payload, **self.position())
+        position = self.position()
+        guided = self.opening and self.cursor.accept(name, self.peer_dir, payload)
+        if not guided:
+            self.free_rounds += 1
+        self.emit("message.received", message=name, payload=payload, **position)
         self.apply(self.call("proto_on_message", payload))
         if name == self.end_name:
             self.finish("completed", reason=f"the {self.peer} ended the session")
 
     def allow_send(self, name: str, payload: dict[str, Any]) -> bool:
-        if self.opening:
-            return super().allow_send(name, payload)
         return self._free_ok(name, self.my_dir)
 
     def after_send(self, name: str, payload: dict[str, Any]) -> None:
-        if self.opening:
-            super().after_send(name, payload)
-            return
-        self.free_rounds += 1
+        guided = self.opening and self.cursor.accept(name, self.my_dir, payload)
+        if not guided:
+            self.free_rounds += 1
         if name == self.end_name:
             self.finish("completed", reason="this side ended the session")
 
     def advance(self) -> None:
-        if self.opening:
-            super().advance()
-        while not self.opening and self.pending_input and not self.finished:
+        """While the guide says it is this side's turn, ask the hooks once for their message
+        (sending nothing is fine: they may wait); then local input, once the opening is
+        over."""
+        if self.opening and not self.paused and not self.finished:
+            where = (self.cursor.p, self.cursor.s, self.cursor.iteration)
+            mine = self._mine()
+            if mine and where != self._asked_at:
+                self._asked_at = where
+                self.compose(mine)
+        while not self.opening and self.pending_input and not self.finished \
+                and not self.paused:
             self.on_input(self.pending_input.pop(0))
 
     def queue_input(self, line: str | None) -> None:
@@ -123,6 +132,9 @@ class FreeMachine(SessionLoopMachine):
                            f"no message for {self.config.idle_timeout:g}s", {})
 
 
+# Order is the hooks' in free mode: the only message out of phase for the engine is one
+# before the session started (the same cheat as request_response's).
 DESCRIPTOR = FlowMode(
     "free", lambda spec: FreeMachine,
-    (methods.NEXT, methods.ON_MESSAGE, methods.ON_INPUT, *methods.COMMON_OPTIONAL))
+    (methods.NEXT, methods.ON_MESSAGE, methods.ON_INPUT, *methods.COMMON_OPTIONAL),
+    out_of_phase_case=opening_cheat)

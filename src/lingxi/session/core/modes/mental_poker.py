@@ -458,13 +458,23 @@ class MentalPokerMachine(SessionMachine):
         if not legal:
             return False
         self._peer_waits = False
-        point = DecisionPoint(legal=legal, view=view, message="mp_play")
+        point = self._point(view, legal)
 
         def choose() -> Any:
             return self.call("proto_mp_choose_action", view, list(legal))
 
         self.decide(point, lambda action: self._act(action, legal), choose)
         return True
+
+    def _point(self, view: dict[str, Any], legal: list[dict[str, Any]]) -> DecisionPoint:
+        """The move as the hooks put it to a player (``proto_mp_point``: a prompt, the state
+        that matters); the legal actions stay the engine's."""
+        shown = self.call("proto_mp_point", dict(view), list(legal)) \
+            if implements(self.hooks, "proto_mp_point") else None
+        if not isinstance(shown, DecisionPoint):
+            return DecisionPoint(legal=legal, view=view)
+        return DecisionPoint(legal=legal, view=dict(shown.view or view), message=shown.message,
+                             peer_text=dict(shown.peer_text or {}))
 
     def _act(self, action: Any, legal: list[dict[str, Any]]) -> None:
         party = self.party
@@ -623,7 +633,8 @@ def _descriptor() -> FlowMode:
         (hook_methods.MP_DECK_UNIVERSE, hook_methods.MP_INITIAL_DEAL,
          hook_methods.MP_LEGAL_ACTIONS, hook_methods.MP_CHOOSE_ACTION,
          hook_methods.MP_VALIDATE_PLAY, hook_methods.MP_CHECK_WINNER, hook_methods.MP_AUDIT,
-         hook_methods.START, hook_methods.FINISH, hook_methods.DESCRIBE),
+         hook_methods.MP_POINT, hook_methods.START, hook_methods.FINISH,
+         hook_methods.DESCRIBE),
         summary=cases.mp_lines, adversarial_cases=cases.mp_cases, verify=judge.verify_game,
         judge=judge.judge_dict, compare=judge.compare_dict)
 

@@ -22,9 +22,9 @@ from lingxi.hooks import methods as hook_methods
 from lingxi.hooks.base import implements
 from lingxi.hooks.result import DecisionPoint
 from lingxi.session import errors as codes
-from lingxi.session.core.descriptor import FlowMode
+from lingxi.session.core.descriptor import FlowMode, describe
 from lingxi.session.core.flow import FlowPlan, build_plan
-from lingxi.session.core.machine import State
+from lingxi.session.core.machine import TEXT_LIMIT, State
 from lingxi.session.core.modes.loop import SessionLoopMachine
 from lingxi.session.core.modes.round_cases import round_cases, round_lines, verify_commitments
 from lingxi.session.core.shadow import compared_fields, diff_judged
@@ -102,6 +102,7 @@ class SimultaneousRoundMachine(SessionLoopMachine):
         self.revealed: dict[int, dict[str, Any]] = {}
         self.prior_result: dict[str, Any] | None = None
         self.rounds_done = 0
+        self.chosen: dict[int, Any] = {}  # a value decided before this side's turn to commit
 
     # -- helpers ------------------------------------------------------------
     def _round_no(self) -> int:
@@ -144,32 +145,79 @@ class SimultaneousRoundMachine(SessionLoopMachine):
         else:
             super().compose(mine)
 
-    def _compose_commit(self) -> None:
-        round_no = self._round_no()
+    def _round_point(self, round_no: int) -> DecisionPoint:
+        """This round's decision exactly as the hooks wrote it (message, default, bounds,
+        view, peer text); only a missing legal list is filled from the spec's choices."""
         point = self.call("proto_round_point", round_no)
         if not isinstance(point, DecisionPoint):
             point = DecisionPoint(legal=self.choices, view={"round": round_no})
-        point.legal = list(point.legal or self.choices)
-        point.message = self.commit_name
+        point.legal = list(point.legal or ([] if point.bounds is not None else self.choices))
         point.view = {"round": round_no, **(point.view or {})}
+        return point
+
+    def _ask_round(self, round_no: int, then: Any) -> None:
+        """Get this round's value from the hooks (auto) or the decider (manual): the
+        timeout fallback and the hybrid suggestion are the hooks' ``default`` when they
+        gave one, else their ``proto_round_choose``."""
+        point = self._round_point(round_no)
 
         def choose() -> Any:
             return self.call("proto_round_choose", round_no, point)
 
-        def commit(value: Any) -> None:
-            if not self._value_ok(value):
-                self.violation(codes.HOOKS_INVALID_MESSAGE,
-                               f"the round value {value!r} is not allowed by the spec",
-                               {"value": value, "choices": self.choices})
-            nonce = self.rules.make_nonce(self.entropy)
-            self.my_secret[round_no] = (value, nonce)
-            payload: dict[str, Any] = {"action": self.commit_name,
-                                       self.hash_field: commitment(value, nonce)}
-            if self._round_field(self.commit_name):
-                payload["round"] = round_no
-            self.send(payload)
+        if not self.policy.manual:
+            then(choose())
+            return
+        default = point.default
+        self.decide(point, then, (lambda: default) if default is not None else choose)
 
-        self.decide(point, commit, choose)
+    def _early_round(self) -> int | None:
+        """The round whose value this side can choose now, before the peer's commitment
+        arrives: at the start of a round, when this side commits after the peer. Both
+        sides are then asked at once (a commitment hides the value, so nothing is gained
+        by waiting for the peer's)."""
+        if self.commit_name is None or self.state != State.RUNNING or self.finished \
+                or self.paused or self.cursor.done or self.cursor.boundary:
+            return None
+        phase = self.cursor.phase
+        assert phase is not None
+        mine = next((i for i, step in enumerate(phase.steps)
+                     if step.message == self.commit_name and step.direction == self.my_dir),
+                    None)
+        if mine is None or self.cursor.s >= mine:
+            return None
+        round_no = self._round_no()
+        if round_no in self.my_secret or round_no in self.chosen:
+            return None
+        return round_no
+
+    def advance(self) -> None:
+        super().advance()
+        round_no = self._early_round()
+        if round_no is not None:
+            def hold(value: Any) -> None:
+                self.chosen[round_no] = value
+
+            self._ask_round(round_no, hold)
+
+    def _compose_commit(self) -> None:
+        round_no = self._round_no()
+        if round_no in self.chosen:
+            self._commit(round_no, self.chosen.pop(round_no))
+        else:
+            self._ask_round(round_no, lambda value: self._commit(round_no, value))
+
+    def _commit(self, round_no: int, value: Any) -> None:
+        if not self._value_ok(value):
+            self.violation(codes.HOOKS_INVALID_MESSAGE,
+                           f"the round value {value!r} is not allowed by the spec",
+                           {"value": value, "choices": self.choices})
+        nonce = self.rules.make_nonce(self.entropy)
+        self.my_secret[round_no] = (value, nonce)
+        payload: dict[str, Any] = {"action": self.commit_name,
+                                   self.hash_field: commitment(value, nonce)}
+        if self._round_field(self.commit_name):
+            payload["round"] = round_no
+        self.send(payload)
 
     def _compose_reveal(self) -> None:
         round_no = self._round_no()
@@ -281,11 +329,20 @@ class SimultaneousRoundMachine(SessionLoopMachine):
     def _result_name(self, payload: dict[str, Any]) -> str:
         return str(payload.get("action"))
 
+    def emit(self, name: str, **data: Any) -> None:
+        """A round's result message is told once, by the ``round`` event that follows it:
+        its message event says so (``shown_as``) so a watcher prints one line per round."""
+        if name in ("message.sent", "message.received") and self._is_result(
+                str(data.get("message"))):
+            data["shown_as"] = "round"
+        super().emit(name, **data)
+
     def _emit_round(self, round_no: int, result: dict[str, Any]) -> None:
         values = self.revealed.get(round_no, {})
+        text = describe(self.hooks, result)  # the hooks' words for the round, from this side
         self.emit("round", round=round_no, host=values.get("host"), guest=values.get("guest"),
-                  result=result)
-        for kept in (self.my_secret, self.peer_commit, self.revealed):
+                  result=result, **({"text": text[:TEXT_LIMIT]} if text else {}))
+        for kept in (self.my_secret, self.peer_commit, self.revealed, self.chosen):
             kept.pop(round_no, None)  # a finished round needs nothing more: memory stays flat
 
 
