@@ -47,6 +47,20 @@ def ensure() -> Path:
     return python
 
 
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for timed child processes: cached bytecode for both sides.
+
+    With PYTHONDONTWRITEBYTECODE set (as on the project's machines) an editable
+    install recompiles every module on every start while a pip-installed
+    package has its .pyc files; one shared cache folder, warmed by a first
+    untimed run, makes the comparison even.
+    """
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(VENV.parent / "lingxi-bench-pycache"),
+               **extra)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
 def executable(name: str = "aigenora") -> Path:
     """A console script of the reference venv (installing it first when needed)."""
     return ensure().parent / name

@@ -124,7 +124,8 @@ class EnvelopeBuilder:
             if self.aead_key is None:
                 raise ValueError("encrypt=True needs the builder's aead_key")
             env = seal_envelope(env, self.aead_key, self.nonce_factory)
-            env.__dict__["signature"] = compute_signature(env, self.key, self.algorithm)
+            env.__dict__["signature"] = compute_signature(env, self.key, self.algorithm,
+                                                          keyed=self._session_template()[0])
             return env
         mac, head, plain_frame, reply_frame = self._session_template()
         payload_json = env.payload_json()

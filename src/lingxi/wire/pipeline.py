@@ -125,6 +125,8 @@ class ReceivePipeline:
         self.expect_conversation_id = expect_conversation_id
         self.expect_sender = expect_sender
         self.expect_receiver = expect_receiver
+        # keyed HMACs of this pipeline's senders: they live and die with it
+        self._keyed: dict = {}
 
     def key_for(self, agent_id: str) -> bytes:
         try:
@@ -151,7 +153,8 @@ class ReceivePipeline:
         else:
             env = Envelope.parse(data)
         key = self._fixed_key
-        verify_signature(env, key if key is not None else self.key_for(env.sender.agent_id))
+        verify_signature(env, key if key is not None else self.key_for(env.sender.agent_id),
+                         keyed=self._keyed)
         signature = env.signature
         if env.encrypt:
             env = open_envelope(env, self.aead_key)
