@@ -13,28 +13,46 @@ decider (async), so the facts about such an endpoint live in one place:
 - the request body (:meth:`ChatSettings.body`) and the reply text
   (:func:`reply_text`: ``choices[0].message.content``, string or content parts);
 - how a failure is reported: a :class:`LlmError` whose ``kind`` is one of
-  ``bad_option``, ``no_key``, ``timeout``, ``http``, ``bad_response``. Callers
-  turn it into their own codes (``actor.llm_http``, ``decider.llm_timeout``…).
+  ``bad_option``, ``no_key``, ``timeout``, ``http``, ``bad_response``,
+  ``too_large``. Callers turn it into their own codes (``actor.llm_http``,
+  ``decider.llm_timeout``…);
+- the bounds every call keeps, whatever the endpoint does: a wall-clock
+  limit on the whole call (connect, headers and body: httpx's own timeouts
+  are per read, so an endpoint dripping a byte every half second would never
+  trip them), a cap on the reply's bytes while it streams in
+  (:data:`MAX_REPLY_BYTES`; only :data:`ERROR_BODY_BYTES` of an error body
+  are read), and the API key redacted (:func:`redact`) from every text this
+  module returns or puts into an error — an endpoint that echoes the
+  ``Authorization`` header cannot get the key into events, stderr or a record.
 
 Nothing here knows about games or sessions; callers build the messages.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 from lingxi.errors import LingxiError
 
 OPTION_NAMES = ("url", "model", "api_key_env", "timeout", "temperature", "max_tokens")
-KINDS = ("bad_option", "no_key", "timeout", "http", "bad_response")
+KINDS = ("bad_option", "no_key", "timeout", "http", "bad_response", "too_large")
+MAX_REPLY_BYTES = 1024 * 1024  # a chat reply of a few thousand tokens is far smaller
+ERROR_BODY_BYTES = 4096  # of an error body: enough for its message
+SNIPPET = 120  # characters of an error body quoted in an error
+REDACTED = "[redacted]"
+FRAGMENT = 8  # characters of a key that count as the key when echoed in part
+_BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]+")
 # a fence: ``` then an optional language tag ending its line, the body, ```
 _FENCE = re.compile(r"```(?:[A-Za-z0-9_+-]+[ \t]*\n|[ \t]*\n?)(.*?)```", re.S)
 
@@ -71,6 +89,12 @@ class ChatSettings:
     temperature: float
     max_tokens: int
     headers: dict[str, str] = field(default_factory=dict, repr=False)  # may hold the key
+    secrets: tuple[str, ...] = field(default=(), repr=False)  # redacted from every text
+
+    @property
+    def shown_url(self) -> str:
+        """The URL as errors show it: no user:password, no query (either may hold a key)."""
+        return shown_url(self.url)
 
     def body(self, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
         """The JSON body of one chat-completions request."""
@@ -116,66 +140,156 @@ def settings_from_options(options: dict[str, str], *, timeout: float,
     if tokens < 1:
         raise LlmError("bad_option", f"llm option max_tokens must be at least 1: {tokens}")
     headers = {"Content-Type": "application/json"}
+    secrets: tuple[str, ...] = ()
     key_env = options.get("api_key_env")
     if key_env:
         key = os.environ.get(key_env)
         if not key:
             raise LlmError("no_key", f"environment variable {key_env} (api_key_env) is not set")
         headers["Authorization"] = f"Bearer {key}"
-    return ChatSettings(url, model, seconds, heat, tokens, headers)
+        secrets = (key,)
+    return ChatSettings(url, model, seconds, heat, tokens, headers, secrets)
 
 
-def reply_text(response: httpx.Response, url: str) -> str:
-    """The model's message text, or :class:`LlmError` (``http``, ``bad_response``)."""
-    if response.status_code >= 400:
-        snippet = " ".join(response.text.split())[:120]
-        raise LlmError("http", f"{url} answered HTTP {response.status_code}: {snippet}",
-                       details={"status": response.status_code})
+def shown_url(url: str) -> str:
+    """``url`` without its user:password and query, for messages."""
     try:
-        body = response.json()
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
     except ValueError:
+        return "the endpoint"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every secret, and any part of one at least :data:`FRAGMENT`
+    characters long, replaced by ``[redacted]``; ``Bearer <token>`` too."""
+    secrets = [s for s in secrets if s]
+    for secret in secrets:
+        text = text.replace(secret, REDACTED)
+    spans: list[tuple[int, int]] = []
+    for secret in secrets:
+        size = min(len(secret), FRAGMENT)
+        for gram in {secret[i:i + size] for i in range(len(secret) - size + 1)}:
+            start = text.find(gram)
+            while start != -1:
+                spans.append((start, start + size))
+                start = text.find(gram, start + 1)
+    if spans:
+        merged: list[list[int]] = []
+        for start, stop in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], stop)
+            else:
+                merged.append([start, stop])
+        out, cursor = [], 0
+        for start, stop in merged:
+            out += [text[cursor:start], REDACTED]
+            cursor = stop
+        out.append(text[cursor:])
+        text = "".join(out)
+    return _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+
+
+def reply_text(status: int, content: bytes, settings: ChatSettings) -> str:
+    """The model's message text from a reply, or :class:`LlmError` (``http``,
+    ``bad_response``); every text is redacted of the settings' secrets."""
+    url = settings.shown_url
+    if status >= 400:
+        body = " ".join(content.decode("utf-8", "replace").split())
+        snippet = redact(body, settings.secrets)[:SNIPPET]
+        raise LlmError("http", f"{url} answered HTTP {status}: {snippet}",
+                       details={"status": status})
+    try:
+        body = json.loads(content)
+    except (ValueError, RecursionError):
         raise LlmError("bad_response", f"{url} did not answer JSON") from None
     try:
-        content = body["choices"][0]["message"]["content"]
+        content_value = body["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
         raise LlmError("bad_response",
                        "the endpoint's answer has no choices[0].message.content") from None
-    if isinstance(content, list):  # some servers answer with content parts
-        content = "".join(p.get("text", "") for p in content
-                          if isinstance(p, dict) and isinstance(p.get("text", ""), str))
-    if not isinstance(content, str):
+    if isinstance(content_value, list):  # some servers answer with content parts
+        content_value = "".join(p.get("text", "") for p in content_value
+                                if isinstance(p, dict) and isinstance(p.get("text", ""), str))
+    if not isinstance(content_value, str):
         raise LlmError("bad_response", "the model's message content is not text")
-    return content
+    return redact(content_value, settings.secrets)
 
 
-def _transport_error(error: httpx.HTTPError, url: str, seconds: float) -> LlmError:
+def _transport_error(error: httpx.HTTPError, settings: ChatSettings, seconds: float) -> LlmError:
+    url = settings.shown_url
     if isinstance(error, httpx.TimeoutException):
         return LlmError("timeout", f"no answer from {url} within {seconds:g} s")
-    return LlmError("http", f"cannot reach {url}: {error}")
+    reason = redact(str(error), settings.secrets)[:SNIPPET]
+    return LlmError("http", f"cannot reach {url}: {reason}")
 
 
-def complete(client: httpx.Client, settings: ChatSettings, body: dict[str, Any],
-             *, timeout: float | None = None) -> str:
-    """POST one request with a sync client; the reply text or :class:`LlmError`."""
-    seconds = settings.timeout if timeout is None else timeout
-    try:
-        response = client.post(settings.url, json=body, headers=settings.headers,
-                               timeout=seconds)
-    except httpx.HTTPError as error:
-        raise _transport_error(error, settings.url, seconds) from error
-    return reply_text(response, settings.url)
+async def _exchange(client: httpx.AsyncClient, settings: ChatSettings, body: dict[str, Any],
+                    seconds: float) -> tuple[int, bytes]:
+    """POST and read the reply, streaming, never more than the cap allows."""
+    async with client.stream("POST", settings.url, json=body, headers=settings.headers,
+                             timeout=seconds) as response:
+        status = response.status_code
+        limit = ERROR_BODY_BYTES if status >= 400 else MAX_REPLY_BYTES
+        declared = response.headers.get("content-length", "")
+        if status < 400 and declared.isdigit() and int(declared) > limit:
+            raise LlmError("too_large", f"{settings.shown_url} announced a reply of "
+                           f"{int(declared)} bytes (at most {limit} are read)")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                if status >= 400:  # enough of an error body to say what it was
+                    break
+                raise LlmError("too_large", f"{settings.shown_url} sent a reply of more than "
+                               f"{limit} bytes; stopped reading")
+        return status, b"".join(chunks)[:limit]
 
 
 async def acomplete(client: httpx.AsyncClient, settings: ChatSettings, body: dict[str, Any],
                     *, timeout: float | None = None) -> str:
-    """POST one request with an async client; the reply text or :class:`LlmError`."""
+    """POST one request; the reply text or :class:`LlmError`.
+
+    The whole call — connecting, the headers, every byte of the body — ends
+    within ``timeout`` seconds (default: the settings' timeout) by the clock.
+    """
     seconds = settings.timeout if timeout is None else timeout
     try:
-        response = await client.post(settings.url, json=body, headers=settings.headers,
-                                     timeout=seconds)
+        async with asyncio.timeout(seconds):
+            status, content = await _exchange(client, settings, body, seconds)
+    except TimeoutError:
+        raise LlmError("timeout", f"no complete answer from {settings.shown_url} within "
+                       f"{seconds:g} s") from None
     except httpx.HTTPError as error:
-        raise _transport_error(error, settings.url, seconds) from error
-    return reply_text(response, settings.url)
+        raise _transport_error(error, settings, seconds) from None
+    return reply_text(status, content, settings)
+
+
+def complete(settings: ChatSettings, body: dict[str, Any], *, timeout: float | None = None,
+             transport: httpx.AsyncBaseTransport | None = None) -> str:
+    """:func:`acomplete` for synchronous callers (the play loop's actor), same bounds.
+
+    It runs on its own event loop — in this thread, or in a worker thread
+    when this one already runs a loop — because only a task can be cut off
+    by the clock while a read is pending. ``transport`` is for tests (an
+    httpx async transport such as ``httpx.MockTransport``).
+    """
+    async def once() -> str:
+        async with httpx.AsyncClient(transport=transport) as client:
+            return await acomplete(client, settings, body, timeout=timeout)
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(once())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, once()).result()
 
 
 def json_values(text: str, starts: str = "{") -> Iterator[Any]:

@@ -94,3 +94,56 @@ def test_end_audit_catches_a_wrong_share_even_if_its_proof_was_skipped() -> None
     # and a third party, who verifies every proof, blames the same message earlier
     report = run_audit(host.transcript())
     assert report.code == "cards.bad_share" and report.culprit == "host"
+
+
+def test_a_claim_by_the_side_to_move_is_refused_by_the_table_and_the_audit() -> None:
+    """During play the cards layer has no due step: the game says whose move it is."""
+    from lingxi.cards import audit
+    from lingxi.cards.driver import Wire, make_pair
+    from lingxi.cards.games import GAMES, turns
+
+    due = turns.game_due(GAMES["crazy_eights"])
+
+    def started():
+        host, guest = make_pair("crazy_eights", "turns")
+        for party in (host, guest):
+            party.table.game_due = due
+        wire = Wire(host, guest)
+        wire.send(host.hello())
+        wire.send(host.shuffle())
+        wire.send(guest.shuffle())
+        wire.send(host.play(14))  # the starter: the guest moves first
+        return host, guest
+
+    host, guest = started()
+    assert host.table.owing() == ("guest", "move")
+    with pytest.raises(CardsError) as refused:
+        guest.forfeit("made up")  # an honest party never makes it
+    assert refused.value.code == "cards.state"
+    bad = guest.sign("forfeit", {"against": "host", "reason": "made up"})
+    with pytest.raises(CardsError) as caught:
+        host.receive(bad)
+    assert caught.value.code == "cards.false_forfeit" and caught.value.culprit == "guest"
+    report = audit(host.transcript(), game_due=due)
+    assert report.code == "cards.false_forfeit" and report.culprit == "guest"
+    # the host's claim against the guest, whose move it is, stands
+    host, guest = started()
+    claim = host.forfeit("no move")
+    assert claim["against"] == "guest"
+    assert audit(host.transcript(), game_due=due).culprit == "guest"
+    # without the game's rules the audit cannot say whose move it was
+    assert audit(host.transcript()).culprit is None
+    # the turn follows the plays: after the guest's play it is the host's move
+    from lingxi.cards.games import crazy_eights
+
+    host, guest = started()
+    state = crazy_eights.start(host.table.played[14])
+    play = next(a for a in crazy_eights.legal_actions(state, "guest", list(guest.hand().values()))
+                if a["action"] in ("play", "draw"))
+    if play["action"] == "play":
+        pos = next(p for p, c in guest.hand().items() if c == play["card"])
+        Wire(host, guest).send(guest.play(pos, note=play.get("suit")))
+        assert host.table.owing() == ("host", "move")
+    else:
+        Wire(host, guest).send(guest.draw())
+        assert host.table.owing() == ("guest", "move")

@@ -280,3 +280,17 @@ def test_a_hostile_sender_id_is_escaped_by_envelope_verify(tmp_path):
     result = run("envelope", "verify", "-k", str(key), input=signed.stdout)
     assert result.exit_code == 0
     assert "\x1b" not in result.stdout and "evil\\x1b[2Kx" in result.stdout
+
+
+@pytest.mark.parametrize("args", [
+    ("protocol", "create", "-t", "free-chat", "-o", "out\ud800/spec.json"),
+    ("protocol", "validate", "spec\ud800.json"),
+])
+def test_text_no_encoding_can_carry_is_an_input_error_not_a_bug(tmp_path, monkeypatch, args):
+    """A lone surrogate (hypothesis found it in --output) reaching the file system was
+    ``internal.error``; it is the input's fault: one coded line, exit 2."""
+    monkeypatch.chdir(tmp_path)
+    result = run(*args)
+    assert result.exit_code == 2, result.output
+    assert "internal.error" not in result.output
+    assert "input." in result.stderr, result.stderr

@@ -110,6 +110,7 @@ def test_cli_greedy_on_the_dom_demo(tmp_path):
     validate_evidence(json.loads((out / "evidence.json").read_text()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("game", ["match3", "match3-canvas"])
 def test_greedy_scores_three_times_random(browser, tmp_path, game):
     from lingxi.actor.actors import create_actor

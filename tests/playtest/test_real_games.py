@@ -18,7 +18,7 @@ import pytest
 from lingxi.actor.contracts import validate_evidence, validate_view
 from lingxi.playtest.objectives import Brief
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # whole games: `make test-slow`
 
 REPO = Path(__file__).resolve().parents[2]
 REMBOUND = "rembound"  # a third-party game in ../shared, reached through the shared fixture

@@ -63,6 +63,7 @@ async def test_fifty_guests_one_winner_in_process(store):
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 async def test_fifty_guests_one_winner_across_two_server_processes(tmp_path):
     url, drop = fresh_postgres_database()
     servers = []

@@ -76,8 +76,41 @@ PURE = '''
 '''
 
 
-def write(folder: Path, *, pure: bool = True) -> Path:
+def echo_spec(low: int = 1, high: int = 1000) -> dict:
+    """The same auction with integer bids ``low..high``, no ``choices``, and a settle that
+    echoes the guest's bid (``guest_bid``), which the engine checks against the reveal."""
+    spec = json.loads(json.dumps(SPEC))
+    bid = {"type": "integer", "min": low, "max": high, "required": True}
+    for message in spec["messages"]:
+        if message["name"] == "reveal":
+            message["fields"]["bid"] = dict(bid)
+        if message["name"] == "settle":
+            message["fields"]["guest_bid"] = dict(bid)
+            for side in ("host_budget", "guest_budget"):
+                message["fields"][side]["min"] = -high * 9
+    return spec
+
+
+ECHO = """
+        result["guest_bid"] = guest_value
+"""
+CLAMP = """
+    def proto_round_choose(self, round_no, point):
+        bid = self.ctx.spec.messages["reveal"].fields["bid"]
+        wanted = 10 + round_no if self.ctx.role == "host" else 12
+        return max(bid["min"], min(bid["max"], wanted))
+"""
+
+
+def write(folder: Path, *, pure: bool = True, spec: dict | None = None) -> Path:
+    """The auction's folder; with an ``echo_spec()`` the judge also echoes the guest's bid."""
+    spec = spec or SPEC
+    hooks = HOOKS
+    if "guest_bid" in next(m for m in spec["messages"] if m["name"] == "settle")["fields"]:
+        hooks = hooks.replace("        self.state[\"prior\"] = result\n",
+                              "        self.state[\"prior\"] = result\n" + ECHO.lstrip("\n"))
+        hooks += CLAMP  # the later definition wins: bids stay inside the declared range
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "spec.json").write_text(json.dumps(SPEC), encoding="utf-8")
-    (folder / "hooks.py").write_text(HOOKS + (PURE if pure else ""), encoding="utf-8")
+    (folder / "spec.json").write_text(json.dumps(spec), encoding="utf-8")
+    (folder / "hooks.py").write_text(hooks + (PURE if pure else ""), encoding="utf-8")
     return folder

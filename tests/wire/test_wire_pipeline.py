@@ -41,7 +41,14 @@ def set_path(raw, path, value):
         target[last] = value
 
 
-DELETE = object()
+class _Deleted:
+    """The marker for "remove this field" (a stable repr: test ids must not hold addresses)."""
+
+    def __repr__(self) -> str:
+        return "<deleted>"
+
+
+DELETE = _Deleted()
 
 # (field path, new value, expected code) for a plaintext envelope.
 PLAIN_TAMPERING = [

@@ -115,7 +115,11 @@ async def test_slow_loris_trickling_bytes_is_dropped_by_the_frame_deadline():
                 break
         error = await asyncio.wait_for(server.results.get(), 2)
         assert isinstance(error, TransportError) and error.code == "transport.timeout"
-        assert dropped or await asyncio.wait_for(reader.read(), 2) == b""
+        if not dropped:  # the server hung up: an end of stream, or a reset when bytes we
+            try:         # sent were still unread in its buffer (the kernel answers RST)
+                assert await asyncio.wait_for(reader.read(), 2) == b""
+            except ConnectionResetError:
+                pass
         writer.close()
 
 

@@ -11,6 +11,7 @@ link fails, so nobody can be blamed from it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,10 +66,19 @@ def _params(transcript: Any) -> Params:
                   {r: bytes.fromhex(v) for r, v in ids.items()})
 
 
-def audit(transcript: Any) -> AuditReport:
-    """Replay and verify a whole game; never raises on bad input."""
+GameDue = Callable[[Table], tuple[str, str] | None]
+
+
+def audit(transcript: Any, game_due: GameDue | None = None) -> AuditReport:
+    """Replay and verify a whole game; never raises on bad input.
+
+    ``game_due`` says who owes the next step during play (whose move it is,
+    or the host's opening once the game is decided), from the game's rules;
+    without it a forfeit claimed during play names nobody, since the cards
+    alone cannot tell whose move it was.
+    """
     try:
-        table = Table(_params(transcript))
+        table = Table(_params(transcript), game_due=game_due)
     except CardsError as exc:
         return AuditReport(False, exc.code, None, exc.message)
     report = AuditReport(False)
@@ -89,9 +99,15 @@ def audit(transcript: Any) -> AuditReport:
                      "the kept rejected message passes every check")
     if table.forfeit is not None:
         report.forfeit = table.forfeit
-        return _done(report, table, "cards.forfeit", table.forfeit["against"],
-                     f"the {table.forfeit['claimant']} reports the {table.forfeit['against']} "
-                     f"stopped ({_owed(table.forfeit['due'])}): {table.forfeit['reason']}")
+        claim = table.forfeit
+        if claim["due"] is None:  # during play, and no rules were given to say whose move
+            return _done(report, table, "cards.forfeit", None,
+                         f"the {claim['claimant']} reports the {claim['against']} stopped during "
+                         "play; whose move it was is the game's rule, which this audit was not "
+                         f"given: {claim['reason']}")
+        return _done(report, table, "cards.forfeit", claim["against"],
+                     f"the {claim['claimant']} reports the {claim['against']} "
+                     f"stopped ({_owed(claim['due'])}): {claim['reason']}")
     if table.phase != "done":
         return _done(report, table, "cards.incomplete", None,
                      f"the transcript ends in phase {table.phase}")
@@ -103,8 +119,11 @@ def audit(transcript: Any) -> AuditReport:
     return _done(report, table, None, None, "every signature, proof, share and play checks out")
 
 
+STEP_WORDS = {"open": "opening", "move": "move"}
+
+
 def _owed(due: Any) -> str:
-    return f"its {due[1]} was due" if due else "its game move was due"
+    return f"its {STEP_WORDS.get(due[1], due[1])} was due"
 
 
 def _done(report: AuditReport, table: Table, code: str | None, culprit: str | None,

@@ -19,6 +19,7 @@ from lingxi.cards import proofs, shuffle
 from lingxi.cards.audit import AuditReport, audit
 from lingxi.cards.driver import Wire, make_pair
 from lingxi.cards.errors import CardsError
+from lingxi.cards.games import GAMES, turns
 from lingxi.cards.party import MentalPokerParty
 from lingxi.cards.table import context
 
@@ -175,6 +176,11 @@ def skipped_opening(c: MentalPokerParty, h: MentalPokerParty) -> dict:
     return c.sign("draw", {"position": c.table.cursor})
 
 
+def false_forfeit(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+    # the side that owes the share claims the drawer stopped
+    return c.sign("forfeit", {"against": c.peer, "reason": "no answer (made up)"})
+
+
 def forged_signature(c: MentalPokerParty, h: MentalPokerParty) -> dict:
     msg = c.sign("draw", {"position": c.table.cursor})
     msg["sig"] = h.sign("draw", {"position": c.table.cursor})["sig"]
@@ -222,6 +228,8 @@ CHEATS: dict[str, Cheat] = {c.name: c for c in [
           "play goes on when the opening is due"),
     Cheat("forged_signature", "play", "guest", "cards.bad_signature", forged_signature,
           "a message signed with the wrong key"),
+    Cheat("false_forfeit", "draw", "host", "cards.false_forfeit", false_forfeit,
+          "the side that owes the share claims the drawer forfeited"),
 ]}
 
 
@@ -277,7 +285,11 @@ def run_cheat(name: str, seed: int | str = 0, game: str = "crazy_eights") -> Che
 
 
 def run_abort_after_draw(seed: int | str = 0, game: str = "crazy_eights") -> CheatOutcome:
-    """The guest draws, sees its card and goes silent: the host records a forfeit."""
+    """The guest draws, sees its card and goes silent: the host records a forfeit.
+
+    The audit is given the game's rules (whose move it is), so it can tell the
+    guest owed the next move: the claim names the side that really owed.
+    """
     host, guest = make_pair(game, seed)
     wire = Wire(host, guest)
     wire.send(host.hello())
@@ -289,4 +301,4 @@ def run_abort_after_draw(seed: int | str = 0, game: str = "crazy_eights") -> Che
     claim = host.forfeit("no move within the turn timeout after a draw")
     transcript = host.transcript()
     return CheatOutcome(CardsError("cards.forfeit", claim["reason"], culprit="guest"),
-                        transcript, audit(transcript))
+                        transcript, audit(transcript, game_due=turns.game_due(GAMES[game])))

@@ -33,6 +33,7 @@ CODES: dict[str, str] = {
     "cards.no_opening": "a party went on without opening its key when the opening was due",
     "cards.audit_mismatch": "the final opening contradicts the deck, a share or a play",
     "cards.forfeit": "a party stopped answering; the transcript up to that point is evidence",
+    "cards.false_forfeit": "a forfeit claim by the side that itself owed the next step",
     "cards.incomplete": "the transcript ends before both keys were opened, with no forfeit claim",
     "cards.state": "a local call was made in the wrong protocol state",
 }

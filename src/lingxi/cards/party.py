@@ -58,14 +58,15 @@ class MentalPokerParty:
 
     def __init__(self, role: str, session_id: str, universe: Sequence[str],
                  entropy: Callable[[int], bytes], *, signing_seed: bytes,
-                 peer_identity: bytes, deal: Deal) -> None:
+                 peer_identity: bytes, deal: Deal,
+                 game_due: Callable[[Table], tuple[str, str] | None] | None = None) -> None:
         if role not in ROLES:
             raise _state("role is host or guest")
         self.role, self.peer = role, other(role)
         self._signer = SigningKey(signing_seed)
         identities = {role: bytes(self._signer.verify_key), self.peer: bytes(peer_identity)}
         self.params = Params(session_id, tuple(universe), deal, identities)
-        self.table = Table(self.params)
+        self.table = Table(self.params, game_due=game_due)
         self._entropy = entropy
         self._secret = g.random_scalar(entropy)
         self._inverse = g.sc_inv(self._secret)
@@ -178,7 +179,14 @@ class MentalPokerParty:
         return msg
 
     def forfeit(self, reason: str) -> dict[str, Any]:
-        """Record that the peer stopped answering (signed by me, kept in the transcript)."""
+        """Record that the peer stopped answering (signed by me, kept in the transcript).
+
+        Refused when this side itself owes the next step: such a claim would
+        blame its own claimant (``cards.false_forfeit``).
+        """
+        owed = self.table.owing()
+        if owed is not None and owed[0] == self.role:
+            raise _state(f"no forfeit claim: this side owes the next step ({owed[1]})")
         return self._send("forfeit", {"against": self.peer, "reason": reason[:200]})
 
     def _owe(self, step: str) -> None:

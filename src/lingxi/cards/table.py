@@ -13,11 +13,19 @@ of the transcript before it, and its signature covers that hash)::
     hello(host) hello(guest) shuffle(host) shuffle(guest) deal(host) deal(guest)
     [play(host) of each table card] then any of:
     draw(X) -> share(other) | play(X) | open(X) -> open(other)
+
+Who owes the next step is :meth:`Table.owing`: the cards protocol's own due
+step (:meth:`Table.due`), else, during play, what the game says (whose move
+it is, or the host's opening once the game is decided), which the table
+cannot know by itself and takes from an injected ``game_due``. A forfeit
+claim by the side that owes the next step is refused (``cards.false_forfeit``)
+and blames the claimant.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,6 +152,8 @@ class Table:
     messages: list[dict[str, Any]] = field(default_factory=list)
     head: bytes = b""
     _verify_keys: dict[str, VerifyKey] = field(default_factory=dict)
+    # (role, step) the game requires when the cards protocol has no due step; None: unknown
+    game_due: Callable[[Table], tuple[str, str] | None] | None = None
 
     def __post_init__(self) -> None:
         self._genesis = self.params.genesis()
@@ -169,6 +179,18 @@ class Table:
         if self.phase == "opening":
             return (other(next(iter(self.opened))), "open")
         return None
+
+    def owing(self) -> tuple[str, str] | None:
+        """Who owes the next step: the cards protocol's, else the game's (``game_due``).
+
+        During play the cards layer has no due step; whose move it is (or that
+        the host owes its opening once the game is decided) is the game's rule,
+        injected as ``game_due``. None: either may act, or nobody can tell.
+        """
+        due = self.due()
+        if due is None and self.phase == "play" and self.game_due is not None:
+            return self.game_due(self)
+        return due
 
     def nullifier(self, position: int) -> str:
         deck = self.decks[-1]
@@ -377,8 +399,13 @@ class Table:
     def _on_forfeit(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
         if body["against"] == sender or self.phase == "done" or self.forfeit is not None:
             raise self._fail("cards.bad_sequence", "a forfeit claim names the other side, once")
+        owed = self.owing()
+        if owed is not None and owed[0] == sender:
+            raise self._fail("cards.false_forfeit",
+                             f"the {sender} claims the {other(sender)} stopped, but the "
+                             f"{sender}'s own {owed[1]} was due")
         self.forfeit = {"claimant": sender, "against": body["against"], "reason": body["reason"],
-                        "phase": self.phase, "due": self.due()}
+                        "phase": self.phase, "due": list(owed) if owed else None}
 
     # -- the end audit -------------------------------------------------------
     def final_check(self, made_by: str | None = None,

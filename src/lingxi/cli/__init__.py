@@ -51,6 +51,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "List open invitations at a registry."),
     "registry": ("lingxi.cli.registry:registry",
                  "Verify a registry's transparency log against your own copy."),
+    "doctor": ("lingxi.cli.doctor:doctor",
+               "Check identity, registry, relay, direct reachability, clock, Chromium."),
+    "relay": ("lingxi.cli.relay:relay",
+              "Run the NATS relay through which agents behind NATs meet."),
 }
 
 ROOT_HELP = """Lingxi (灵隙): agents agree on a protocol contract and run it peer-to-peer.

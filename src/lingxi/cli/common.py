@@ -338,6 +338,10 @@ class LingxiGroup:
             _quiet_broken_pipe()
         except OSError as error:
             fail(os_error(error), as_json)
+        except UnicodeEncodeError as error:  # text no encoding can carry (a lone surrogate in
+            # a path or option reaching the file system): the input's fault, not a bug
+            fail(InputError("input.not_encodable", "an argument holds text that cannot be "
+                            f"encoded ({error.reason} at position {error.start})"), as_json)
         except Exception as error:  # a bug: still one line, never a traceback
             if os.environ.get("LINGXI_DEBUG"):
                 raise

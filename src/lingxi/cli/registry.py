@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from lingxi.cli.common import handle_errors, json_option, print_json
+from lingxi.cli.common import handle_errors, json_option, print_json, safe_line
 from lingxi.cli.registry_common import run, server_option
 from lingxi.errors import EXIT_FAILED, EXIT_USAGE, InputError, LingxiError
 
@@ -23,9 +23,12 @@ from lingxi.errors import EXIT_FAILED, EXIT_USAGE, InputError, LingxiError
 @click.option("--claim-timeout", default=60.0, show_default=True, type=click.FloatRange(1, 3600),
               help="Seconds a claim holds an invitation unless the host confirms it.")
 @click.option("--access-log", is_flag=True, help="Log every request.")
+@click.option("--relay", "relay", multiple=True, metavar="nats://HOST:PORT",
+              help="The relay (lingxi relay serve) whose credentials this registry signs; "
+                   "repeat for every node of a cluster. Default: $LINGXI_RELAY.")
 @handle_errors
 def server(host: str, port: int, database_url: str | None, claim_timeout: float,
-           access_log: bool) -> None:
+           access_log: bool, relay: tuple[str, ...]) -> None:
     """Run the community registry: JSON API under /v1, docs at /docs, the page at /.
 
     The database is migrated on start. Several processes may share one
@@ -40,8 +43,10 @@ def server(host: str, port: int, database_url: str | None, claim_timeout: float,
         click.echo(f"registry on http://{host}:{port} ({store.info()['backend']}); "
                    f"server key {store.key.public_hex}", err=True)
 
+    from lingxi.cli.relay import check_relay_urls
+
     serve(host, port, database_url, claim_timeout=claim_timeout, access_log=access_log,
-          ready=ready)
+          ready=ready, relay=check_relay_urls(relay))
 
 
 @click.command("register")
@@ -88,7 +93,7 @@ def browse(protocol_id: str | None, type_: str | None, name: str | None,
     if not page["items"]:
         click.echo("no open invitation")
     for inv in page["items"]:
-        click.echo(_row(inv))
+        click.echo(safe_line(_row(inv)))  # names, options, endpoints: registry text
     if page["next_cursor"]:
         click.echo(f"more: --cursor {page['next_cursor']}")
 
@@ -179,7 +184,7 @@ def protocol_preflight(spec_path: str, server: str, as_json: bool) -> None:
         click.echo(f"protocol_id {report['protocol_id']}"
                    + (" (already registered)" if report["registered"] else ""))
         for near in report["near_duplicates"]:
-            click.echo(f"  same structure: {near['name']}  {near['protocol_id']}")
+            click.echo(safe_line(f"  same structure: {near['name']}  {near['protocol_id']}"))
         if report["converges"]:
             click.echo("converge: add parameters to a known protocol, or register with "
                        "--allow-new --reason TEXT")
@@ -202,8 +207,13 @@ def protocol_preflight(spec_path: str, server: str, as_json: bool) -> None:
 @handle_errors
 def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_id: str | None,
                    server: str, as_json: bool) -> None:
-    """Download a spec by protocol_id, re-checking that it hashes to that id."""
-    from lingxi.home import protocol_cache_dir
+    """Download a spec by protocol_id, re-checking that it hashes to that id.
+
+    A folder without hooks.py also gets a skeleton hooks.py to fill in (hooks
+    are never downloaded).
+    """
+    from lingxi.protocols.catalogue import install_spec
+    from lingxi.session import skeleton_methods_for
 
     if bundle_id and not accept_ui:
         raise InputError("registry.bundle_without_accept", "--bundle goes with --accept-ui")
@@ -222,11 +232,9 @@ def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_i
         return spec, await client.bundle(protocol_id, chosen), chosen
 
     spec, files, chosen = run(server, fetch)
-    folder = out or protocol_cache_dir(protocol_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "spec.json").write_text(json.dumps(spec, ensure_ascii=False, indent=2) + "\n",
-                                      encoding="utf-8")
-    written = ["spec.json"]
+    installed = install_spec(spec, skeleton_methods_for(spec), out)  # + a skeleton hooks.py
+    folder = installed.folder
+    written = list(installed.files)
     for path, content in sorted((files or {}).items()):
         target = folder / "ui" / path
         if folder.resolve() not in target.resolve().parents:
@@ -236,11 +244,15 @@ def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_i
         target.write_bytes(content)
         written.append(f"ui/{path}")
     data = {"protocol_id": protocol_id, "folder": str(folder), "files": written,
-            "bundle_id": chosen}
+            "bundle_id": chosen,
+            "skeleton": str(installed.skeleton) if installed.skeleton else None}
     if as_json:
         print_json(data)
     else:
         click.echo(f"fetched {protocol_id} into {folder} ({len(written)} files)")
+        if installed.skeleton:
+            click.echo(f"wrote a hooks skeleton at {installed.skeleton}: write the hooks "
+                       "before hosting or joining with it")
 
 
 @click.command("search")
@@ -263,6 +275,6 @@ def protocol_search(text: str | None, name: str | None, type_: str | None, limit
     if not page["items"]:
         click.echo("no protocol found")
     for item in page["items"]:
-        click.echo(f"{item['protocol_id']}  {item['name']}  ({item['type'] or '-'})")
+        click.echo(safe_line(f"{item['protocol_id']}  {item['name']}  ({item['type'] or '-'})"))
     if page["next_cursor"]:
         click.echo(f"more: --cursor {page['next_cursor']}")

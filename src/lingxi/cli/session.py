@@ -27,6 +27,8 @@ from lingxi.cli.protocol_runtime import (
     parse_json_arg,
     parse_options,
 )
+from lingxi.cli.reach import reach_options
+from lingxi.cli.session_compare import compare_cmd
 from lingxi.errors import EXIT_FAILED, InputError, LingxiError
 
 timeout_option = click.option("--timeout", "peer_timeout", type=POSITIVE_SECONDS, default=None,
@@ -159,13 +161,14 @@ def _inputs(source: str | None):
                    "handshake, before a payload is read.")
 @session_options
 @participation_options
+@reach_options
 def host(post: bool, server: str, advertise: str | None, ttl: int | None,
          protocol: str, endpoint: str, options_text: str | None, accept_timeout: float | None,
          seed: int | None, guest_key: str | None, peer_timeout: float | None,
          idle_timeout: float,
          control_mode: str | None, input_source: str | None, state_dir: str | None,
          max_messages: int | None, max_bytes: int | None, max_state_bytes: int | None,
-         allow_skeleton_hooks: bool, as_json: bool, part: Any) -> None:
+         allow_skeleton_hooks: bool, as_json: bool, part: Any, reach: Any) -> None:
     """Host a protocol session on ENDPOINT and play it with one guest.
 
     With --control-mode human (or hybrid) this terminal asks you at every decision;
@@ -189,7 +192,8 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
         config=_config(peer_timeout, control_mode, loaded.spec, idle_timeout, limits),
         state_dir=state_dir, seed=seed, expected_guest_key=guest_key,
         accept_timeout=accept_timeout, inputs=_inputs(input_source), **part.driver_kwargs(),
-        on_refused=lambda e: click.echo(safe_line(f"refused a connection: {e}", 400), err=True))
+        on_refused=lambda e: click.echo(safe_line(f"refused a connection: {e}", 400), err=True),
+        seal=reach.seal)
     if post:
         from lingxi.cli.meet import host_posted
 
@@ -202,10 +206,13 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
 
         result = _play(part, lambda: host_posted(
             loaded, endpoint, server=server, advertise=advertise, ttl=ttl, options=options,
-            announce=posted, **common), _ui_dir(loaded), as_json)
+            announce=posted, via=reach.via, **common), _ui_dir(loaded), as_json)
     else:
         if advertise or ttl:
             raise InputError("input.needs_post", "--advertise and --ttl go with --post")
+        if reach.via == "relay":
+            raise InputError("input.relay_needs_registry", "the relay path needs a registry "
+                             "invitation: lingxi host --post --server URL --via relay")
         result = _play(part, lambda: host_session(loaded, endpoint, options=options,
                                                   on_listening=listening, **common),
                        _ui_dir(loaded), as_json)
@@ -223,11 +230,12 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
                    "identity show` prints it); checked in the handshake, before any payload.")
 @session_options
 @participation_options
+@reach_options
 def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str | None,
           peer_timeout: float | None,
           idle_timeout: float, control_mode: str | None, input_source: str | None, state_dir: str | None,
           max_messages: int | None, max_bytes: int | None, max_state_bytes: int | None,
-          allow_skeleton_hooks: bool, as_json: bool, part: Any) -> None:
+          allow_skeleton_hooks: bool, as_json: bool, part: Any, reach: Any) -> None:
     """Join the session hosted at ENDPOINT as the guest.
 
     Takes part like `lingxi host`: --control-mode human asks at this terminal, the
@@ -237,6 +245,10 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str |
               "max_state_bytes": max_state_bytes}
     from lingxi.session import guest_session, load_protocol
 
+    if reach.via == "relay":
+        raise InputError("input.relay_needs_registry", "the relay path needs a registry "
+                         "claim: lingxi join INVITATION --via relay")
+
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks) if protocol else None
     part.prepare(control_mode, input_source)
     config = _config(peer_timeout, control_mode, loaded and loaded.spec, idle_timeout, limits)
@@ -244,13 +256,16 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str |
     result = _play(part, lambda: guest_session(
         loaded, endpoint, config=config, state_dir=state_dir, seed=seed,
         allow_skeleton=allow_skeleton_hooks, expected_host_key=host_key, inputs=inputs,
-        **part.driver_kwargs()), _ui_dir(loaded), as_json)
+        seal=reach.seal, **part.driver_kwargs()), _ui_dir(loaded), as_json)
     _report(result, as_json)
 
 
 @click.group("session")
 def session() -> None:
     """Inspect, decide in, and verify session state folders."""
+
+
+session.add_command(compare_cmd)
 
 
 # ------------------------------------------------------------------ finding session folders
@@ -650,9 +665,13 @@ def plain_value(value: Any) -> str:
 @click.option("--peer-key", metavar="HEX",
               help="The peer's Ed25519 public key (64 hex): check the peer receipt against it "
                    "instead of the key snapshot.json names.")
+@click.option("--peer-record", type=click.Path(exists=True), metavar="DIR|FILE",
+              help="The peer's state folder (or transcript.jsonl): the verdict also weighs "
+                   "what the peer's record holds (as `lingxi session compare`).")
 @json_option
 @handle_errors
-def verify(state_dir: str, peer_key: str | None, as_json: bool) -> None:
+def verify(state_dir: str, peer_key: str | None, peer_record: str | None,
+           as_json: bool) -> None:
     """Check a session folder offline: the transcript hash chain, both receipts, and the
     flow mode's own check (e.g. every reveal against its commitment).
 
@@ -660,7 +679,7 @@ def verify(state_dir: str, peer_key: str | None, as_json: bool) -> None:
     """
     from lingxi.session import verify_session
 
-    result = verify_session(state_dir, peer_key=peer_key)
+    result = verify_session(state_dir, peer_key=peer_key, peer_record=peer_record)
     if as_json:
         print_json(result.to_dict())
     else:
@@ -672,6 +691,10 @@ def verify(state_dir: str, peer_key: str | None, as_json: bool) -> None:
             click.echo(f"{which} receipt ({info.get('role', '?')}): {state}")
         for note in result.notes:
             click.echo(f"note: {safe_line(note, 400)}")
+        if result.verdict is not None:
+            from lingxi.session.core.verdicts import verdict_line
+
+            click.echo(f"verdict: {safe_line(verdict_line(result.verdict), 600)}")
         for problem in result.problems:
             click.echo(f"problem: {safe_line(problem, 400)}")
         click.echo("verified" if result.ok else "NOT verified")

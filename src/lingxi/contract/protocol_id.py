@@ -11,6 +11,8 @@ import re
 from typing import Any
 
 from lingxi.canonical import canonical_bytes, sha256_hex
+from lingxi.contract.bounds import check_document_bounds
+from lingxi.contract.source import MAX_DEPTH
 from lingxi.errors import InputError
 
 _COPIED = ("messages", "rules", "choices", "commit_reveal")
@@ -57,7 +59,12 @@ def canonical_subset(spec_dict: dict[str, Any]) -> dict[str, Any]:
 
 
 def protocol_id(spec_dict: dict[str, Any]) -> str:
-    """Lowercase hex SHA-256 of the canonical JSON of :func:`canonical_subset`."""
+    """Lowercase hex SHA-256 of the canonical JSON of :func:`canonical_subset`.
+
+    An oversized document is refused (``spec.too_large``) before it is
+    canonicalised: a registry's answer is hashed before it is loaded.
+    """
+    check_document_bounds(spec_dict, "spec", depth_limit=MAX_DEPTH)
     return sha256_hex(canonical_bytes(canonical_subset(spec_dict)))
 
 

@@ -3,7 +3,10 @@
 Unreadable input (missing file, not UTF-8, bad JSON, not an object) raises
 :class:`SpecError` with exit status 2; JSON syntax errors name
 ``file:line:column``. Duplicate object keys are reported too, because two
-readers could otherwise disagree on which value is the contract.
+readers could otherwise disagree on which value is the contract. An
+oversized spec is refused with ``spec.too_large`` (:mod:`lingxi.contract.bounds`)
+before it is copied, checked, hashed or compiled: a file by its size before it
+is read whole, every document by its counts right after parsing.
 """
 
 from __future__ import annotations
@@ -11,9 +14,11 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
+from lingxi.contract.bounds import MAX_FILE_BYTES, check_document_bounds, check_file_size
 from lingxi.contract.errors import SpecError
 
 SPEC_FILE = "spec.json"
@@ -89,21 +94,10 @@ def _is_json(value: Any) -> bool:
     return True
 
 
-def _too_deep(value: Any) -> bool:
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if type(item) is dict else item if type(item) is list else ()
-        if children and depth > MAX_DEPTH:
-            return True
-        stack.extend((child, depth + 1) for child in children
-                     if type(child) is dict or type(child) is list)
-    return False
-
-
 def read_spec_document(source: str | Path | dict) -> tuple[dict[str, Any], str, list[str]]:
     """Return ``(document, origin, duplicate_keys)`` or raise SpecError (exit 2)."""
     if isinstance(source, dict):
+        check_document_bounds(source, "spec", depth_limit=MAX_DEPTH)
         if not _is_json(source):
             raise SpecError("spec.not_json", "spec is not plain JSON data (non-string keys, "
                             f"NaN, non-JSON values, or nested deeper than {MAX_DEPTH})")
@@ -114,10 +108,14 @@ def read_spec_document(source: str | Path | dict) -> tuple[dict[str, Any], str, 
     path = resolve_spec_path(source)
     origin = str(path)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            check_file_size(size, origin)
+            data = handle.read(MAX_FILE_BYTES + 1)  # a pipe or a growing file has no size
     except OSError as error:
         reason = error.strerror or str(error)
         raise SpecError("spec.unreadable", f"cannot read {origin}: {reason}") from None
+    check_file_size(len(data), origin)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -127,7 +125,8 @@ def read_spec_document(source: str | Path | dict) -> tuple[dict[str, Any], str, 
     if not isinstance(value, dict):
         msg = f"{origin}: a spec must be a JSON object, got {json_kind(value)}"
         raise SpecError("spec.not_object", msg)
-    if _too_deep(value):  # a table nested hundreds of levels would exhaust the checker's stack
+    # counts first; a table nested hundreds of levels would exhaust the checker's stack
+    if check_document_bounds(value, origin, depth_limit=MAX_DEPTH) > MAX_DEPTH:
         raise SpecError("spec.bad_json", f"{origin}: nested more than {MAX_DEPTH} levels deep")
     return value, origin, dupes
 

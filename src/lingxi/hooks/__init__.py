@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 _WHERE = {
     "HookContext": "base", "Hooks": "base", "implements": "base",
     "HooksError": "errors",
-    "ALLOW_SKELETON_ENV": "loader", "check_not_skeleton": "loader", "hooks_path": "loader",
+    "ALLOW_SKELETON_ENV": "loader", "ALLOW_SKELETON_ENVS": "loader", "check_not_skeleton": "loader", "hooks_path": "loader",
     "load_hooks_class": "loader", "skeletons_allowed": "loader",
     "HookMethod": "methods", "ordered": "methods", "required_names": "methods",
     "DecisionPoint": "result", "HookResult": "result",
-    "PLACEHOLDER": "skeleton", "SENTINEL": "skeleton", "SIDECAR": "skeleton",
+    "PLACEHOLDER": "skeleton", "PLACEHOLDERS": "skeleton", "SENTINEL": "skeleton",
+    "SENTINELS": "skeleton", "SIDECAR": "skeleton", "SIDECARS": "skeleton",
     "SkeletonStatus": "skeleton", "render_skeleton": "skeleton", "skeleton_status": "skeleton",
     "write_skeleton": "skeleton",
 }
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from lingxi.hooks.errors import HooksError  # noqa: F401
     from lingxi.hooks.loader import (  # noqa: F401
         ALLOW_SKELETON_ENV,
+        ALLOW_SKELETON_ENVS,
         check_not_skeleton,
         hooks_path,
         load_hooks_class,
@@ -46,8 +48,11 @@ if TYPE_CHECKING:
     from lingxi.hooks.result import DecisionPoint, HookResult  # noqa: F401
     from lingxi.hooks.skeleton import (  # noqa: F401
         PLACEHOLDER,
+        PLACEHOLDERS,
         SENTINEL,
+        SENTINELS,
         SIDECAR,
+        SIDECARS,
         SkeletonStatus,
         render_skeleton,
         skeleton_status,

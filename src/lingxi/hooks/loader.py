@@ -17,16 +17,19 @@ from pathlib import Path
 from lingxi.hooks.base import Hooks, implements
 from lingxi.hooks.errors import HooksError
 from lingxi.hooks.methods import HookMethod, required_names
-from lingxi.hooks.skeleton import HOOKS_FILE, skeleton_status
+from lingxi.hooks.skeleton import HOOKS_FILE, SENTINEL, skeleton_status
 
 ALLOW_SKELETON_ENV = "LINGXI_ALLOW_SKELETON_HOOKS"
+# the seed's name for the same test-only bypass, recognised beside Lingxi's
+ALLOW_SKELETON_ENVS = (ALLOW_SKELETON_ENV, "AIGENORA_ALLOW_SKELETON_HOOKS")
 
 
 def skeletons_allowed(flag: bool | None = None) -> bool:
-    """The ``--allow-skeleton-hooks`` flag, else ``LINGXI_ALLOW_SKELETON_HOOKS=1``."""
+    """The ``--allow-skeleton-hooks`` flag, else ``LINGXI_ALLOW_SKELETON_HOOKS=1``
+    (or the seed's ``AIGENORA_ALLOW_SKELETON_HOOKS=1``)."""
     if flag:
         return True
-    return os.environ.get(ALLOW_SKELETON_ENV, "").strip() == "1"
+    return any(os.environ.get(name, "").strip() == "1" for name in ALLOW_SKELETON_ENVS)
 
 
 def hooks_path(folder: str | Path) -> Path:
@@ -50,12 +53,14 @@ def check_not_skeleton(path: Path, allow_skeleton: bool | None = None) -> list[s
     """Raise ``hooks.skeleton`` for a skeleton unless allowed; return pending names."""
     status = skeleton_status(path)
     if status.is_skeleton and not skeletons_allowed(allow_skeleton):
-        pending = status.pending or ["(remove the LINGXI_SKELETON sentinel)"]
+        markers = " and ".join(status.markers) or SENTINEL
+        pending = status.pending or [f"(remove the {markers} sentinel)"]
         raise HooksError(
             "hooks.skeleton",
             f"{path} is a generated skeleton; still to write: {', '.join(pending)} "
             "(bypass for tests only: --allow-skeleton-hooks or LINGXI_ALLOW_SKELETON_HOOKS=1)",
-            details={"pending": status.pending, "sentinel": status.sentinel})
+            details={"pending": status.pending, "sentinel": status.sentinel,
+                     "markers": status.markers})
     return status.pending
 
 

@@ -103,6 +103,13 @@ MP_AUDIT = HookMethod(
     "Optional, mental_poker: after both openings, `faces` is the face of every deck "
     "position; return why a hidden rule was broken (e.g. a revoke), else None.",
     required=False)
+MP_TURN = HookMethod(
+    "proto_mp_turn", "view", "str | None",
+    "Optional, mental_poker, side-effect free: whose move it is in the public game ('host' "
+    "or 'guest'), None once it is over; from the public parts of `view` only (the hand may "
+    "be empty: `lingxi session verify` asks it offline). It decides which side owes the next "
+    "step, so a forfeit claimed by the side to move blames that side.",
+    required=False)
 
 COMMON_OPTIONAL = (START, DECISION_POINT, FINISH, DESCRIBE)
 

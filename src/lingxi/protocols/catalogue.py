@@ -5,7 +5,7 @@ The cache lives at ``$LINGXI_HOME/protocols/<first 8 of id>/<other 56>/``;
 only ``[0-9a-f]{64}`` is accepted as an id anywhere one enters, every cache
 path is resolved under the cache root, and the id of a cached spec is
 recomputed on every load, so an edited cache folder is refused. Specs fetched
-from elsewhere are stored with :func:`store_spec`; hooks are never fetched:
+from elsewhere are written with :func:`install_spec`; hooks are never fetched:
 a folder without ``hooks.py`` gets a skeleton the user must fill in.
 """
 
@@ -91,17 +91,51 @@ def folder_for_id(protocol_id: str) -> Path:
     return folder
 
 
-def store_spec(document: dict[str, Any]) -> tuple[str, Path]:
-    """Put a spec into the cache under the id computed here; return (id, folder)."""
+@dataclass(frozen=True)
+class Installed:
+    """What :func:`install_spec` wrote: the folder, its files, the skeleton if one was made."""
+
+    protocol_id: str
+    folder: Path
+    files: tuple[str, ...]  # relative to ``folder``
+    skeleton: Path | None  # the skeleton hooks.py written now, None when hooks already exist
+
+
+def install_spec(document: dict[str, Any], methods: list[Any] | None,
+                 folder: str | Path | None = None) -> Installed:
+    """Write a spec that came from elsewhere (a registry) and, if needed, its skeleton.
+
+    The document is loaded first (so an invalid or oversized spec writes
+    nothing), then written to ``folder`` (default: the cache folder of the id
+    computed here). When the folder has no ``hooks.py`` and ``methods`` (the
+    flow mode's skeleton methods; None for a mode this runtime cannot run)
+    are given, a skeleton is written beside it, as the seed requires of both
+    ``protocol fetch`` and ``join``; host, guest and ``protocol test`` refuse
+    it until the user writes the hooks. The spec's text (its name above all:
+    a registry may serve a known protocol_id with any name) never becomes
+    code; see :mod:`lingxi.hooks.skeleton`.
+    """
     from lingxi.contract import load_spec
     from lingxi.files import write_private_text
+    from lingxi.hooks.skeleton import HOOKS_FILE, SIDECAR, write_skeleton
 
     spec = load_spec(document)
-    folder = cache_dir(spec.protocol_id)
-    folder.mkdir(parents=True, exist_ok=True)
-    write_private_text(folder / "spec.json",
+    target = cache_dir(spec.protocol_id) if folder is None else Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    write_private_text(target / "spec.json",
                        json.dumps(document, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
-    return spec.protocol_id, folder
+    files: tuple[str, ...] = ("spec.json",)
+    skeleton = None
+    if methods is not None and not (target / HOOKS_FILE).exists():
+        skeleton = write_skeleton(spec, target, methods, protocol_id=spec.protocol_id)
+        files += (HOOKS_FILE, SIDECAR)
+    return Installed(spec.protocol_id, target, files, skeleton)
+
+
+def store_spec(document: dict[str, Any]) -> tuple[str, Path]:
+    """Put a spec into the cache under the id computed here; return (id, folder)."""
+    installed = install_spec(document, None)
+    return installed.protocol_id, installed.folder
 
 
 @dataclass

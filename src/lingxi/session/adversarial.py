@@ -182,14 +182,21 @@ def run_case(protocol: LoadedProtocol, case: Case, *, options: dict[str, Any] | 
     if case.make is None:
         return CaseResult(case.name, case.cheater, case.victim, [], None, True, False,
                           detail=case.note)
+    adversary = case.make()
     try:
         result = run_pair(protocol, options=options, seed=seed, config=config,
-                          adversary=(case.cheater, case.make()), keep_events=False)
+                          adversary=(case.cheater, adversary), keep_events=False)
     except StuckError as error:
         return CaseResult(case.name, case.cheater, case.victim, list(case.expect), None, False,
                           detail=f"stuck: {error}")
+    if adversary.cheated is False:  # the moment never came, or no other value existed
+        return CaseResult(case.name, case.cheater, case.victim, [], None, True, False,
+                          result.elapsed, "not applicable: the cheat could not be played in "
+                          "this run (no such message, or no other valid value)")
     victim = result.host if case.victim == "host" else result.guest
     detected = victim.code if victim.status == "aborted" and victim.by == "local" else None
+    if case.detect is not None:
+        detected = case.detect(victim)
     ok = detected in case.expect
     detail = victim.reason
     if case.make is Silent:

@@ -64,8 +64,6 @@ class LlmActor(Actor):
 
     def __init__(self, *, seed: int, options: dict[str, str] | None = None,
                  transport: Any = None) -> None:
-        import httpx
-
         options = dict(options or {})
         check_options(self.name, options, set(llm.OPTION_NAMES), {"url", "model"})
         try:
@@ -75,7 +73,7 @@ class LlmActor(Actor):
         self._url = self._settings.url
         self._model = self._settings.model
         self._seed = seed
-        self._client = httpx.Client(timeout=self._settings.timeout, transport=transport)
+        self._transport = transport  # an httpx async transport (tests); None: the network
 
     def request_body(self, view: dict[str, Any], frame_png: bytes) -> dict[str, Any]:
         image = "data:image/png;base64," + base64.b64encode(frame_png).decode("ascii")
@@ -89,10 +87,11 @@ class LlmActor(Actor):
 
     def select(self, view: dict[str, Any], frame_png: bytes) -> dict[str, Any]:
         try:
-            text = llm.complete(self._client, self._settings, self.request_body(view, frame_png))
+            text = llm.complete(self._settings, self.request_body(view, frame_png),
+                                transport=self._transport)
         except llm.LlmError as error:
             raise _actor_error(error) from None
         return extract_selection(text)
 
     def close(self) -> None:
-        self._client.close()
+        """Nothing to release: each call opens and closes its own connection."""

@@ -101,6 +101,21 @@ def winner(state: State) -> str | None:
     return state.result
 
 
+def shown_revoke(plays: list[tuple[str, str, str | None]], role: str, card: str) -> int | None:
+    """The earlier play by ``role`` that playing ``card`` now proves to be a revoke.
+
+    Nothing is drawn in this game, so a card played now was in the hand since
+    the deal: if ``role`` once failed to follow the suit of ``card``, it held
+    that suit then. ``plays`` is the list of (role, card, led card or None) so
+    far. Every revoke is shown this way before the game ends, since every card
+    is played.
+    """
+    for index, (who, played, led) in enumerate(plays):
+        if who == role and led is not None and played[1] != led[1] and led[1] == card[1]:
+            return index
+    return None
+
+
 def revokes(plays: list[tuple[str, str, str | None]], hands: dict[str, list[str]]) -> list[int]:
     """Indices of plays that failed to follow suit while holding it.
 

@@ -82,6 +82,10 @@ class CrazyEightsHooks(Hooks):
             return None if game.drew or game.stock == 0 else "draw before passing"
         return f"unknown action {kind!r}"
 
+    def proto_mp_turn(self, view):
+        game = self._game(view)
+        return None if game.result is not None else game.turn
+
     def proto_mp_check_winner(self, view):
         winner = rules.winner(self._game(view))
         if winner is not None:

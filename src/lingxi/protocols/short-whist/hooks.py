@@ -1,8 +1,12 @@
 """Short Whist hooks: lingxi.cards.games.trick over the engine's view.
 
-Whether a player who did not follow suit could have followed is hidden
-during play; ``proto_mp_audit`` checks it once both openings show every
-hand, so a revoke is caught (and proven) at the end of the game.
+Whether a player who did not follow suit could have followed is hidden when
+it happens, but not for long: nothing is drawn, so when that player later
+plays a card of the suit it failed to follow, the public plays prove it held
+that suit. ``proto_mp_validate_play`` refuses that play at once (the engine
+ends the game with ``mental_poker.illegal_play`` against the revoker), and
+since every card is played, every revoke is shown before the game ends.
+``proto_mp_audit`` checks the same after the openings (defence in depth).
 """
 
 from lingxi.cards.games import trick as rules
@@ -43,7 +47,29 @@ class ShortWhistHooks(Hooks):
     def proto_mp_validate_play(self, view, role, action):
         if action["action"] != "play":
             return "a trick game has only plays"
-        return rules.validate_play(self._game(view), role, action["card"], action.get("note"))
+        why = rules.validate_play(self._game(view), role, action["card"], action.get("note"))
+        if why is not None:
+            return why
+        plays = self._plays(view)
+        earlier = rules.shown_revoke(plays, role, action["card"])
+        if earlier is not None:
+            _, card, led = plays[earlier]
+            return (f"{action['card']} shows a revoke: the {role} played {card} on {led} "
+                    f"while holding {led[1]}")
+        return None
+
+    @staticmethod
+    def _plays(view):
+        """(role, card, led card or None) for every public play so far."""
+        plays, game = [], rules.start(view["table"][0])
+        for move in view["history"]:
+            plays.append((move["by"], move["card"], game.led))
+            game = rules.apply(game, move["by"], {"action": "play", "card": move["card"]})
+        return plays
+
+    def proto_mp_turn(self, view):
+        game = self._game(view)
+        return None if game.result is not None else game.turn
 
     def proto_mp_check_winner(self, view):
         winner = rules.winner(self._game(view))
@@ -52,10 +78,7 @@ class ShortWhistHooks(Hooks):
         return winner
 
     def proto_mp_audit(self, view, faces):
-        plays, game = [], rules.start(view["table"][0])
-        for move in view["history"]:
-            plays.append((move["by"], move["card"], game.led))
-            game = rules.apply(game, move["by"], {"action": "play", "card": move["card"]})
+        plays = self._plays(view)
         deal = rules.DEAL
         hands = {"host": faces[:deal.host], "guest": faces[deal.host:deal.host + deal.guest]}
         bad = rules.revokes(plays, hands)

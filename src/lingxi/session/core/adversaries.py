@@ -26,7 +26,16 @@ def is_control(payload: dict[str, Any]) -> bool:
 
 
 class Adversary:
-    """A cheating side: rewrites what an honest machine sends. Identity by default."""
+    """A cheating side: rewrites what an honest machine sends. Identity by default.
+
+    ``cheated`` says whether the cheat was actually played in the run: None for
+    adversaries that always act (silence, a forged envelope), False until an
+    adversary that waits for its moment (the n-th message, a game step) has
+    sent a message that differs from the honest one. A run whose adversary
+    never cheated is reported as not applicable, never as a missed cheat.
+    """
+
+    cheated: bool | None = None
 
     def outgoing(self, side: Any, payload: dict[str, Any],
                  correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
@@ -73,6 +82,64 @@ def sample_message(message: dict[str, Any]) -> dict[str, Any]:
         if name != "action" and schema.get("required"):
             payload[name] = sample_value(schema)
     return payload
+
+
+HEX_TYPES = ("hash", "key", "signature", "nonce", "ciphertext")
+ID_CHARS = "xy"
+
+
+def different_value(value: Any, schema: dict[str, Any], choices: list[Any] | tuple = ()
+                    ) -> Any:
+    """A value other than ``value`` that the field still accepts, or None when there is none.
+
+    From ``choices`` when the round has them; else from the field's type and
+    bounds: the next integer inside ``min``/``max``, another enum value, the
+    other boolean, one more (or one less) character of text, a hex string with
+    its last digit changed. A cheat built from it is a real lie, never the
+    honest value sent again.
+    """
+    if choices:
+        return next((c for c in choices if c != value and type(c) is type(value)), None)
+    kind = schema.get("type")
+    if kind == "boolean":
+        return (not value) if isinstance(value, bool) else None
+    if kind == "integer":
+        if not isinstance(value, int) or isinstance(value, bool):
+            return None
+        low, high = schema.get("min"), schema.get("max")
+        for candidate in (value + 1, value - 1):
+            if (low is None or candidate >= low) and (high is None or candidate <= high):
+                return candidate
+        return None
+    if kind == "enum":
+        return next((v for v in schema.get("values") or [] if v != value), None)
+    if not isinstance(value, str):
+        return None
+    if kind == "text":
+        limit = int(schema.get("max_length") or 2000)
+        if len(value.encode("utf-8")) + 1 <= limit:
+            return value + "x"
+        return value[:-1] if value else None
+    if kind == "id" and value:
+        return value[:-1] + (ID_CHARS[1] if value[-1] == ID_CHARS[0] else ID_CHARS[0])
+    if kind in HEX_TYPES and value:
+        return value[:-1] + ("1" if value[-1] != "1" else "2")
+    return None
+
+
+def can_differ(schema: dict[str, Any], choices: list[Any] | tuple = ()) -> bool:
+    """Whether some value of the field has another accepted value (a lie can be built)."""
+    if choices:
+        return len(set(map(repr, choices))) > 1
+    kind = schema.get("type")
+    if kind == "integer":
+        low, high = schema.get("min"), schema.get("max")
+        return low is None or high is None or high > low
+    if kind == "enum":
+        return len(set(schema.get("values") or [])) > 1
+    if kind == "text":
+        return int(schema.get("max_length") or 2000) >= 1
+    return kind in ("boolean", "id", *HEX_TYPES)
 
 
 def wrong_type_value(schema: dict[str, Any]) -> Any:
@@ -137,17 +204,26 @@ class InjectBeforeStart(Adversary):
 
 
 class MutateNth(Adversary):
-    """Rewrite the n-th real ``message`` the cheater sends."""
+    """Rewrite the n-th real ``message`` the cheater sends.
+
+    ``cheated`` turns True only when the rewritten payload differs from the
+    honest one: a mutation that finds no other value leaves the message as it
+    was, and the case is then not applicable rather than missed.
+    """
 
     def __init__(self, message: str, mutate: Callable[[dict[str, Any]], dict[str, Any]],
                  nth: int = 1) -> None:
         self.message, self.mutate, self.nth, self.seen = message, mutate, nth, 0
+        self.cheated = False
 
     def outgoing(self, side, payload, correlation_id):
         if payload.get("action") == self.message:
             self.seen += 1
             if self.seen == self.nth:
-                return [(self.mutate(copy.deepcopy(payload)), correlation_id)]
+                changed = self.mutate(copy.deepcopy(payload))
+                if changed != payload:
+                    self.cheated = True
+                    return [(changed, correlation_id)]
         return [(payload, correlation_id)]
 
 
@@ -194,11 +270,20 @@ class Silent(Adversary):
 
 @dataclass
 class Case:
+    """A cheat, who commits it, and what the honest side must end with.
+
+    By default the victim must abort the session itself with one of
+    ``expect``; ``detect``, when given, reads what was detected from the
+    victim's outcome instead (a resignation ends ``completed``, with the
+    verdict in the outcome's summary).
+    """
+
     name: str
     cheater: str
     expect: tuple[str, ...]
     make: Callable[[], Adversary] | None
     note: str = ""
+    detect: Callable[[Any], str | None] | None = None
 
     @property
     def victim(self) -> str:

@@ -63,7 +63,13 @@ class FlowMode:
       cheat when the mode's opening differs;
     - ``summary(events, hooks)``: readable lines for a finished session;
     - ``verify(entries, spec)``: an optional offline check of a transcript
-      (problems as strings), run by ``lingxi session verify``.
+      (problems as strings), run by ``lingxi session verify``;
+    - ``judge(entries, spec, hooks)``: optional, the verdict a third party
+      reaches from one record (``{"verdict", "problems", "notes", ...}``),
+      ``hooks`` making the verifier's own started hooks (the game's rules) or
+      None; used instead of ``verify`` when present;
+    - ``compare(entries_a, entries_b, spec, hooks)``: optional, what two sides'
+      records of one session show together (``lingxi session compare``).
     """
 
     name: str
@@ -75,6 +81,9 @@ class FlowMode:
     out_of_phase_case: Callable[[Any, str], Case] | None = None
     skeleton_extra: Callable[[dict[str, Any]], tuple[HookMethod, ...]] = lambda raw: ()
     verify: Callable[[list[dict[str, Any]], Any], list[str]] | None = None
+    judge: Callable[[list[dict[str, Any]], Any, Any], dict[str, Any]] | None = None
+    compare: Callable[[list[dict[str, Any]], list[dict[str, Any]], Any, Any],
+                      dict[str, Any]] | None = None
 
     @property
     def required_hooks(self) -> list[str]:

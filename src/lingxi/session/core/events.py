@@ -16,7 +16,19 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Start:
-    """Begin the session (the host sends its offer; the guest waits for it)."""
+    """Begin the session (the host sends its offer; the guest waits for it).
+
+    The driver passes what it knows after the handshake: ``identity``, this
+    agent's signer (``public_hex`` and ``sign(data) -> bytes``, Ed25519; the
+    secret stays inside it), ``peer_key``, the peer's identity key the
+    handshake proved (64 hex), and ``session_id``. A mode that must bind a
+    statement to an agent (a mental-poker seat) signs with it; nothing else
+    in the core signs.
+    """
+
+    identity: Any = None
+    peer_key: str | None = None
+    session_id: str | None = None
 
 
 @dataclass(frozen=True)

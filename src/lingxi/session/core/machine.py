@@ -93,8 +93,10 @@ class SessionConfig:
 
     The three limits bound what one session may cost: messages and envelope
     bytes received from the peer, and bytes written to the state folder.
-    ``None`` takes the spec's ``timing.limits`` value, else
-    :data:`LIMIT_DEFAULTS` (sized for a laptop); a value given here wins.
+    ``None`` takes :data:`LIMIT_DEFAULTS` (sized for a laptop), or the spec's
+    ``timing.limits`` value when that is lower: a spec (someone else's text)
+    may only tighten a limit, never raise it. A value given here, a local
+    choice, wins either way.
     """
 
     peer_timeout: float = 30.0  # seconds a peer may stay silent when it is its turn
@@ -106,7 +108,8 @@ class SessionConfig:
     max_state_bytes: int | None = None
 
     def limits(self, spec: Any) -> dict[str, int]:
-        """The effective limits for ``spec``: this run's, else the spec's, else the defaults."""
+        """The effective limits for ``spec``: this run's, else the lower of the spec's and
+        the defaults."""
         declared = (getattr(spec, "timing", None) or {}).get("limits")
         declared = declared if isinstance(declared, dict) else {}
         out = {}
@@ -114,7 +117,7 @@ class SessionConfig:
             mine, theirs = getattr(self, name), declared.get(name)
             if mine is not None:
                 out[name] = int(mine)
-            elif type(theirs) is int and theirs > 0:
+            elif type(theirs) is int and 0 < theirs < default:
                 out[name] = theirs
             else:
                 out[name] = default
@@ -189,6 +192,9 @@ class SessionMachine:
         self._peer_allowance: float | None = None  # announced by the peer's session.deciding
         self._allowance_open = True  # one announcement per message the peer sends
         self._computing: dict[str, Callable[[Any], None]] = {}
+        self.identity: Any = None  # from Start: this agent's signer (public_hex, sign)
+        self.peer_key: str | None = None  # from Start: the peer's handshake-proven key
+        self.session_id: str | None = None
 
     # ------------------------------------------------------------ public API
     def handle(self, event: Event) -> list[Action]:
@@ -210,7 +216,7 @@ class SessionMachine:
             self._progress = True
             self._on_payload(event)
         elif isinstance(event, Start):
-            self._start()
+            self._start(event)
         elif isinstance(event, ControlReceived):
             self._progress = True
             self._on_control(event)
@@ -243,9 +249,11 @@ class SessionMachine:
         else:
             raise TypeError(f"unknown event {event!r}")
 
-    def _start(self) -> None:
+    def _start(self, event: Start) -> None:
         if self.state != State.NEW:
             return
+        self.identity, self.peer_key, self.session_id = (event.identity, event.peer_key,
+                                                         event.session_id)
         self.state = OPENING[(State.NEW, self.role, "start")]
         if self.role == "host":
             self._out.append(SendControl("offer", {
@@ -525,6 +533,7 @@ class SessionMachine:
             raise
         except BaseException as error:  # a broken summary hook must not hide the outcome
             summary = {"proto_finish_error": f"{type(error).__name__}: {error}"}
+        summary = self.engine_summary(summary, base)
         self.outcome = Outcome(status, self.role, code, reason, by, summary,
                                base.rounds, base.messages)
         for timer in ("peer", "decision", "idle"):
@@ -595,6 +604,10 @@ class SessionMachine:
 
     def rounds_played(self) -> int:
         return 0
+
+    def engine_summary(self, summary: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
+        """What the engine itself knows about the end (a verdict), added to the hooks'."""
+        return summary
 
     def position(self) -> dict[str, Any]:
         return {}

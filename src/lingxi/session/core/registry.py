@@ -40,6 +40,14 @@ def flow_mode(name: str) -> FlowMode:
                            f"(it runs: {', '.join(runnable_modes())})") from None
 
 
+def skeleton_methods_for(raw: dict[str, Any]) -> list[Any] | None:
+    """The hook methods a skeleton for spec document ``raw`` holds (None: mode not run here)."""
+    flow = raw.get("flow")
+    name = (flow.get("mode") if isinstance(flow, dict) else None) or "session_loop"
+    mode = _MODES.get(name)
+    return mode.skeleton_methods(raw) if mode is not None else None
+
+
 def make_machine(role: str, spec: Any, hooks: Any, **kwargs: Any) -> SessionMachine:
     """A machine for ``spec.flow.mode`` playing ``role``."""
     return flow_mode(spec.flow.mode).machine_for(spec)(role=role, spec=spec, hooks=hooks,

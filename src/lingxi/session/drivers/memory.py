@@ -143,7 +143,9 @@ class LocalPair:
     def run(self) -> PairResult:
         for role in ("host", "guest"):
             self._snapshot(role)
-            self._process(role, self.sides[role].machine.handle(Start()))
+            peer = self.sides["guest" if role == "host" else "host"]
+            self._process(role, self.sides[role].machine.handle(Start(
+                self.sides[role].identity, peer.identity.public_hex, self.session_id)))
         steps = 0
         turn = 0
         while not all(s.machine.finished for s in self.sides.values()):

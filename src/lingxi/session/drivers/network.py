@@ -367,7 +367,8 @@ class Driver:
         if self.machine is None:
             first_events = await self._resolve() + list(first_events or [])
         self._bind()
-        await self.process(self.machine.handle(Start()))
+        await self.process(self.machine.handle(Start(
+            self.identity, self.channel.keys.peer_identity, self.channel.session_id)))
         for event in first_events or []:
             await self.process(self.machine.handle(event))
         inputs = self.inputs

@@ -8,6 +8,14 @@ that line. Pin the peer with ``peer_key`` (``--peer-key``, or the key a
 registry knows) to close that gap. Entries that no receipt covers fail the
 check (nobody signed them); entries only the local receipt covers (messages
 still in flight when the peer finished) are listed as not verified by the peer.
+
+Blame. A flow mode's judge gives the verdict (who won, how it ended, the
+culprit and its identity key). The peer's receipt is the peer's signed word
+on how many of this side's envelopes it received: when it acknowledges more
+than the record holds, the record was cut after the fact, and a forfeit the
+record's owner claims in it falls on the owner (:func:`~lingxi.session.core.
+verdicts.contradicted`). Both sides' records together decide more
+(:mod:`lingxi.session.record.compare`).
 """
 
 from __future__ import annotations
@@ -17,11 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from lingxi.errors import LingxiError
+from lingxi.session.core.verdicts import contradicted, is_fault, verdict_line
 from lingxi.session.errors import SessionError
-from lingxi.session.record.receipts import check_receipt
+from lingxi.session.record.receipts import RECEIPT_DOMAIN, check_receipt, shape_problems
 from lingxi.session.record.recorder import RECEIPTS, SNAPSHOT, TRANSCRIPT
 from lingxi.session.record.snapshot import read_object
 from lingxi.session.record.transcript import DIRECTIONS, load_transcript
+
+RECORD_CUT = "session.record_cut"
 
 
 @dataclass
@@ -36,6 +47,12 @@ class Verification:
     keys: dict[str, Any] = field(default_factory=dict)
     uncovered: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    role: str | None = None  # whose record this is (snapshot.json)
+    chain_ok: bool = False  # the transcript loaded and every link recomputed
+    counts: dict[str, int] = field(default_factory=dict)  # envelopes per direction
+    acknowledged: dict[str, int] | None = None  # the peer receipt's counts, when it is signed
+    verdict: dict[str, Any] | None = None
+    compared: dict[str, Any] | None = None  # with the peer's record (--peer-record)
 
     @property
     def ok(self) -> bool:
@@ -44,13 +61,42 @@ class Verification:
     def to_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "state_dir": self.state_dir, "entries": self.entries,
                 "transcript_head": self.head, "session_status": self.status,
-                "protocol_id": self.protocol_id, "keys": self.keys,
+                "protocol_id": self.protocol_id, "role": self.role, "keys": self.keys,
                 "uncovered": self.uncovered, "receipts": self.receipts,
-                "notes": self.notes, "problems": self.problems}
+                "verdict": self.verdict, "compared": self.compared, "notes": self.notes,
+                "problems": self.problems}
+
+    def judged(self, verdict: dict[str, Any] | None) -> None:
+        """Take a flow mode's verdict, weighed against the peer's receipt; a verdict that
+        blames a side is a problem (exit 1), a game result or a resignation is not."""
+        if verdict is None:
+            return
+        verdict = contradicted(verdict, self.role, self.acknowledged, self.counts,
+                               "the record was cut after the fact", RECORD_CUT)
+        self.verdict = verdict
+        if is_fault(verdict):
+            self.problems.append("verdict: " + verdict_line(verdict))
 
 
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _acknowledged(receipt: Any, peer_key: str | None) -> dict[str, int] | None:
+    """The envelope counts a receipt signed by ``peer_key`` states, whatever it covers."""
+    from lingxi.canonical import canonical_bytes
+    from lingxi.wire.identity import verify_ed25519
+
+    if peer_key is None or shape_problems(receipt) or receipt["public_key"] != peer_key:
+        return None
+    body = {k: v for k, v in receipt.items() if k != "signature"}
+    try:
+        if not verify_ed25519(peer_key, bytes.fromhex(receipt["signature"]),
+                              RECEIPT_DOMAIN + canonical_bytes(body)):
+            return None
+    except (ValueError, TypeError):
+        return None
+    return {d: receipt["chains"][d]["count"] for d in DIRECTIONS}
 
 
 def verify_state_dir(state_dir: str | Path, *, peer_key: str | None = None,
@@ -70,7 +116,8 @@ def verify_state_dir(state_dir: str | Path, *, peer_key: str | None = None,
     outcome = snapshot.get("outcome")
     out = Verification(str(folder),
                        status=_text(outcome.get("status")) if isinstance(outcome, dict) else None,
-                       protocol_id=_text(snapshot.get("protocol_id")))
+                       protocol_id=_text(snapshot.get("protocol_id")),
+                       role=_text(snapshot.get("role")))
     try:
         transcript = load_transcript(folder / TRANSCRIPT, entries)
     except LingxiError as error:
@@ -80,6 +127,8 @@ def verify_state_dir(state_dir: str | Path, *, peer_key: str | None = None,
         return out
     out.entries = transcript.entries
     out.head = transcript.head()
+    out.chain_ok = True
+    out.counts = dict(transcript.counts)
     session_id = _text(snapshot.get("session_id"))
     recorded_peer = _text(snapshot.get("peer_public_key"))
     keys = {"local": _text(snapshot.get("public_key")), "peer": peer_key or recorded_peer}
@@ -91,6 +140,7 @@ def verify_state_dir(state_dir: str | Path, *, peer_key: str | None = None,
         out.problems.append("snapshot.json names another peer key than the pinned one")
     local = receipts.get("local")
     handshake = _text(local.get("handshake")) if isinstance(local, dict) else None
+    out.acknowledged = _acknowledged(receipts.get("peer"), keys["peer"])
     signed: dict[str, dict[str, int]] = {}
     for which in ("local", "peer"):
         receipt = receipts.get(which)

@@ -7,13 +7,14 @@ audited at the end). The hooks own only the game: the deck's labels, the
 initial deal, the legal actions, the choice among them, play legality and
 the winner. See docs/session.md ("mental_poker") and docs/mental-poker.md.
 
-Signing. The core holds no identity key, so each side draws a per-session
-Ed25519 key from the injected entropy and announces it in its ``seat``
-message (with a nonce; both nonces form the cards session id). Every cards
-message and every ``pass`` is signed with it. The key is bound to the agent
-because the seat travels in an HMAC envelope of the hash-chained transcript
-that both identity-signed session receipts cover: whoever holds the state
-folder can check receipt -> transcript head -> seat -> every signed move.
+Signing. Each side draws a per-session Ed25519 seat key from the injected
+entropy and announces it in its ``seat`` message (with a nonce; both nonces
+form the cards session id); every cards message and every ``pass`` is signed
+with it. The seat itself is signed with the agent's identity key (the driver
+injects a signer with ``Start``), over the session id and the protocol id, and
+the peer's seat must carry the identity the handshake proved: so a record
+ties every signed move to an agent even when the peer aborts and never signs
+a receipt. Ending rules and verdicts: :mod:`.mental_poker_rules`.
 
 Heavy steps (my shuffle with its proof, the check of the peer's shuffle
 proof) run as ``Compute`` actions; a peer message that arrives meanwhile is
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
@@ -40,15 +41,19 @@ from lingxi.hooks.base import implements
 from lingxi.hooks.result import DecisionPoint
 from lingxi.session import errors as codes
 from lingxi.session.core.descriptor import FlowMode
-from lingxi.session.core.events import PeerAborted
+from lingxi.session.core.events import Outcome, PeerAborted
 from lingxi.session.core.machine import SessionMachine, State
+from lingxi.session.core.modes import mental_poker_rules as endings
 
 BAD_SEAT = "mental_poker.bad_seat"
 DECK_MISMATCH = "mental_poker.deck_mismatch"
 ILLEGAL_PLAY = "mental_poker.illegal_play"
 BAD_PASS = "mental_poker.bad_pass"
 RULE_BROKEN = "mental_poker.rule_broken"
+NO_IDENTITY = "mental_poker.no_identity"
 FORFEIT = "cards.forfeit"
+FALSE_FORFEIT = "cards.false_forfeit"
+RESIGNED = "mental_poker.resigned"
 PASS_DOMAIN = b"lingxi/session/mental_poker/pass/v1"
 MAX_MOVES = 10_000
 
@@ -57,6 +62,16 @@ def pass_bytes(session_id: str, role: str, moves: int, head: str) -> bytes:
     """What a ``pass`` signs: the cards session, the passer, the move number, the table head."""
     return hashlib.sha256(PASS_DOMAIN + canonical_bytes(
         {"session": session_id, "role": role, "moves": moves, "prev": head})).digest()
+
+
+def _owed_words(owed: Any) -> str:
+    step = owed[1] if isinstance(owed, list | tuple) and len(owed) == 2 else None
+    words = {"open": "its opening was due", "move": "its move was due"}
+    return words.get(str(step), f"its {step} was due" if step else "a step was due")
+
+
+def bounded_text(value: Any) -> str:
+    return repr(value)[:200]
 
 
 def session_id_of(host_nonce: str, guest_nonce: str) -> str:
@@ -103,6 +118,8 @@ class MentalPokerMachine(SessionMachine):
         self.deferred: list[tuple[str, dict[str, Any]]] = []
         self.peer_seat: dict[str, Any] | None = None
         self._peer_waits = True
+        self.resigned: str | None = None  # the side that opened before the game was decided
+        self.verdict: dict[str, Any] | None = None  # set where the end is decided
 
     def begin(self) -> None:
         self._seed = self.entropy(32)
@@ -117,10 +134,28 @@ class MentalPokerMachine(SessionMachine):
             self.deal = deal_of(self.call("proto_mp_initial_deal"))
         except ValueError as error:
             self.violation(codes.HOOKS_BAD_RESULT, str(error), {})
+        if self.identity is None or self.session_id is None:
+            self.violation(NO_IDENTITY, "mental poker needs this agent's identity key to sign "
+                           "its seat (run the session through a driver)", {})
         if self.role == "host":
-            self.send({"action": "seat", "signing_key": bytes(self.signing_key.verify_key).hex(),
-                       "nonce": self.nonce, "universe": self.universe,
-                       "deal": [self.deal.host, self.deal.guest, self.deal.table]})
+            self.send(self._seat({"universe": self.universe,
+                                  "deal": [self.deal.host, self.deal.guest, self.deal.table]}))
+
+    def _seat(self, extra: dict[str, Any]) -> dict[str, Any]:
+        """My seat: seat key, nonce and identity, signed with the identity key."""
+        seat = {"action": "seat", "signing_key": bytes(self.signing_key.verify_key).hex(),
+                "nonce": self.nonce, "identity": self.identity.public_hex, **extra}
+        seat["seat_sig"] = endings.sign_seat(self.identity, str(self.session_id),
+                                             self.spec.protocol_id, self.role, seat)
+        return seat
+
+    @property
+    def identities(self) -> dict[str, str | None]:
+        """Identity keys by role: mine, and the peer's (its signed seat's, which must be the
+        one its handshake proved; before the seat, the handshake's)."""
+        mine = self.identity.public_hex if self.identity is not None else None
+        theirs = self.peer_seat.get("identity") if self.peer_seat else self.peer_key
+        return {self.role: mine, self.peer: theirs}
 
     # ------------------------------------------------------------- views
     @property
@@ -137,9 +172,37 @@ class MentalPokerMachine(SessionMachine):
         table = party.table
         sizes = {r: sum(1 for p, o in table.owner.items() if o == r and p not in table.played)
                  for r in ("host", "guest")}
+        table_cards = self.table_cards or [table.played[p] for p in self.deal.table_positions()
+                                           if p in table.played]
         return {"role": self.role, "hand": sorted(party.hand().values()),
-                "table": list(self.table_cards or []), "history": [dict(h) for h in self.history],
+                "table": list(table_cards), "history": [dict(h) for h in self.history],
                 "stock": party.stock_left(), "hand_sizes": sizes}
+
+    # ----------------------------------------------------------- who owes
+    def _decided(self) -> bool:
+        """Whether the public game is over (the rules name a result)."""
+        if self.party is None or self.party.table.must_reveal:
+            return False
+        return self.call("proto_mp_check_winner", self.view()) is not None
+
+    def whose_turn(self, view: dict[str, Any]) -> str | None:
+        """The side to move: ``proto_mp_turn`` when the hooks have it, else this side when
+        its legal actions are not empty, else the peer."""
+        if implements(self.hooks, "proto_mp_turn"):
+            turn = self.call("proto_mp_turn", view)
+            if turn not in ("host", "guest", None):
+                self.violation(codes.HOOKS_BAD_RESULT, "proto_mp_turn returns 'host', 'guest' "
+                               "or None", {"returned": bounded_text(turn)})
+            return turn
+        return self.role if self.call("proto_mp_legal_actions", view) else self.peer
+
+    def _game_due(self, table: Any) -> tuple[str, str] | None:
+        """The party's ``game_due``: during play, the move or opening the game requires."""
+        if table.must_reveal:
+            return None
+        view = self.view()
+        decided = self.call("proto_mp_check_winner", view) is not None
+        return endings.game_owed(decided, None if decided else self.whose_turn(view))
 
     def position(self) -> dict[str, Any]:
         return {"phase": self.party.table.phase if self.party else "seat",
@@ -175,12 +238,19 @@ class MentalPokerMachine(SessionMachine):
             self.violation(codes.OUT_OF_PHASE, "a second seat", {"payload": payload})
         mine = bytes(self.signing_key.verify_key).hex()
         if payload["signing_key"] == mine or payload["nonce"] == self.nonce:
-            self.violation(BAD_SEAT, "the peer's seat copies this side's key or nonce",
+            self._breach(BAD_SEAT, "the peer's seat copies this side's key or nonce",
                            {"payload": payload})
+        if self.peer_key is not None and payload.get("identity") != self.peer_key:
+            self._breach(BAD_SEAT, "the peer's seat names another identity than the one its "
+                           "handshake proved", {"payload": payload, "handshake": self.peer_key})
+        if not endings.seat_signed(str(self.session_id), self.spec.protocol_id, self.peer,
+                                   payload):
+            self._breach(BAD_SEAT, "the peer's seat is not signed by its identity key for "
+                           "this session", {"payload": payload})
         if self.role == "guest":
             theirs = (payload.get("universe"), payload.get("deal"))
             if theirs[0] is None or theirs[1] is None:
-                self.violation(BAD_SEAT, "the host's seat must name the universe and the deal",
+                self._breach(BAD_SEAT, "the host's seat must name the universe and the deal",
                                {"payload": payload})
             local = [self.deal.host, self.deal.guest, self.deal.table]
             if list(theirs[0]) != self.universe or list(theirs[1]) != local:
@@ -188,26 +258,42 @@ class MentalPokerMachine(SessionMachine):
                                "hooks", {"offered": {"universe": theirs[0], "deal": theirs[1]},
                                          "local": {"universe": self.universe, "deal": local}})
         elif "universe" in payload or "deal" in payload:
-            self.violation(BAD_SEAT, "only the host's seat names the deck", {"payload": payload})
+            self._breach(BAD_SEAT, "only the host's seat names the deck", {"payload": payload})
         self.peer_seat = dict(payload)
         try:
             self.party = MentalPokerParty(
                 self.role, self.session_key, self.universe, self.entropy,
                 signing_seed=self._seed, peer_identity=bytes.fromhex(payload["signing_key"]),
-                deal=self.deal)
+                deal=self.deal, game_due=self._game_due)
         except CardsError as error:
             self.violation(error.code, f"the deck cannot be played: {error.message}", {})
         self.emit("mp.seated", session=self.session_key, peer_key=payload["signing_key"],
                   cards=len(self.universe))
         if self.role == "guest":
-            self.send({"action": "seat", "signing_key": mine, "nonce": self.nonce})
+            self.send(self._seat({}))
 
-    def _cards_violation(self, error: CardsError, payload: dict[str, Any]) -> None:
+    def _breach(self, code: str, message: str, evidence: dict[str, Any],
+                culprit: str | None = "peer") -> NoReturn:
+        """End the session for a broken rule; the culprit (the peer by default) loses."""
+        who = self.peer if culprit == "peer" else culprit
+        self.verdict = endings.verdict(endings.BREACH, code=code, culprit=who, reason=message,
+                                       identities=self.identities)
+        self.violation(code, message, evidence)
+
+    def _rule_culprit(self, reason: str) -> str | None:
+        """Which side a hidden-rule reason names ('the host played …'), if it names one."""
+        named = [r for r in ("host", "guest") if f"the {r}" in reason]
+        return named[0] if len(named) == 1 else None
+
+    def _cards_violation(self, error: CardsError, payload: dict[str, Any]) -> NoReturn:
         evidence = {"culprit": error.culprit, "message": payload,
                     "message_sha256": hashlib.sha256(canonical_bytes(payload)).hexdigest(),
                     "path": error.path}
         self.emit("mp.cheat_detected", code=error.code, culprit=error.culprit,
                   message_sha256=evidence["message_sha256"])
+        how = endings.FALSE_CLAIM if error.code == FALSE_FORFEIT else endings.BREACH
+        self.verdict = endings.verdict(how, code=error.code, culprit=error.culprit,
+                                       reason=error.message, identities=self.identities)
         self.violation(error.code, f"mental poker: {error.message}", evidence)
 
     def _game_on(self) -> bool:
@@ -238,10 +324,16 @@ class MentalPokerMachine(SessionMachine):
         if isinstance(checked, _Failed):
             self._cards_violation(checked.error, payload)
         game_move = self._game_on() and msg["mp"] in ("draw", "play")
+        if (msg["mp"] == "open" and not party.table.opened and party.table.phase == "play"
+                and party.table.due() is None and not self._decided()):
+            self.resigned = self.peer  # an opening before the game is decided: it resigns
         try:
             replies = party.receive(msg, checked)
         except CardsError as error:
+            self.resigned = None
             self._cards_violation(error, payload)
+        if self.resigned == self.peer and msg["mp"] == "open":
+            self.emit("mp.resigned", by=self.peer, moves=len(self.history))
         if game_move and msg["mp"] == "play":
             action = {"action": "play", "card": msg["card"]}
             if msg.get("note") is not None:
@@ -252,8 +344,12 @@ class MentalPokerMachine(SessionMachine):
             self._record(self.peer, {"action": "draw"})
         for reply in replies:
             self.send(to_payload(reply))
-        if msg["mp"] == "forfeit":  # the peer claims I stopped: the game cannot go on
+        if msg["mp"] == "forfeit":  # the peer claims I stopped, and I did owe the step
             self.emit("mp.forfeit", claim=msg, against=self.role)
+            owed = (party.table.forfeit or {}).get("due")
+            self.verdict = endings.verdict(
+                endings.FORFEIT, code=FORFEIT, culprit=self.role, identities=self.identities,
+                reason=f"the {self.peer} claims this side stopped ({_owed_words(owed)})")
             self.finish("aborted", code=FORFEIT, reason=f"the {self.peer} recorded a forfeit "
                         f"against this side: {msg['reason']}", by="peer")
 
@@ -261,7 +357,7 @@ class MentalPokerMachine(SessionMachine):
         party = self.party
         assert party is not None and self.peer_seat is not None
         if not self._game_on():
-            self.violation(BAD_PASS, "a pass outside the game's turns", {"payload": payload})
+            self._breach(BAD_PASS, "a pass outside the game's turns", {"payload": payload})
         expected = party.table.head.hex()
         try:
             if payload["prev"] != expected:
@@ -270,7 +366,7 @@ class MentalPokerMachine(SessionMachine):
                 pass_bytes(self.session_key, self.peer, len(self.history), expected),
                 bytes.fromhex(payload["sig"]))
         except (BadSignatureError, ValueError):
-            self.violation(BAD_PASS, "the pass is not signed by the peer's seat key for this move",
+            self._breach(BAD_PASS, "the pass is not signed by the peer's seat key for this move",
                            {"payload": payload, "expected_prev": expected})
         action = {"action": "pass"}
         self._check_rule(self.peer, action, payload)
@@ -279,7 +375,7 @@ class MentalPokerMachine(SessionMachine):
     def _check_rule(self, role: str, action: dict[str, Any], payload: dict[str, Any]) -> None:
         reason = self.call("proto_mp_validate_play", self.view(), role, dict(action))
         if reason:
-            self.violation(ILLEGAL_PLAY, f"the {role}'s {action['action']} breaks the rules: "
+            self._breach(ILLEGAL_PLAY, f"the {role}'s {action['action']} breaks the rules: "
                            f"{reason}", {"payload": payload, "action": action,
                                          "reason": str(reason)})
 
@@ -293,6 +389,10 @@ class MentalPokerMachine(SessionMachine):
 
     # ------------------------------------------------------------- sending
     def _send_cards(self, msg: dict[str, Any]) -> None:
+        party = self.party
+        if (msg.get("mp") == "open" and party is not None and list(party.table.opened) ==
+                [self.role] and self.resigned is None and not self._decided()):
+            self.resigned = self.role  # I opened first, the game undecided: I resign
         self.send(to_payload(msg))
 
     def advance(self) -> None:
@@ -416,8 +516,27 @@ class MentalPokerMachine(SessionMachine):
                 self.violation(RULE_BROKEN, f"the opening shows a broken rule: {reason}",
                                {"reason": str(reason), "faces": list(party.faces)})
         receipt = party.receipt()
-        self.emit("mp.receipt", receipt=receipt, winner=self.winner)
-        self.finish("completed", reason=f"game over: {self.winner or 'no winner'}")
+        if self.resigned is not None:
+            winner = endings.other(self.resigned)
+            self.verdict = endings.verdict(
+                endings.RESIGNATION, code=RESIGNED, culprit=self.resigned, winner=winner,
+                identities=self.identities, reason=f"the {self.resigned} opened its key before "
+                "the game was decided: it resigns")
+            reason = f"the {self.resigned} resigned: {winner} wins"
+        else:
+            self.verdict = endings.verdict(endings.GAME, winner=self.winner,
+                                           identities=self.identities,
+                                           reason="the game's rules decided it")
+            reason = f"game over: {self.winner or 'no winner'}"
+        self.emit("mp.receipt", receipt=receipt, winner=self.verdict["winner"])
+        self.finish("completed", reason=reason)
+
+    def engine_summary(self, summary: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
+        """The engine's verdict (winner, how, culprit and its identity key) over the hooks'."""
+        found = self.verdict or endings.verdict(
+            endings.INCOMPLETE, code=outcome.code, identities=self.identities,
+            reason=outcome.reason or "the session ended before the game did")
+        return {**summary, "winner": found["winner"], "verdict": found}
 
     # --------------------------------------------------------- waiting, ends
     def waiting_for_peer(self) -> bool:
@@ -436,8 +555,9 @@ class MentalPokerMachine(SessionMachine):
         party = self.party
         if party is None:
             return "the peer's seat"
-        due = party.table.due()
-        return f"{due[1]} from the {due[0]}" if due else "the peer's move"
+        due = party.table.owing()
+        words = {"open": "the opening", "move": "a move"}
+        return f"{words.get(due[1], due[1])} from the {due[0]}" if due else "the peer's move"
 
     def _claim_forfeit(self, reason: str) -> dict[str, Any] | None:
         party = self.party
@@ -452,27 +572,51 @@ class MentalPokerMachine(SessionMachine):
 
     def _on_timer(self, name: str) -> None:
         if name == "peer" and not self.finished and self.waiting_for_peer():
-            claim = self._claim_forfeit(f"no answer within {self._peer_seconds:g}s "
-                                        f"({self.waiting_description()})")
-            if claim is not None:
-                self._peer_timer = False
-                self.emit("mp.forfeit", claim=claim, against=self.peer)
-                self.send(to_payload(claim))
-                self.violation(FORFEIT, f"the {self.peer} stopped answering "
-                               f"({self.waiting_description()}): recorded as a forfeit",
-                               {"claim": claim, "transcript_hash": claim["prev"]})
+            self._forfeit_now(f"no answer within {self._peer_seconds:g}s "
+                              f"({self.waiting_description()})", "stopped answering")
         super()._on_timer(name)
 
+    def _on_control(self, event: Any) -> None:
+        """The peer's receipt or close mid-game: it ended its session while it owed a step
+        (e.g. it kept its opening back), which is withholding that step."""
+        if event.kind in ("receipt", "close") and self.state == State.RUNNING \
+                and not self.finished:
+            self._forfeit_now(f"the peer ended its session ({event.kind}) while it owed "
+                              f"{self.waiting_description()}", "ended its session")
+        super()._on_control(event)
+
+    def _forfeit_now(self, reason: str, what: str) -> None:
+        """Sign and send a forfeit claim when the peer owes the next step, and end the game
+        with it (the peer loses); nothing when this side owes the step itself."""
+        waiting = self.waiting_description()
+        claim = self._claim_forfeit(reason)
+        if claim is None:
+            return
+        self._peer_timer = False
+        self.emit("mp.forfeit", claim=claim, against=self.peer)
+        self.send(to_payload(claim))
+        owed = (self.party.table.forfeit or {}).get("due") if self.party else None
+        self.verdict = endings.verdict(
+            endings.FORFEIT, code=FORFEIT, culprit=self.peer, identities=self.identities,
+            reason=f"the {self.peer} {what} ({_owed_words(owed)})")
+        self.violation(FORFEIT, f"the {self.peer} {what} ({waiting}): recorded as a forfeit",
+                       {"claim": claim, "transcript_hash": claim["prev"]})
+
     def _dispatch(self, event: Any) -> None:
-        if isinstance(event, PeerAborted):
+        if isinstance(event, PeerAborted) and not self.finished:
             claim = self._claim_forfeit(f"aborted ({event.code}) before the game ended")
             if claim is not None:
                 self.emit("mp.forfeit", claim=claim, against=self.peer, code=event.code)
+                owed = (self.party.table.forfeit or {}).get("due") if self.party else None
+                self.verdict = endings.verdict(
+                    endings.FORFEIT, code=FORFEIT, culprit=self.peer, identities=self.identities,
+                    reason=f"the {self.peer} aborted ({_owed_words(owed)})")
         super()._dispatch(event)
 
 
 def _descriptor() -> FlowMode:
     from lingxi.session.core.modes import mental_poker_cases as cases
+    from lingxi.session.core.modes import mental_poker_judge as judge
 
     return FlowMode(
         "mental_poker", lambda spec: MentalPokerMachine,
@@ -480,7 +624,8 @@ def _descriptor() -> FlowMode:
          hook_methods.MP_LEGAL_ACTIONS, hook_methods.MP_CHOOSE_ACTION,
          hook_methods.MP_VALIDATE_PLAY, hook_methods.MP_CHECK_WINNER, hook_methods.MP_AUDIT,
          hook_methods.START, hook_methods.FINISH, hook_methods.DESCRIBE),
-        summary=cases.mp_lines, adversarial_cases=cases.mp_cases, verify=cases.verify_game)
+        summary=cases.mp_lines, adversarial_cases=cases.mp_cases, verify=judge.verify_game,
+        judge=judge.judge_dict, compare=judge.compare_dict)
 
 
 DESCRIPTOR = _descriptor()

@@ -8,9 +8,7 @@ table is left as it was). Each case expects the cards code of its cheat, so
 honest self-play never reaches (no draw in a trick game) are reported as not
 applicable.
 
-The offline check rebuilds the cards transcript from the session transcript
-(the seats give the signing keys, the nonces, the universe and the deal) and
-re-runs :func:`lingxi.cards.audit` on it, plus every ``pass`` signature.
+The offline check and the verdicts are in :mod:`.mental_poker_judge`.
 """
 
 from __future__ import annotations
@@ -19,16 +17,12 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from nacl.exceptions import BadSignatureError
-from nacl.signing import SigningKey, VerifyKey
+from nacl.signing import SigningKey
 
-from lingxi.cards import audit
 from lingxi.cards.cheats import CHEATS
-from lingxi.cards.errors import CardsError
-from lingxi.cards.party import TRANSCRIPT_FORMAT
-from lingxi.cards.payloads import PREFIX, from_payload
-from lingxi.cards.table import Deal, Params, Table
+from lingxi.cards.payloads import PREFIX
 from lingxi.session.core.adversaries import Adversary, Case, Silent
+from lingxi.session.core.verdicts import verdict_line
 
 # cheat name -> (step whose message it replaces, which one of the cheater's, 0 = first game play)
 TRIGGERS: dict[str, tuple[str, int]] = {
@@ -42,8 +36,9 @@ TRIGGERS: dict[str, tuple[str, int]] = {
     "wrong_face": ("play", 0), "not_in_hand": ("play", 0), "double_play": ("play", 0),
     "peek": ("play", 0), "peek_dealt": ("play", 0),
     "false_opening": ("open", 1), "skipped_opening": ("open", 1),
+    "false_forfeit": ("share", 1),
 }
-NEEDS_DRAW = {"wrong_share", "bad_share_proof", "forged_response"}
+NEEDS_DRAW = {"wrong_share", "bad_share_proof", "forged_response", "false_forfeit"}
 
 
 def _forged_signature(c: Any, h: Any) -> dict[str, Any]:
@@ -85,12 +80,20 @@ class PartyCheat(Adversary):
             party._send = cheating_send
         return [(payload, correlation_id)]
 
+    @property
+    def cheated(self) -> bool:  # type: ignore[override]
+        return self.done
+
 
 class SilentAfterDraw(Adversary):
     """Play honestly until the first draw is answered, then never send again."""
 
     def __init__(self) -> None:
         self.drew = False
+
+    @property
+    def cheated(self) -> bool:  # type: ignore[override]
+        return self.drew
 
     def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
         if self.drew and not str(payload.get("action", "")).startswith("session."):
@@ -105,6 +108,10 @@ class SilentAtFirstMove(Adversary):
 
     def __init__(self) -> None:
         self.stopped = False
+
+    @property
+    def cheated(self) -> bool:  # type: ignore[override]
+        return self.stopped
 
     def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
         machine = side.machine
@@ -122,6 +129,10 @@ class IllegalPass(Adversary):
     def __init__(self, forge: bool = False) -> None:
         self.done, self.forge = False, forge
 
+    @property
+    def cheated(self) -> bool:  # type: ignore[override]
+        return self.done
+
     def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
         machine = side.machine
         party = getattr(machine, "party", None)
@@ -135,6 +146,137 @@ class IllegalPass(Adversary):
         sig = key.sign(pass_bytes(machine.session_key, machine.role,
                                   len(machine.history) - 1, head)).signature.hex()
         return [({"action": "pass", "prev": head, "sig": sig}, correlation_id)]
+
+
+def _false_claim(c: Any, h: Any) -> dict[str, Any]:
+    """A signed forfeit claim against the peer, made when it is the claimant's own move."""
+    return c.sign("forfeit", {"against": c.peer, "reason": "no answer (made up: my move)"})
+
+
+class Resigns(Adversary):
+    """At its first game move the cheater opens its key instead: it quits (resigns)."""
+
+    def __init__(self) -> None:
+        self.installed = False
+        self.cheated = False
+
+    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+        machine = side.machine
+        party = getattr(machine, "party", None)
+        if party is not None and not self.installed:
+            self.installed = True
+            honest = party._send
+
+            def quitting_send(kind: str, body: dict[str, Any], verified: bool = True):
+                if not self.cheated and kind in ("draw", "play") \
+                        and machine.table_cards is not None:
+                    self.cheated = True
+                    return honest("open", {"secret": party._secret.hex()}, verified)
+                return honest(kind, body, verified)
+
+            party._send = quitting_send
+        return [(payload, correlation_id)]
+
+
+class WithholdsOpening(Adversary):
+    """Plays the whole game honestly, then never sends its opening (nor anything after)."""
+
+    def __init__(self) -> None:
+        self.cheated = False
+
+    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+        if payload.get("action") == PREFIX + "open":
+            self.cheated = True
+        if self.cheated and not str(payload.get("action", "")).startswith("session."):
+            return []
+        return [(payload, correlation_id)]
+
+
+class ForbiddenPlay(Adversary):
+    """Once, plays a card its own rules forbid (in a trick game: a revoke, not following suit
+    while holding it), with its own rule checks switched off; then plays on honestly.
+
+    In Crazy Eights the public state shows it at once; in Short Whist it is shown when the
+    cheater later plays the suit it did not follow (every card is played).
+    """
+
+    def __init__(self) -> None:
+        self.installed = False
+        self.cheated = False
+
+    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+        machine = side.machine
+        if not self.installed and getattr(machine, "party", None) is not None:
+            self.installed = True
+            self._install(machine)
+        return [(payload, correlation_id)]
+
+    def _install(self, machine: Any) -> None:
+        hooks, role = machine.hooks, machine.role
+        legal0, choose0 = hooks.proto_mp_legal_actions, hooks.proto_mp_choose_action
+        validate0 = hooks.proto_mp_validate_play
+
+        def forbidden(view: dict[str, Any], honest: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            plays = [a for a in honest if a.get("action") == "play"]
+            if self.cheated or not plays:
+                return []
+            held = {a["card"] for a in plays}
+            return [{"action": "play", "card": c} for c in view["hand"] if c not in held]
+
+        def legal(view: dict[str, Any]) -> list[dict[str, Any]]:
+            honest = legal0(view)
+            return honest + forbidden(view, honest)
+
+        def choose(view: dict[str, Any], options: list[dict[str, Any]]) -> dict[str, Any]:
+            bad = forbidden(view, legal0(view))
+            if bad:
+                self.cheated = True
+                return bad[0]
+            return choose0(view, [a for a in options if a in legal0(view)] or options)
+
+        def validate(view: dict[str, Any], who: str, action: dict[str, Any]) -> Any:
+            return None if who == role else validate0(view, who, action)
+
+        hooks.proto_mp_legal_actions = legal
+        hooks.proto_mp_choose_action = choose
+        hooks.proto_mp_validate_play = validate
+
+
+class SeatCheat(Adversary):
+    """The cheater's seat is signed wrongly: by a stranger's key, for another identity than
+    the handshake proved, or for another session."""
+
+    STRANGER = SigningKey(bytes(range(32)))
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+        self.cheated = False
+
+    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+        if self.cheated or payload.get("action") != "seat":
+            return [(payload, correlation_id)]
+        from lingxi.session.core.modes.mental_poker_rules import seat_bytes
+
+        machine = side.machine
+        seat = dict(payload)
+        session, pid, role = str(machine.session_id), machine.spec.protocol_id, machine.role
+        stranger = self.STRANGER
+        if self.how == "identity":
+            seat["identity"] = bytes(stranger.verify_key).hex()
+        if self.how == "session":
+            seat["seat_sig"] = bytes(machine.identity.sign(
+                seat_bytes("another-session", pid, role, seat))).hex()
+        else:
+            seat["seat_sig"] = stranger.sign(seat_bytes(session, pid, role, seat)).signature.hex()
+        self.cheated = True
+        return [(seat, correlation_id)]
+
+
+def _verdict_code(outcome: Any) -> str | None:
+    """What a victim that completed detected: the verdict's code (e.g. a resignation)."""
+    if outcome.status != "completed":
+        return outcome.code if outcome.by == "local" else None
+    return ((outcome.summary or {}).get("verdict") or {}).get("code")
 
 
 def _moves(honest: dict[str, list[dict[str, Any]]], role: str, action: str) -> int:
@@ -178,6 +320,31 @@ def mp_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case]:
                       ("mental_poker.illegal_play",), IllegalPass))
     cases.append(Case("pass signed by another key (guest)", "guest",
                       ("mental_poker.bad_pass",), partial(IllegalPass, True)))
+    cases.extend(_ending_cases(honest))
+    return cases
+
+
+def _ending_cases(honest: dict[str, list[dict[str, Any]]]) -> list[Case]:
+    """Blame, resignation, withheld openings, public breaches, identity-bound seats."""
+    cases = []
+    for cheater in ("guest", "host"):
+        if _moves(honest, cheater, "play"):
+            cases.append(Case(f"false forfeit claim: at its own move the {cheater} claims the "
+                              f"peer stopped ({cheater})", cheater, ("cards.false_forfeit",),
+                              partial(PartyCheat, "play", 0, _false_claim)))
+    cases.append(Case("resignation: the guest opens its key instead of its first move (guest)",
+                      "guest", ("mental_poker.resigned",), Resigns, detect=_verdict_code))
+    for cheater in ("guest", "host"):
+        cases.append(Case(f"withheld opening: the {cheater} plays to the end, then never opens "
+                          f"({cheater})", cheater, ("cards.forfeit",), WithholdsOpening))
+    cases.append(Case("forbidden play (a revoke in a trick game), shown by the public plays "
+                      "(guest)", "guest", ("mental_poker.illegal_play",), ForbiddenPlay))
+    for how, text in (("key", "signed by a stranger's key"),
+                      ("identity", "naming another identity than its handshake"),
+                      ("session", "signed for another session")):
+        for cheater in ("host", "guest"):
+            cases.append(Case(f"seat {text} ({cheater})", cheater, ("mental_poker.bad_seat",),
+                              partial(SeatCheat, how)))
     return cases
 
 
@@ -188,94 +355,6 @@ class _SilentAfterSeat(Silent):
         if payload.get("action") in ("session.offer", "session.accept", "seat"):
             return [(payload, correlation_id)]
         return []
-
-
-# ----------------------------------------------------------------- offline
-
-
-def cards_transcript(entries: list[dict[str, Any]]) -> tuple[
-        dict[str, Any] | None, list[tuple[int, str, dict[str, Any]]], list[str]]:
-    """(cards transcript, passes as (cards messages before it, sender, payload), problems)."""
-    seats: dict[str, dict[str, Any]] = {}
-    messages: list[dict[str, Any]] = []
-    passes: list[tuple[int, str, dict[str, Any]]] = []
-    problems: list[str] = []
-    for entry in entries:
-        payload = (entry.get("envelope") or {}).get("payload") or {}
-        action = payload.get("action") if isinstance(payload, dict) else None
-        sender = "host" if entry.get("direction") == "host_to_guest" else "guest"
-        if action == "seat":
-            seats.setdefault(sender, payload)
-        elif action == "pass":
-            passes.append((len(messages), sender, payload))
-        elif isinstance(action, str) and action.startswith(PREFIX):
-            try:
-                messages.append(from_payload(payload))
-            except CardsError as error:
-                problems.append(f"entry {entry.get('n')}: {error.message}")
-    if not seats and not messages:
-        return None, [], problems
-    if set(seats) != {"host", "guest"}:
-        problems.append("the transcript lacks a seat of each side")
-        return None, [], problems
-    host, guest = seats["host"], seats["guest"]
-    transcript: dict[str, Any] = {"format": TRANSCRIPT_FORMAT,
-                  "session_id": f"{host.get('nonce')}:{guest.get('nonce')}",
-                  "universe": list(host.get("universe") or []),
-                  "deal": list(host.get("deal") or []),
-                  "identities": {"host": host.get("signing_key"),
-                                 "guest": guest.get("signing_key")},
-                  "messages": messages}
-    return transcript, passes, problems
-
-
-def verify_game(entries: list[dict[str, Any]], spec: Any) -> list[str]:
-    """Offline: the cards audit over the transcript, and every pass signature."""
-    from lingxi.session.core.modes.mental_poker import pass_bytes
-
-    transcript, passes, problems = cards_transcript(entries)
-    if transcript is None:
-        return problems
-    report = audit(transcript)
-    if not report.ok:
-        who = f" (culprit: {report.culprit})" if report.culprit else ""
-        problems.append(f"cards audit: {report.code}{who}: {report.message}")
-    try:
-        params = Params(transcript["session_id"], tuple(transcript["universe"]),
-                        Deal(*transcript["deal"]),
-                        {r: bytes.fromhex(k) for r, k in transcript["identities"].items()})
-        table = Table(params)
-    except (CardsError, TypeError, ValueError):
-        return problems
-    heads = [table.head.hex()]
-    moves = [0]
-    table_n = len(params.deal.table_positions())
-    count = 0
-    for msg in transcript["messages"]:
-        try:
-            table.apply(msg, verified=True)
-        except CardsError:
-            break
-        if msg["mp"] in ("draw", "play"):
-            count += 1
-        heads.append(table.head.hex())
-        moves.append(count)
-    passed = 0
-    for before, sender, payload in passes:
-        if before >= len(heads):
-            problems.append("a pass after the audit stopped")
-            continue
-        played = moves[before] - table_n + passed
-        passed += 1
-        try:
-            VerifyKey(bytes.fromhex(transcript["identities"][sender])).verify(
-                pass_bytes(transcript["session_id"], sender, played, heads[before]),
-                bytes.fromhex(str(payload.get("sig"))))
-            if payload.get("prev") != heads[before]:
-                raise BadSignatureError("unlinked")
-        except (BadSignatureError, ValueError, TypeError):
-            problems.append(f"a {sender} pass is not signed for its place in the game")
-    return problems
 
 
 def mp_lines(events: list[dict[str, Any]], hooks: Any) -> list[str]:
@@ -304,4 +383,10 @@ def mp_lines(events: list[dict[str, Any]], hooks: Any) -> list[str]:
             lines.append(f"cheat detected: {event.get('code')} by {event.get('culprit')}")
         elif kind == "mp.forfeit":
             lines.append(f"forfeit recorded against the {event.get('against')}")
+        elif kind == "mp.resigned":
+            lines.append(f"the {event.get('by')} resigns (it opened before the game was decided)")
+        elif kind == "session.finished":
+            verdict = (event.get("summary") or {}).get("verdict")
+            if isinstance(verdict, dict):
+                lines.append("verdict: " + verdict_line(verdict))
     return lines

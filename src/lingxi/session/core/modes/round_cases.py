@@ -14,7 +14,7 @@ from typing import Any
 
 from lingxi.contract.commit_reveal import matches
 from lingxi.session import errors as codes
-from lingxi.session.core.adversaries import ROLES, Case, MutateNth
+from lingxi.session.core.adversaries import ROLES, Case, MutateNth, can_differ, different_value
 from lingxi.session.core.descriptor import describe
 
 
@@ -29,21 +29,6 @@ def _judged(honest: dict[str, list[dict[str, Any]]]) -> list[str]:
     return []
 
 
-def _lie(value: Any, schema: dict[str, Any]) -> Any:
-    """A different value of the same type, still valid for the field (None: no such value)."""
-    kind = schema.get("type")
-    if kind == "boolean" and isinstance(value, bool):
-        return not value
-    if kind == "integer" and isinstance(value, int):
-        high = schema.get("max")
-        return value + 1 if high is None or value + 1 <= high else value - 1
-    if kind == "enum":
-        return next((v for v in schema.get("values") or [] if v != value), None)
-    if kind == "text" and isinstance(value, str):
-        return value + "x"
-    return None
-
-
 def round_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case]:
     from lingxi.session.core.modes.rounds import round_layout
 
@@ -55,16 +40,22 @@ def round_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case
     cases = []
     for cheater in ROLES:
         def other_value(p, vf=value_field):
-            legal = [c for c in choices if c != p[vf]]
-            p[vf] = legal[0] if legal else _lie(p[vf], value_schema)
-            return p
+            lie = different_value(p.get(vf), value_schema, choices)
+            if lie is not None:
+                p[vf] = lie
+            return p  # unchanged when there is no other value: the case is not applicable
 
         def bump_round(p):
             p["round"] = p.get("round", 0) + 1
             return p
 
-        cases.append(Case(f"commit does not match reveal ({cheater})", cheater,
-                          (codes.COMMIT_MISMATCH,), partial(MutateNth, reveal, other_value)))
+        name = f"commit does not match reveal ({cheater})"
+        if can_differ(value_schema, choices):
+            cases.append(Case(name, cheater, (codes.COMMIT_MISMATCH,),
+                              partial(MutateNth, reveal, other_value)))
+        else:
+            cases.append(Case(name, cheater, (), None, "not applicable: the round value has "
+                              "only one possible value"))
         cases.append(_outside_case(cheater, reveal, value_field, choices, value_schema))
         cases.append(Case(f"wrong round number in commit ({cheater})", cheater,
                           (codes.WRONG_ROUND,), partial(MutateNth, commit, bump_round)))
@@ -75,15 +66,32 @@ def round_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case
         cases.append(_shadow_lie(result, schema, _judged(honest)))
     echoed = f"guest_{value_field}"
     if result is not None and schema is not None and echoed in schema.fields:
-        def misreport(p, key=echoed):
-            legal = [c for c in choices if c != p[key]] or [p[key]]
-            p[key] = legal[0]
-            return p
-
-        cases.append(Case(f"round result misreports the guest's {value_field}", "host",
-                          (codes.RESULT_MISMATCH, codes.BALANCE_MISMATCH),
-                          partial(MutateNth, result_name, misreport)))
+        cases.append(_misreport(result_name, echoed, schema.fields[echoed], choices,
+                                value_field))
     return cases
+
+
+def _misreport(result_name: str, echoed: str, echo_schema: dict[str, Any], choices: list[Any],
+               value_field: str) -> Case:
+    """The host's result names another value than the guest revealed.
+
+    The false value comes from the choices, else from the echoed field's type
+    and bounds (an integer bid 1..1000 is reported one higher or lower): the
+    lie is always a different value the field accepts.
+    """
+    name = f"round result misreports the guest's {value_field}"
+    if not can_differ(echo_schema, choices):
+        return Case(name, "host", (), None,
+                    f"not applicable: {result_name}.{echoed} has only one possible value")
+
+    def misreport(p: dict[str, Any]) -> dict[str, Any]:
+        lie = different_value(p.get(echoed), echo_schema, choices)
+        if lie is not None:
+            p[echoed] = lie
+        return p
+
+    return Case(name, "host", (codes.RESULT_MISMATCH, codes.BALANCE_MISMATCH),
+                partial(MutateNth, result_name, misreport))
 
 
 def _outside_case(cheater: str, reveal: str, value_field: str, choices: list[Any],
@@ -121,10 +129,12 @@ def _shadow_lie(result: dict[str, Any] | None, schema: Any, judged: list[str]) -
                     "(no proto_round_judge_pure, or it returns nothing)")
     for key in judged:
         field_schema = schema.fields.get(key) or {}
-        bad = _lie(result.get(key), field_schema)
+        bad = different_value(result.get(key), field_schema)
         if bad is not None:
             def lie(p, key=key, field_schema=field_schema):
-                p[key] = _lie(p.get(key), field_schema)
+                value = different_value(p.get(key), field_schema)
+                if value is not None:
+                    p[key] = value
                 return p
 
             return Case(f"shadow-judge lie in {result['action']}.{key}", "host",
