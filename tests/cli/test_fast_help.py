@@ -27,9 +27,17 @@ def _run(*args: str, columns: str) -> subprocess.CompletedProcess:
 def test_help_skips_click_and_matches_its_text(flag, columns):
     done = _run(flag, columns=columns)
     assert done.stderr.strip() == "no click"
-    clicked = CliRunner().invoke(cli, [flag], prog_name="lingxi", terminal_width=int(columns))
-    assert clicked.exit_code == 0
-    assert done.stdout == clicked.output == root_help_text()
+    env = dict(os.environ, COLUMNS=columns, PYTHONIOENCODING="utf-8")
+    clicked = subprocess.run([sys.executable, "-c", "from lingxi.cli import cli; "
+                              f"cli([{flag!r}], prog_name='lingxi')"], capture_output=True,
+                             text=True, encoding="utf-8", env=env)
+    assert clicked.returncode == 0
+    assert done.stdout == clicked.stdout == root_help_text()
+
+
+def test_the_same_text_as_clicks_own_rendering_in_process():
+    clicked = CliRunner().invoke(cli, ["--help"], prog_name="lingxi", terminal_width=80)
+    assert clicked.exit_code == 0 and clicked.output == root_help_text()
 
 
 def test_a_narrow_terminal_gets_clicks_wrapped_help():

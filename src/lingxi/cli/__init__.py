@@ -84,8 +84,19 @@ def _terminal_columns() -> int:
 
 
 def _rows(rows: list[tuple[str, str]]) -> list[str]:
+    """A Click definition list: names padded to one column, texts wrapped beside them."""
     first = max(len(name) for name, _ in rows)
-    return [f"  {name:<{first}}  {text}" for name, text in rows]
+    width = max(HELP_WIDTH - (first + 2) - 2, 10)
+    out = []
+    for name, text in rows:
+        lines = [text]
+        if len(text) > width:
+            import textwrap  # only when a text is too long for one line
+
+            lines = textwrap.TextWrapper(width, replace_whitespace=False).wrap(text)
+        out.append(f"  {name:<{first}}  {lines[0]}")
+        out += [" " * (first + 4) + line for line in lines[1:]]
+    return out
 
 
 def root_help_text() -> str:

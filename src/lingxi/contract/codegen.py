@@ -18,7 +18,7 @@ runs with only the builtins it needs.
 
 The function answers yes or no. A no sends the payload to the checkers of
 :mod:`lingxi.contract.fields`, which say why; a yes must never be given to
-a payload those checkers would refuse (``tests/contract/test_verdicts.py``).
+a payload those checkers would refuse (``tests/contract/test_field_verdicts.py``).
 """
 
 from __future__ import annotations

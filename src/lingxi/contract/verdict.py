@@ -6,7 +6,7 @@ checker of :mod:`lingxi.contract.fields`, which explains every problem, and
 the verdict built here, which only answers yes or no and is run first. The
 checker runs only when a verdict says no.
 
-The one rule a verdict must keep (tested by ``tests/contract/test_verdicts.py``):
+The one rule a verdict must keep (tested by ``tests/contract/test_field_verdicts.py``):
 it accepts a value only when the checker reports nothing for it. A verdict
 that refused too much would cost time, never correctness, because the
 checker then has the last word.
