@@ -1,8 +1,8 @@
-"""No module keeps a session's HMAC key once the session's objects are gone (issue 19.5).
+"""No module keeps a session's keys once the session's objects are gone (issue 19.5).
 
-A session key lives in the session's builder and receive pipeline (each holds
-its own keyed HMAC to copy per message); signing, verifying and sealing must
-not leave the key, or an HMAC state keyed by it, in any module-level cache.
+A session's HMAC and AEAD keys live in its builder and receive pipeline (each
+holds its own keyed HMAC and cipher); signing, verifying, sealing and opening
+must not leave a key, or a state keyed by it, in any module-level cache.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 import types
 
 import pytest
-from wirehelpers import AEAD_KEY, GUEST, HOST, FakeClock
+from wirehelpers import GUEST, HOST, FakeClock
 
 from lingxi.wire import EnvelopeBuilder, ReceivePipeline, compute_signature, sign_envelope
 from lingxi.wire.envelope import Envelope
@@ -43,22 +43,22 @@ def _wire_modules_holding(key: bytes) -> list[str]:
 
 @pytest.mark.parametrize("encrypt", [False, True])
 def test_a_finished_session_leaves_its_key_nowhere(encrypt):
-    key = os.urandom(32)  # a fresh object: only this test refers to it
-    before = sys.getrefcount(key)
+    key, aead_key = os.urandom(32), os.urandom(32)  # fresh objects: only this test has them
+    before = sys.getrefcount(key), sys.getrefcount(aead_key)
     clock = FakeClock()
     builder = EnvelopeBuilder(GUEST, HOST, key, clock=clock, conversation_id="s",
-                              aead_key=AEAD_KEY)
-    pipeline = ReceivePipeline(key, clock=clock, aead_key=AEAD_KEY)
+                              aead_key=aead_key)
+    pipeline = ReceivePipeline(key, clock=clock, aead_key=aead_key)
     for turn in range(3):
         env = builder.build({"action": "move", "turn": turn}, encrypt=encrypt)
         assert pipeline.accept(env.to_bytes()).payload["turn"] == turn
     loose = Envelope.from_dict(builder.build({"action": "move", "turn": 9}).to_dict())
     assert sign_envelope(loose, key).signature == compute_signature(loose, key)
-    assert _wire_modules_holding(key) == []
+    assert _wire_modules_holding(key) == _wire_modules_holding(aead_key) == []
     del builder, pipeline, env, loose
     gc.collect()
-    assert sys.getrefcount(key) == before
-    assert _wire_modules_holding(key) == []
+    assert (sys.getrefcount(key), sys.getrefcount(aead_key)) == before
+    assert _wire_modules_holding(key) == _wire_modules_holding(aead_key) == []
 
 
 def test_a_pipeline_keeps_one_keyed_hmac_per_sender_key_and_is_bounded():
