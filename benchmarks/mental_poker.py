@@ -16,7 +16,13 @@ plays the game host against guest locally. Its in-game time is taken from
 the first and last timestamps of the event logs it writes; the whole command
 (interpreter start-up included) is reported as well.
 
+The shuffle is broken down too: one 52-card proof and its verification, in
+CPU time and in group operations (variable-base and fixed-base products,
+additions), the two steps that dominate a game.
+
 Run: .venv/bin/python benchmarks/mental_poker.py [--games N] [--baseline-runs R]
+Without the baseline (it cannot be installed, or --no-baseline) the script
+prints Lingxi's figures and exits 1: a figure without its baseline is no result.
 """
 
 from __future__ import annotations
@@ -36,12 +42,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from lingxi.cards import audit  # noqa: E402
+import reference  # noqa: E402
+
+from lingxi.cards import audit, shuffle  # noqa: E402
 from lingxi.cards import group as g  # noqa: E402
 from lingxi.cards.driver import play_game  # noqa: E402
-
-VENV = Path("/tmp/lingxi-bench-aigenora")
-PACKAGE = "aigenora==0.1.4"
 
 
 def lingxi_games(n: int) -> tuple[list[float], list[float], list[float], dict]:
@@ -91,16 +96,57 @@ def count_ops(seed: int = 0) -> dict[str, int]:
     return game
 
 
-def ensure_baseline() -> Path:
-    exe = VENV / "bin" / "aigenora"
-    if not exe.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(VENV / "bin" / "pip"), "install", "-q", PACKAGE], check=True)
-    return exe
+def shuffle_breakdown(n: int = 52, runs: int = 5) -> dict[str, float]:
+    """CPU time (median of ``runs``) and group operations of one proof and one verification."""
+    import random
+    rng = random.Random(5)
+
+    def entropy(k: int) -> bytes:
+        return rng.randbytes(k)
+
+    deck = [g.hash_point(b"bench/deck", i.to_bytes(4, "big")) for i in range(n)]
+    secret = g.random_scalar(entropy)
+    key = g.base(secret)
+    shuffle.generators(n)  # built once per process, like in a game
+    prove, verify = [], []
+    for _ in range(runs):
+        perm = shuffle.sample_permutation(entropy, n)
+        c0 = time.process_time()
+        out, proof = shuffle.prove_shuffle(b"bench", secret, key, deck, perm, entropy)
+        c1 = time.process_time()
+        ok = shuffle.verify_shuffle(b"bench", key, deck, out, proof)
+        c2 = time.process_time()
+        assert ok
+        prove.append(c1 - c0)
+        verify.append(c2 - c1)
+    counts = _count(lambda: shuffle.verify_shuffle(
+        b"bench", key, deck, *shuffle.prove_shuffle(b"bench", secret, key, deck, perm, entropy)))
+    return {"prove": statistics.median(prove), "verify": statistics.median(verify), **counts}
+
+
+def _count(run) -> dict[str, int]:
+    counts = {"mul": 0, "base": 0, "add": 0}
+    originals = {k: getattr(g, k) for k in ("mul", "base", "add", "sub")}
+
+    def wrap(name, kind):
+        fn = originals[name]
+
+        def counted(*a):
+            counts[kind] += 1
+            return fn(*a)
+        return counted
+    for name, kind in (("mul", "mul"), ("base", "base"), ("add", "add"), ("sub", "add")):
+        setattr(g, name, wrap(name, kind))
+    try:
+        run()
+    finally:
+        for name, fn in originals.items():
+            setattr(g, name, fn)
+    return counts
 
 
 def baseline_protocol_dir() -> Path:
-    out = subprocess.run([str(VENV / "bin" / "python"), "-c",
+    out = subprocess.run([str(reference.ensure()), "-c",
                           "import aigenora, os; print(os.path.dirname(aigenora.__file__))"],
                          check=True, capture_output=True, text=True).stdout.strip()
     dirs = glob.glob(os.path.join(out, "protocols", "3a3c352a", "*", "spec.json"))
@@ -161,7 +207,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=7)
     ap.add_argument("--baseline-runs", type=int, default=3)
-    ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="skip the reference (the script then exits 1)")
     args = ap.parse_args()
 
     ops = count_ops()
@@ -176,9 +223,14 @@ def main() -> int:
           f"{ops['add']} add/sub; its audit: {ops['audit_mul']} / {ops['audit_base']} / "
           f"{ops['audit_add']}")
     print(f"  largest message: {ops['largest_message']} bytes of JSON")
+    parts = shuffle_breakdown()
+    print(f"  one 52-card shuffle (median of 5): proof {ms(parts['prove'])} cpu, verification "
+          f"{ms(parts['verify'])} cpu; proof + verification: {parts['mul']} variable-base, "
+          f"{parts['base']} fixed-base, {parts['add']} add/sub")
     if args.no_baseline:
-        return 0
-    exe = ensure_baseline()
+        print("no baseline measured (--no-baseline): not a result")
+        return 1
+    exe = reference.executable()
     proto = baseline_protocol_dir()
     runs = baseline_runs(exe, proto, args.baseline_runs)
     med = {k: statistics.median(v) for k, v in runs.items()}

@@ -10,17 +10,33 @@ Four ways, measured in the same run:
              (SecureChannel, handshake keys, asyncio, real clock);
   tcp        the network driver over loopback TCP, both sides in one process.
 Run: .venv/bin/python benchmarks/session.py [--rounds N] [--repeat R]
+
+With --vs-reference it measures instead whole `protocol test` runs on the
+default games both implementations ship (rock-paper-scissors, guess-number,
+hero-duel, crazy-eights; default options, each in a fresh process), as the
+OS sees them: the child's CPU time (user + system), interleaved with the
+published implementation's `aigenora protocol test` of the same game (its
+own venv, see reference.py; exits non-zero without it). Goal (issue 22.7):
+Lingxi <= 0.5x the reference's CPU.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import glob
+import json
 import os
+import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections import deque
+from pathlib import Path
+
+import reference
 
 from lingxi.session import guest_session, host_session, memory_session
 from lingxi.session.core.entropy import seeded
@@ -105,12 +121,74 @@ def measure(fn, protocol, rounds: int, repeat: int) -> float:
     return statistics.median(rates)
 
 
+GAMES = {"rock-paper-scissors": "Rock-Paper-Scissors", "guess-number": "Guess Number",
+         "hero-duel": "Hero Duel", "crazy-eights": "Crazy Eights"}
+
+
+def _child_cpu(argv: list[str], env: dict) -> tuple[float, subprocess.CompletedProcess]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, done
+
+
+def reference_folders() -> dict[str, Path]:
+    python = reference.ensure()
+    root = subprocess.run([str(python), "-c", "import aigenora, os; "
+                           "print(os.path.dirname(aigenora.__file__))"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    found = {}
+    for spec in glob.glob(os.path.join(root, "protocols", "*", "*", "spec.json")):
+        with open(spec, encoding="utf-8") as f:
+            found[json.load(f).get("name")] = Path(spec).parent
+    return found
+
+
+def vs_reference(repeat: int) -> int:
+    lingxi = Path(sys.executable).with_name("lingxi")
+    folders = reference_folders()
+    aigenora = reference.executable()
+    print(f"protocol test on default games, CPU of the whole process (median of {repeat}, "
+          "interleaved, bytecode cached for both); lingxi built-ins vs aigenora 0.1.4's folders")
+    ratios = []
+    for game, name in GAMES.items():
+        if name not in folders:
+            raise SystemExit(f"baseline missing: the reference ships no {name!r}")
+        ours, theirs = [], []
+        for warm in range(repeat + 1):  # the first run of each only fills the bytecode cache
+            with tempfile.TemporaryDirectory() as home:
+                cpu, done = _child_cpu([str(lingxi), "protocol", "test", game],
+                                       reference.child_env(LINGXI_HOME=home))
+                if done.returncode != 0:
+                    raise SystemExit(f"lingxi protocol test {game} failed: {done.stdout[-300:]}")
+                if warm:
+                    ours.append(cpu)
+            with tempfile.TemporaryDirectory() as home:
+                cpu, done = _child_cpu([str(aigenora), "protocol", "test", "--state-base",
+                                        home, str(folders[name])], reference.child_env(HOME=home))
+                if done.returncode != 0:
+                    raise SystemExit(f"baseline failed on {name}: {done.stdout[-300:]}")
+                if warm:
+                    theirs.append(cpu)
+        lx, rf = statistics.median(ours), statistics.median(theirs)
+        ratios.append(lx / rf)
+        print(f"  {game:<20} lingxi {lx * 1000:7.0f} ms cpu   reference {rf * 1000:7.0f} ms cpu"
+              f"   ratio {lx / rf:5.2f}x")
+    print(f"ratio over the games: {min(ratios):.2f}-{max(ratios):.2f}x, median "
+          f"{statistics.median(ratios):.2f}x (goal <= 0.5x)")
+    return 0
+
+
 def main() -> None:
     os.environ["LINGXI_HOME"] = tempfile.mkdtemp(prefix="lingxi-bench-")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--vs-reference", action="store_true",
+                        help="whole protocol test runs against the published implementation")
     args = parser.parse_args()
+    if args.vs_reference:
+        sys.exit(vs_reference(args.repeat))
     protocol = load_protocol("rock-paper-scissors")
     results = {}
     for name, fn in (("baseline (machines alone)", machines_alone),

@@ -1,17 +1,22 @@
-"""Messages validated per second, against baselines measured in the same run.
+"""Message validation against json.loads and the published validator, in one run.
 
 Corpus: for every spec in ../shared/vectors/protocol_ids, every message schema
 and each direction it travels, valid payloads built by
 ``lingxi.contract.samples`` plus invalid mutants of them (wrong type, out of
-range / bad value, unknown field, missing required field, unknown action).
+range, unknown field, missing required field, unknown action).
 
-Measured (best of --repeat runs over the whole corpus):
-  lingxi      Spec.validate_message(payload, direction)   (all errors collected)
-  jsonschema  the same schemas as JSON Schema 2020-12, validators compiled once,
-              schema picked by action, iter_errors() (all errors collected)
+Measured, in interleaved rounds (CPU time of the process doing the work):
+  lingxi      Spec.validate_message(payload, direction) on the parsed payloads
+              (every problem collected as findings)
+  reference   aigenora 0.1.4's validate_message_obj on the same parsed payloads,
+              in its own venv and process (benchmarks/reference_validator.py)
   json.loads  parsing each payload's JSON text (the floor any receiver pays)
+The verdicts (valid or not) of lingxi and the reference are compared on every
+case; any difference is printed and makes the exit status 1. Without the
+reference the script exits non-zero.
 
-Run: .venv/bin/python benchmarks/validate.py [--per-schema N] [--repeat R]
+Goals (issue 22.2): lingxi >= 0.6 of json.loads and >= 3x the reference.
+Run: .venv/bin/python benchmarks/validate.py [--per-schema N] [--rounds R]
 """
 
 from __future__ import annotations
@@ -21,66 +26,22 @@ import copy
 import json
 import platform
 import random
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
-from importlib import metadata
+from collections import Counter
 from pathlib import Path
 
-import jsonschema
+import reference
 
 from lingxi.contract import load_spec
 from lingxi.contract.samples import sample_payload
 
 VECTORS = Path(__file__).resolve().parents[1].parent / "shared" / "vectors" / "protocol_ids"
+CHILD = Path(__file__).resolve().parent / "reference_validator.py"
 DIRECTIONS = ("host_to_guest", "guest_to_host")
-
-_HEX = {"hash": 64, "key": 64, "signature": 128}
-
-
-def to_json_schema(defn: dict) -> dict:
-    """A JSON Schema for one field definition (text limits in characters, not bytes)."""
-    t = defn["type"]
-    if t == "integer":
-        out = {"type": "integer"}
-        if "min" in defn:
-            out["minimum"] = defn["min"]
-        if "max" in defn:
-            out["maximum"] = defn["max"]
-        return out
-    if t == "boolean":
-        return {"type": "boolean"}
-    if t == "enum":
-        return {"type": "string", "enum": defn["values"]}
-    if t in ("text", "ot_blob"):
-        return {"type": "string", "maxLength": defn.get("max_length",
-                                                        2000 if t == "text" else 16384)}
-    if t in _HEX:
-        return {"type": "string", "pattern": f"^[0-9a-f]{{{_HEX[t]}}}$"}
-    if t == "nonce":
-        return {"type": "string", "pattern": "^[0-9a-f]{16,64}$"}
-    if t == "id":
-        return {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,128}$"}
-    if t == "ciphertext":
-        return {"type": "string", "pattern": "^(?:[0-9a-f]{2})*$",
-                "maxLength": defn.get("max_length", 512)}
-    if t == "ticket":
-        return {"type": "string", "minLength": 1, "maxLength": 2048}
-    if t == "array":
-        out = {"type": "array", "items": to_json_schema(defn["items"])}
-        if "min_items" in defn:
-            out["minItems"] = defn["min_items"]
-        if "max_items" in defn:
-            out["maxItems"] = defn["max_items"]
-        return out
-    if t == "json":
-        container = defn.get("container", "any")
-        return {} if container == "any" else {"type": container}
-    raise ValueError(t)
-
-
-def message_json_schema(schema) -> dict:
-    return {"type": "object", "additionalProperties": False,
-            "properties": {k: to_json_schema(d) for k, d in schema.fields.items()},
-            "required": [k for k, d in schema.fields.items() if d.get("required") is True]}
 
 
 def mutants(payload: dict, schema, rng: random.Random) -> list[dict]:
@@ -107,15 +68,16 @@ def mutants(payload: dict, schema, rng: random.Random) -> list[dict]:
 
 
 def build_corpus(per_schema: int, seed: int):
+    """``(specs, cases)``: cases are (spec index, payload, direction, JSON text)."""
     rng = random.Random(seed)
-    corpus = []  # (spec, compiled jsonschema by action, payload, direction, text)
-    for path in sorted(VECTORS.glob("*.spec.json")):
+    specs, cases = [], []
+    paths = sorted(VECTORS.glob("*.spec.json"))
+    if not paths:
+        raise SystemExit(f"no vector specs under {VECTORS}")
+    for path in paths:
         spec = load_spec(path)
-        by_action = {}
-        for schema in spec.messages.values():
-            validator = jsonschema.Draft202012Validator(message_json_schema(schema))
-            for action in schema.fields.get("action", {}).get("values", [schema.name]):
-                by_action[action] = validator
+        index = len(specs)
+        specs.append(spec)
         for schema in spec.messages.values():
             for direction in DIRECTIONS:
                 if not schema.matches(direction):
@@ -123,94 +85,117 @@ def build_corpus(per_schema: int, seed: int):
                 for _ in range(per_schema):
                     payload = sample_payload(schema, rng)
                     for item in [payload, *mutants(payload, schema, rng)]:
-                        corpus.append((spec, by_action, item, direction,
-                                       json.dumps(item, separators=(",", ":"))))
-    return corpus
+                        cases.append((index, item, direction,
+                                      json.dumps(item, separators=(",", ":"))))
+    return specs, cases
 
 
-def best_rate(run, count: int, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return count / best
+class Reference:
+    """The published validator in its own process, driven over stdin/stdout."""
+
+    def __init__(self, python: Path, specs, cases) -> None:
+        self._file = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+        json.dump({"specs": [s.raw for s in specs],
+                   "cases": [[i, d, t] for i, _, d, t in cases]}, self._file)
+        self._file.close()
+        self._proc = subprocess.Popen([str(python), str(CHILD), self._file.name],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ask(self, command: str) -> str:
+        assert self._proc.stdin and self._proc.stdout
+        self._proc.stdin.write(command + "\n")
+        self._proc.stdin.flush()
+        line = self._proc.stdout.readline()
+        if not line:
+            raise SystemExit("baseline missing: the reference validator process ended")
+        return line
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            assert self._proc.stdin
+            self._proc.stdin.write("quit\n")
+            self._proc.stdin.close()
+            self._proc.wait(timeout=30)
+        Path(self._file.name).unlink(missing_ok=True)
 
 
-def main() -> None:
+def cpu_seconds(run) -> float:
+    start = time.process_time()
+    run()
+    return time.process_time() - start
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-schema", type=int, default=20,
                         help="valid payloads per (message, direction); each gets ~5 mutants")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7,
+                        help="interleaved rounds; each times one pass of every contender")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
 
-    corpus = build_corpus(args.per_schema, args.seed)
-    n = len(corpus)
-    verdicts = [not spec.validate_message(p, d) for spec, _, p, d, _ in corpus]
-    valid = sum(verdicts)
+    specs, cases = build_corpus(args.per_schema, args.seed)
+    n = len(cases)
+    ref = Reference(reference.ensure(), specs, cases)
+    try:
+        ours = [not specs[i].validate_message(p, d) for i, p, d, _ in cases]
+        theirs = json.loads(ref.ask("verdicts"))
+        differ = [(c, ok, r) for c, ok, r in zip(cases, ours, theirs, strict=True)
+                  if ok != r[0]]
 
-    def lingxi_run():
-        for spec, _, payload, direction, _ in corpus:
-            spec.validate_message(payload, direction)
+        def lingxi_run():
+            for i, payload, direction, _ in cases:
+                specs[i].validate_message(payload, direction)
 
-    def jsonschema_run():
-        for _, by_action, payload, _, _ in corpus:
-            validator = by_action.get(payload.get("action"))
-            if validator is not None:
-                list(validator.iter_errors(payload))
+        def loads_run():
+            loads = json.loads
+            for *_, text in cases:
+                loads(text)
 
-    def loads_run():
-        loads = json.loads
-        for *_, text in corpus:
-            loads(text)
+        def loads_and_validate_run():
+            loads = json.loads
+            for i, _, direction, text in cases:
+                specs[i].validate_message(loads(text), direction)
 
-    def loads_and_validate_run():
-        loads = json.loads
-        for spec, _, _, direction, text in corpus:
-            spec.validate_message(loads(text), direction)
+        times: dict[str, list[float]] = {"lingxi": [], "reference": [], "loads": [],
+                                         "loads+lingxi": []}
+        for _ in range(args.rounds):
+            times["lingxi"].append(cpu_seconds(lingxi_run))
+            times["reference"].append(float(ref.ask("time")))
+            times["loads"].append(cpu_seconds(loads_run))
+            times["loads+lingxi"].append(cpu_seconds(loads_and_validate_run))
+    finally:
+        ref.close()
 
-    valid_only = [c for c, ok in zip(corpus, verdicts, strict=True) if ok]
-
-    def lingxi_valid_run():
-        for spec, _, payload, direction, _ in valid_only:
-            spec.validate_message(payload, direction)
-
-    def jsonschema_valid_run():
-        for _, by_action, payload, _, _ in valid_only:
-            list(by_action[payload["action"]].iter_errors(payload))
-
-    rates = {
-        "lingxi validate_message": best_rate(lingxi_run, n, args.repeat),
-        "jsonschema iter_errors (baseline)": best_rate(jsonschema_run, n, args.repeat),
-        "json.loads only (baseline)": best_rate(loads_run, n, args.repeat),
-        "json.loads + lingxi validate": best_rate(loads_and_validate_run, n, args.repeat),
-    }
-    valid_rates = {
-        "lingxi, valid messages only": best_rate(lingxi_valid_run, valid, args.repeat),
-        "jsonschema, valid messages only": best_rate(jsonschema_valid_run, valid, args.repeat),
-    }
-    agree = sum(
-        (not list(by_action[p["action"]].iter_errors(p))) == ok if p["action"] in by_action
-        else not ok
-        for (spec, by_action, p, d, _), ok in zip(corpus, verdicts, strict=True))
-
-    print(f"python {platform.python_version()} on {platform.machine()}, "
-          f"jsonschema {metadata.version('jsonschema')}")
-    print(f"corpus: {n} messages from {len({id(c[0]) for c in corpus})} vector specs "
-          f"({valid} valid, {n - valid} invalid); best of {args.repeat}")
-    base = rates["jsonschema iter_errors (baseline)"]
-    floor = rates["json.loads only (baseline)"]
-    for name, rate in rates.items():
-        print(f"  {name:36} {rate:12,.0f} msg/s   x{rate / base:6.2f} vs jsonschema   "
-              f"x{rate / floor:5.2f} vs json.loads")
-    lx, js = valid_rates.values()
-    print(f"  {'lingxi, valid messages only':36} {lx:12,.0f} msg/s   x{lx / js:6.2f} vs jsonschema "
-          "(valid only)")
-    print(f"  {'jsonschema, valid messages only':36} {js:12,.0f} msg/s")
-    print(f"verdict agreement with jsonschema: {agree}/{n} (differences: byte vs character "
-          "limits, json size limits, direction checks)")
+    valid = sum(ours)
+    by_spec = Counter(specs[i].name for i, *_ in cases)
+    print(f"python {platform.python_version()} on {platform.machine()}; reference "
+          f"{reference.PACKAGE} {reference.VERSION} in {reference.VENV}")
+    print(f"corpus: {n} messages from {len(specs)} vector specs ({valid} valid, {n - valid} "
+          f"invalid); {args.rounds} interleaved rounds, CPU time per pass")
+    print("  per spec: " + ", ".join(f"{name} {count}" for name, count in sorted(by_spec.items())))
+    best = {k: min(v) for k, v in times.items()}
+    rate = {k: n / t for k, t in best.items()}
+    for name, label in (("lingxi", "lingxi validate_message"),
+                        ("reference", "reference validate_message_obj (baseline)"),
+                        ("loads", "json.loads only (baseline)"),
+                        ("loads+lingxi", "json.loads + lingxi validate")):
+        print(f"  {label:44} {rate[name]:11,.0f} msg/s  {best[name] * 1000:8.2f} ms/pass "
+              f"(best of {args.rounds})")
+    vs_loads = [lo / lx for lx, lo in zip(times["lingxi"], times["loads"], strict=True)]
+    vs_ref = [rf / lx for lx, rf in zip(times["lingxi"], times["reference"], strict=True)]
+    print(f"lingxi vs json.loads: {best['loads'] / best['lingxi']:.2f} of its rate on the best "
+          f"passes; per round {min(vs_loads):.2f}-{max(vs_loads):.2f}, median "
+          f"{statistics.median(vs_loads):.2f}  (goal >= 0.6)")
+    print(f"lingxi vs reference:  {best['reference'] / best['lingxi']:.2f}x its rate on the "
+          f"best passes; per round {min(vs_ref):.2f}-{max(vs_ref):.2f}x, median "
+          f"{statistics.median(vs_ref):.2f}x  (goal >= 3)")
+    print(f"verdicts agree with the reference on {n - len(differ)}/{n} cases")
+    for (i, payload, direction, _), ok, (_, reason) in differ[:20]:
+        print(f"  DIFFER {specs[i].name} {direction}: lingxi {'accepts' if ok else 'refuses'}, "
+              f"reference {reason or 'accepts'}: {json.dumps(payload)[:160]}")
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -11,7 +11,11 @@ Each figure comes with a baseline measured in the same run, and a ratio:
   (parse, version, fields, signature, binding, window, replay guard);
 - round trips between two SecureChannels over loopback TCP (both ends in this
   one process and one event loop, so on one core) vs. a bare asyncio echo of
-  length-prefixed frames of the same size.
+  length-prefixed frames of the same size, and vs. the floor (issue 22.3):
+  the same echo plus the work no implementation can skip — per message one
+  JSON encode and one decode of the envelope, one HMAC-SHA256 sign and one
+  verify, one ChaCha20-Poly1305 seal and one open (sealing is on by default);
+  a second variant adds the frame-level seal/open the channel also does.
 
 Rates are given per wall-clock second and per CPU second of this process; the
 machine is shared, so the CPU-second figure is the steadier "one core" number.
@@ -23,6 +27,7 @@ import argparse
 import asyncio
 import hashlib
 import hmac
+import json
 import statistics
 import struct
 import sys
@@ -30,6 +35,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305  # noqa: E402
 
 from lingxi.wire import (  # noqa: E402
     AgentEndpoint,
@@ -143,6 +150,62 @@ async def bare_echo(seconds: float, frame: bytes) -> Rate:
     return rate
 
 
+async def floor_echo(seconds: float, envelope: dict, frames_sealed: bool) -> Rate:
+    """The bare echo plus the unavoidable per-message work on both sides."""
+    key, cipher = KEY, ChaCha20Poly1305(bytes(32))
+    frame_cipher = ChaCha20Poly1305(bytes(range(32)))
+    nonce = bytes(12)
+    dumps, loads, new, compare = json.dumps, json.loads, hmac.new, hmac.compare_digest
+
+    def outgoing(env: dict) -> bytes:
+        body = dumps(env["payload"], separators=(",", ":"), sort_keys=True).encode()
+        sealed = cipher.encrypt(nonce, body, b"header")
+        signature = new(key, b"sender|receiver|timestamp|" + sealed, "sha256").hexdigest()
+        data = dumps({**env, "payload": sealed.hex(), "signature": signature},
+                     separators=(",", ":")).encode()
+        return frame_cipher.encrypt(nonce, data, None) if frames_sealed else data
+
+    def incoming(data: bytes) -> dict:
+        if frames_sealed:
+            data = frame_cipher.decrypt(nonce, data, None)
+        env = loads(data)
+        sealed = bytes.fromhex(env["payload"])
+        expected = new(key, b"sender|receiver|timestamp|" + sealed, "sha256").hexdigest()
+        if not compare(expected, env["signature"]):
+            raise AssertionError("bad signature")
+        env["payload"] = loads(cipher.decrypt(nonce, sealed, b"header"))
+        return env
+
+    async def echo(reader, writer):
+        try:
+            while True:
+                (size,) = struct.unpack(">I", await reader.readexactly(4))
+                env = incoming(await reader.readexactly(size))
+                body = outgoing(env)
+                writer.write(struct.pack(">I", len(body)) + body)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            writer.close()
+
+    server = await asyncio.start_server(echo, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+
+    async def step():
+        body = outgoing(envelope)
+        writer.write(struct.pack(">I", len(body)) + body)
+        await writer.drain()
+        (size,) = struct.unpack(">I", await reader.readexactly(4))
+        incoming(await reader.readexactly(size))
+
+    rate = await timed_loop(step, seconds)
+    writer.close()
+    await writer.wait_closed()
+    server.close()
+    await server.wait_closed()
+    return rate
+
+
 async def channel_round_trips(seconds: float) -> Rate:
     host_identity, guest_identity = Identity.generate(), Identity.generate()
 
@@ -182,10 +245,13 @@ def main() -> None:
     args = parser.parse_args()
 
     frame = EnvelopeBuilder(GUEST, HOST, KEY, clock=time.time).build(PAYLOAD).to_bytes()
+    envelope = json.loads(frame)
     runs: list[dict[str, Rate]] = []
     for number in range(1, max(1, args.repeat) + 1):
         rates = bench_sign_verify(args.seconds)
         rates["bare"] = asyncio.run(bare_echo(args.seconds, frame))
+        rates["floor"] = asyncio.run(floor_echo(args.seconds, envelope, frames_sealed=False))
+        rates["floor2"] = asyncio.run(floor_echo(args.seconds, envelope, frames_sealed=True))
         rates["channel"] = asyncio.run(channel_round_trips(args.seconds))
         runs.append(rates)
         if args.repeat > 1:
@@ -201,7 +267,12 @@ def main() -> None:
     print(line("build+bytes+ReceivePipeline.accept", sv["pipeline"], sv["baseline"]))
     print(f"round trips over loopback TCP ({len(frame)}-byte envelopes, both ends on one loop)")
     print(line("baseline: bare asyncio frame echo", sv["bare"]))
+    print(line("floor: echo + JSON, HMAC, AEAD", sv["floor"], sv["bare"]))
+    print(line("floor + frame AEAD", sv["floor2"], sv["bare"]))
     print(line("SecureChannel send + recv reply", sv["channel"], sv["bare"]))
+    floor, floor2, channel = sv["floor"].cpu, sv["floor2"].cpu, sv["channel"].cpu
+    print(f"SecureChannel costs {floor / channel:.2f}x the floor in CPU "
+          f"({floor2 / channel:.2f}x the floor with frame sealing; goal <= 1.3x)")
 
 
 if __name__ == "__main__":

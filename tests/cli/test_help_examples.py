@@ -19,14 +19,21 @@ from lingxi.cli.examples import EXAMPLES
 BIN = str(Path(sys.executable).parent)
 
 
+def _context(command: click.Command, name: str, **extra) -> click.Context:
+    """A context as Click makes it for ``command`` (with its own settings): Click caches a
+    command's help option from the first context that asks, so a bare one would leave the
+    root group without ``-h`` for every later test in the process."""
+    return click.Context(command, info_name=name, **{**command.context_settings, **extra})
+
+
 def _paths() -> list[str]:
     out: list[str] = [""]
 
     def walk(group: click.Group, prefix: str) -> None:
-        ctx = click.Context(group, info_name=prefix.split(" ")[-1] if prefix else "lingxi")
+        ctx = _context(group, prefix.split(" ")[-1] if prefix else "lingxi")
         for name in group.list_commands(ctx):
             path = f"{prefix} {name}".strip()
-            command = group.get_command(click.Context(group, info_name="lingxi"), name) \
+            command = group.get_command(_context(group, "lingxi"), name) \
                 if not prefix else None
             out.append(path)
             if command is None:
@@ -40,12 +47,12 @@ def _paths() -> list[str]:
 
 def _resolve(path: str) -> click.Command:
     command: click.Command = cli
-    ctx = click.Context(cli, info_name="lingxi")
+    ctx = _context(cli, "lingxi")
     for name in path.split():
         assert isinstance(command, click.Group)
         found = command.get_command(ctx, name)
         assert found is not None, path
-        ctx = click.Context(found, info_name=name, parent=ctx)
+        ctx = _context(found, name, parent=ctx)
         command = found
     return command
 

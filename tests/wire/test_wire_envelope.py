@@ -374,13 +374,13 @@ def test_a_sealed_payload_that_repeats_a_key_does_not_open(builder, pipeline):
     from wirehelpers import AEAD_KEY
 
     from lingxi.canonical import canonical_bytes
-    from lingxi.wire.aead import AEAD_ALGORITHM, _cipher
+    from lingxi.wire.aead import AEAD_ALGORITHM, aead_cipher
 
     env = builder.build({"action": "move", "row": 2}, encrypt=True)
     header = canonical_bytes(env.header_dict())
     nonce = bytes(12)
     plain = b'{"action":"move","row":9,"row":2}'
-    sealed = _cipher(AEAD_KEY).encrypt(nonce, plain, header)
+    sealed = aead_cipher(AEAD_KEY).encrypt(nonce, plain, header)
     forged = sign_envelope(env.replace(payload={
         "alg": AEAD_ALGORITHM, "nonce": nonce.hex(),
         "ciphertext": base64.b64encode(sealed).decode("ascii")}, signature=None), KEY)

@@ -7,7 +7,10 @@ A command with an entry here ends with it even when its docstring has an example
 
 from __future__ import annotations
 
-import click
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the table is read by the fast root help, which never loads Click
+    import click
 
 EXAMPLES: dict[str, str] = {
     "": "lingxi protocol list",
@@ -64,10 +67,17 @@ EXAMPLES: dict[str, str] = {
 }
 
 
+def example_line(path: str) -> str:
+    """The epilog of the command at ``path`` ("" is the root)."""
+    return f"Example: {EXAMPLES[path]}"
+
+
 def with_example(command: click.Command, path: str) -> click.Command:
     """Give ``command`` (and the subcommands of a plain group) its example as the epilog."""
+    import click
+
     if command.epilog is None and path in EXAMPLES:
-        command.epilog = f"Example: {EXAMPLES[path]}"
+        command.epilog = example_line(path)
     if isinstance(command, click.Group) and not hasattr(command, "_lazy"):
         for name, sub in command.commands.items():
             with_example(sub, f"{path} {name}".strip())

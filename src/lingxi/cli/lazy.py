@@ -46,3 +46,21 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+def build_root(commands: dict[str, tuple[str, str]], help_text: str,
+               epilog: str | None = None) -> click.Group:
+    """The ``lingxi`` group: lazy subcommands; every error is one line with a code."""
+    from lingxi import __version__
+    from lingxi.cli.common import LingxiGroup
+
+    class RootGroup(LingxiGroup, LazyGroup):
+        """The ``lingxi`` group: lazy subcommands; every error is one line with a code."""
+
+    @click.group(cls=RootGroup, lazy=commands, help=help_text, epilog=epilog,
+                 context_settings={"help_option_names": ["-h", "--help"]})
+    @click.version_option(__version__, prog_name="lingxi")
+    def cli() -> None:
+        pass
+
+    return cli

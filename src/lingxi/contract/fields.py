@@ -13,13 +13,22 @@ The same checkers serve messages (codes ``message.*``) and options
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from collections.abc import Callable
 from typing import Any, TypeGuard
 
+from lingxi.contract.findings import FindingMemo
+from lingxi.contract.limits import (
+    DEFAULT_ARRAY_MAX_BYTES,
+    DEFAULT_CIPHERTEXT_MAX,
+    DEFAULT_JSON_MAX_BYTES,
+    DEFAULT_OT_BLOB_MAX,
+    DEFAULT_TEXT_MAX,
+    HEX_PAIRS,
+    PATTERNS,
+    TICKET_MAX,
+)
 from lingxi.contract.source import json_kind
+from lingxi.contract.verdict import compile_verdict, item_size, json_problem, json_size, utf8_size
 from lingxi.errors import Finding, Report
 
 Checker = Callable[[Any, str, list], None]
@@ -32,21 +41,12 @@ SCALAR_TYPES = MESSAGE_TYPES - {"array", "json"}
 PARAMETER_TYPES = SCALAR_TYPES | {"table"}
 TABLE_LEAF_TYPES = frozenset({"integer", "boolean", "enum"})
 
-DEFAULT_TEXT_MAX = 2000
-DEFAULT_CIPHERTEXT_MAX = 512
-DEFAULT_OT_BLOB_MAX = 16384
-DEFAULT_ARRAY_MAX_BYTES = 262144
-DEFAULT_JSON_MAX_BYTES = 1048576
-TICKET_MAX = 2048
-
-_PATTERNS: dict[str, tuple[re.Pattern[str], str]] = {
-    "hash": (re.compile(r"[0-9a-f]{64}"), "64 lowercase hex characters"),
-    "key": (re.compile(r"[0-9a-f]{64}"), "64 lowercase hex characters"),
-    "signature": (re.compile(r"[0-9a-f]{128}"), "128 lowercase hex characters"),
-    "nonce": (re.compile(r"[0-9a-f]{16,64}"), "16-64 lowercase hex characters"),
-    "id": (re.compile(r"[A-Za-z0-9_.:-]{1,128}"), "1-128 characters of A-Z a-z 0-9 _ . : -"),
-}
-_HEX_PAIRS = re.compile(r"(?:[0-9a-f]{2})+")  # at least one byte: an empty ciphertext carries nothing
+__all__ = [
+    "DEFAULT_ARRAY_MAX_BYTES", "DEFAULT_CIPHERTEXT_MAX", "DEFAULT_JSON_MAX_BYTES",
+    "DEFAULT_OT_BLOB_MAX", "DEFAULT_TEXT_MAX", "MESSAGE_TYPES", "PARAMETER_TYPES",
+    "SCALAR_TYPES", "TABLE_LEAF_TYPES", "TICKET_MAX", "Checker", "check_columns",
+    "check_definition", "compile_field", "compile_tree", "json_size",
+]
 
 # Constraint keys each type accepts, beyond the common ones.
 _CONSTRAINTS: dict[str, frozenset[str]] = {
@@ -191,22 +191,36 @@ def check_columns(columns: Any, path: str, report: Report) -> None:
 
 # --------------------------------------------------------------------------- compilation
 
-def compile_field(defn: dict, prefix: str) -> Checker:
-    """Build the checker closure for a (valid) definition; codes are ``prefix.*``."""
+def compile_field(defn: dict, prefix: str, *, shortcut: bool = True) -> Checker:
+    """Build the checker closure for a (valid) definition; codes are ``prefix.*``.
+
+    An array or json checker first asks the field's verdict
+    (:mod:`lingxi.contract.verdict`) and stops at a yes; ``shortcut=False``
+    builds it without, so tests can hold the two against each other.
+    """
     ftype = defn["type"]
+    if ftype == "array":
+        return _array(defn, prefix, shortcut)
+    if ftype == "json":
+        return _json(defn, prefix, shortcut)
     builder = _BUILDERS.get(ftype)
     if builder is not None:
         return builder(defn, prefix)
-    if ftype in _PATTERNS:
+    if ftype in PATTERNS:
         return _pattern_checker(ftype, prefix)
     raise KeyError(ftype)  # unreachable for checked definitions
 
 
 def _wrong_type(prefix: str, expected: str) -> Callable[[Any, str, list], None]:
     code = f"{prefix}.wrong_type"
+    memo = FindingMemo()
 
     def report(value: Any, path: str, out: list) -> None:
-        out.append(Finding(code, f"expected {expected}, got {json_kind(value)}", path))
+        finding = memo.made.get((path, type(value)))
+        if finding is None:
+            finding = memo.keep((path, type(value)), Finding(
+                code, f"expected {expected}, got {json_kind(value)}", path))
+        out.append(finding)
     return report
 
 
@@ -214,14 +228,19 @@ def _integer(defn: dict, prefix: str) -> Checker:
     lo, hi = defn.get("min"), defn.get("max")
     wrong = _wrong_type(prefix, "an integer")
     code = f"{prefix}.out_of_range"
+    memo = FindingMemo()
 
     def check(value: Any, path: str, out: list) -> None:
         if type(value) is not int:
             wrong(value, path, out)
-        elif lo is not None and value < lo:
-            out.append(Finding(code, f"below min {lo}", path))
-        elif hi is not None and value > hi:
-            out.append(Finding(code, f"above max {hi}", path))
+            return
+        below = lo is not None and value < lo
+        if below or (hi is not None and value > hi):
+            finding = memo.made.get((path, below))
+            if finding is None:
+                finding = memo.keep((path, below), Finding(
+                    code, f"below min {lo}" if below else f"above max {hi}", path))
+            out.append(finding)
     return check
 
 
@@ -248,14 +267,7 @@ def _enum(defn: dict, prefix: str) -> Checker:
     return check
 
 
-def _utf8_len(value: str) -> int | None:
-    try:
-        return len(value.encode("utf-8"))
-    except UnicodeEncodeError:
-        return None
-
-
-def _bytes_limited(limit: int, prefix: str, what: str, *, empty: bool = True) -> Checker:
+def _bytes_limited(limit: int, prefix: str, what: str) -> Checker:
     wrong = _wrong_type(prefix, "a string")
     too_long = f"{prefix}.too_long"
     bad = f"{prefix}.bad_value"
@@ -264,12 +276,7 @@ def _bytes_limited(limit: int, prefix: str, what: str, *, empty: bool = True) ->
         if type(value) is not str:
             wrong(value, path, out)
             return
-        if not value and not empty:
-            out.append(Finding(bad, f"{what} must not be empty", path))
-            return
-        if len(value) * 4 <= limit and value.isascii():
-            return
-        size = _utf8_len(value)
+        size = utf8_size(value)
         if size is None:
             out.append(Finding(bad, "not valid Unicode text (lone surrogate)", path))
         elif size > limit:
@@ -283,8 +290,9 @@ def _text(defn: dict, prefix: str) -> Checker:
 
 
 def _ot_blob(defn: dict, prefix: str) -> Checker:
-    return _bytes_limited(defn.get("max_length", DEFAULT_OT_BLOB_MAX), prefix, "ot_blob",
-                          empty=False)
+    # An empty ot_blob is accepted: the seed is silent and the published
+    # validator accepts it (docs/contract.md, "Empty machine values").
+    return _bytes_limited(defn.get("max_length", DEFAULT_OT_BLOB_MAX), prefix, "ot_blob")
 
 
 def _ticket(defn: dict, prefix: str) -> Checker:
@@ -308,7 +316,7 @@ def _ciphertext(defn: dict, prefix: str) -> Checker:
     wrong = _wrong_type(prefix, "a string")
     too_long = f"{prefix}.too_long"
     bad = f"{prefix}.bad_value"
-    match = _HEX_PAIRS.fullmatch
+    match = HEX_PAIRS.fullmatch
 
     def check(value: Any, path: str, out: list) -> None:
         if type(value) is not str:
@@ -322,44 +330,41 @@ def _ciphertext(defn: dict, prefix: str) -> Checker:
 
 
 def _pattern_checker(ftype: str, prefix: str) -> Checker:
-    pattern, described = _PATTERNS[ftype]
+    pattern, described, _, _ = PATTERNS[ftype]
     match = pattern.fullmatch
     wrong = _wrong_type(prefix, "a string")
     bad = f"{prefix}.bad_value"
+
+    memo = FindingMemo()
 
     def check(value: Any, path: str, out: list) -> None:
         if type(value) is not str:
             wrong(value, path, out)
         elif match(value) is None:
-            out.append(Finding(bad, f"{ftype} must be {described}", path))
+            finding = memo.made.get(path)
+            if finding is None:
+                finding = memo.keep(path, Finding(bad, f"{ftype} must be {described}", path))
+            out.append(finding)
     return check
 
 
-def json_size(value: Any) -> int:
-    """Size in bytes of ``value`` as compact UTF-8 JSON (raises ValueError/TypeError)."""
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"),
-                          allow_nan=False).encode("utf-8"))
+def _never(value: Any) -> bool:
+    return False
 
 
-def _item_size(item: Any) -> int:
-    """Bytes one checked scalar item counts towards an array's max_total_bytes.
-
-    A string counts its UTF-8 bytes; any other scalar its JSON text.
-    """
-    if type(item) is str:
-        return len(item) if item.isascii() else len(item.encode("utf-8", "surrogatepass"))
-    return len(json.dumps(item))
-
-
-def _array(defn: dict, prefix: str) -> Checker:
+def _array(defn: dict, prefix: str, shortcut: bool) -> Checker:
     item_check = compile_field(defn["items"], prefix)
+    fast = compile_verdict(defn) if shortcut else _never
     lo, hi = defn.get("min_items"), defn.get("max_items")
     limit = defn.get("max_total_bytes", DEFAULT_ARRAY_MAX_BYTES)
     wrong = _wrong_type(prefix, "an array")
     out_of_range = f"{prefix}.out_of_range"
     too_large = f"{prefix}.too_large"
+    bad = f"{prefix}.bad_value"
 
     def check(value: Any, path: str, out: list) -> None:
+        if fast(value):
+            return
         if type(value) is not list:
             wrong(value, path, out)
             return
@@ -375,50 +380,40 @@ def _array(defn: dict, prefix: str) -> Checker:
             item_check(item, f"{path}[{index}]", out)
             if len(out) - before >= 20:  # enough to act on; keep reports short
                 return
-        if len(out) == before:
-            size = sum(_item_size(item) for item in value)
-            if size > limit:
-                out.append(Finding(too_large, f"items total {size} bytes, above "
-                                   f"max_total_bytes {limit}", path))
+        if len(out) != before:
+            return
+        size = 0
+        for index, item in enumerate(value):
+            item_bytes = item_size(item)
+            if item_bytes is None:
+                out.append(Finding(bad, "not writable as UTF-8 JSON (lone surrogate or "
+                                   "an integer too long)", f"{path}[{index}]"))
+                return
+            size += item_bytes
+        if size > limit:
+            out.append(Finding(too_large, f"items total {size} bytes, above "
+                               f"max_total_bytes {limit}", path))
     return check
 
 
-def _json_problem(value: Any) -> str | None:
-    """Why ``value`` is not finite, plain JSON data, or None when it is."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            for key, child in item.items():
-                if type(key) is not str:
-                    return "object keys must be strings"
-                stack.append(child)
-        elif kind is list:
-            stack.extend(item)
-        elif kind is float:
-            if not math.isfinite(item):
-                return "NaN and infinities are not JSON"
-        elif item is not None and kind not in (str, int, bool):
-            return f"{kind.__name__} is not a JSON value"
-    return None
-
-
-def _json(defn: dict, prefix: str) -> Checker:
+def _json(defn: dict, prefix: str, shortcut: bool) -> Checker:
     container = defn.get("container", "any")
+    fast = compile_verdict(defn) if shortcut else _never
     limit = defn.get("max_total_bytes", DEFAULT_JSON_MAX_BYTES)
     wrong_code = f"{prefix}.wrong_type"
     bad = f"{prefix}.bad_value"
     too_large = f"{prefix}.too_large"
 
     def check(value: Any, path: str, out: list) -> None:
+        if fast(value):
+            return
         if container == "object" and type(value) is not dict:
             out.append(Finding(wrong_code, f"expected an object, got {json_kind(value)}", path))
             return
         if container == "array" and type(value) is not list:
             out.append(Finding(wrong_code, f"expected an array, got {json_kind(value)}", path))
             return
-        problem = _json_problem(value)
+        problem = json_problem(value)
         if problem:
             out.append(Finding(bad, problem, path))
             return
@@ -474,8 +469,6 @@ _BUILDERS: dict[str, Callable[[dict, str], Checker]] = {
     "ot_blob": _ot_blob,
     "ticket": _ticket,
     "ciphertext": _ciphertext,
-    "array": _array,
-    "json": _json,
     "object": _object,
     "table": _table,
 }

@@ -1,16 +1,20 @@
 """Message validation: payloads checked against compiled message schemas.
 
-Each message schema is compiled once into a dict of field checkers (see
-:mod:`lingxi.contract.fields`); :class:`MessageIndex` picks the schema by
-``payload["action"]`` and direction, then runs every check so that all
-problems are reported at once.
+Each message schema is compiled once into two forms: a generated verdict
+function (:mod:`lingxi.contract.codegen`) that says whether a payload is
+valid, and a dict of field checkers (:mod:`lingxi.contract.fields`) that say
+why not. :class:`MessageIndex` picks the schema by ``payload["action"]`` and
+direction; a payload the verdict accepts costs one lookup and one call, any
+other goes through every checker so that all problems are reported at once.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from lingxi.contract.codegen import PayloadVerdict, payload_verdict
 from lingxi.contract.fields import Checker, compile_field
+from lingxi.contract.findings import FindingMemo
 from lingxi.contract.model import BOTH, DIRECTIONS, MessageSchema
 from lingxi.contract.source import json_kind
 from lingxi.errors import Finding, InputError
@@ -19,9 +23,10 @@ PREFIX = "message"
 
 
 class CompiledMessage:
-    """A message schema with its field checkers built once."""
+    """A message schema with its verdict and field checkers built once."""
 
-    __slots__ = ("schema", "checks", "required", "implicit_action")
+    __slots__ = ("schema", "checks", "required", "implicit_action", "verdict", "position",
+                 "explainers", "missing", "unknown")
 
     def __init__(self, schema: MessageSchema) -> None:
         self.schema = schema
@@ -31,25 +36,64 @@ class CompiledMessage:
                               if defn.get("required") is True)
         # A schema without an action field still accepts "action": <its name>.
         self.implicit_action = "action" not in schema.fields
+        self.verdict: PayloadVerdict
+        self.verdict, order = payload_verdict(
+            schema.fields, schema.name if self.implicit_action else None)
+        # key -> its place in the order the verdict checks fields in (required first)
+        self.position = {key: index for index, key in enumerate(order)}
+        self.explainers = dict(self.checks)
+        if self.implicit_action:
+            self.explainers["action"] = self._check_implicit_action
+        # required keys in the verdict's order, each with its (immutable) finding
+        self.missing = tuple(
+            (key, Finding("message.missing_field",
+                          f"required field of {schema.name!r} is missing", key))
+            for key in order if key in self.required)
+        self.unknown = FindingMemo()
+
+    def _check_implicit_action(self, value: Any, path: str, out: list[Finding]) -> None:
+        if value != self.schema.name:
+            out.append(Finding("message.bad_value", f"action must be {self.schema.name!r}",
+                               "action"))
+
+    def _unknown(self, key: Any) -> Finding:
+        finding = self.unknown.made.get(key)
+        if finding is None:
+            finding = self.unknown.keep(key, Finding(
+                "message.unknown_field", f"field {str(key)[:80]!r} is not declared in "
+                f"message {self.schema.name!r}", str(key)))
+        return finding
 
     def validate(self, payload: dict, out: list[Finding]) -> None:
-        checks = self.checks
+        """Append every problem of ``payload`` (a dict) to ``out``."""
+        good = self.verdict(payload)
+        if good >= 0:
+            self.explain(payload, good, out)
+
+    def explain(self, payload: dict, good: int, out: list[Finding]) -> None:
+        """The findings for a payload the verdict refused after ``good`` good fields.
+
+        Fields the verdict already found good cannot produce findings, so
+        only the others are checked; findings follow the payload's key order,
+        then the missing required fields.
+        """
+        position = self.position
+        if good == len(position):  # every declared field is good: only extra keys remain
+            for key in payload:
+                if key not in position:
+                    out.append(self._unknown(key))
+            return
+        explainers = self.explainers
         for key, value in payload.items():
-            check = checks.get(key)
-            if check is not None:
-                check(value, key, out)
-            elif key == "action" and self.implicit_action:
-                if value != self.schema.name:
-                    out.append(Finding("message.bad_value",
-                                       f"action must be {self.schema.name!r}", "action"))
-            else:
-                out.append(Finding("message.unknown_field",
-                                   f"field {str(key)[:80]!r} is not declared in message "
-                                   f"{self.schema.name!r}", str(key)))
-        for key in self.required:
-            if key not in payload:
-                out.append(Finding("message.missing_field",
-                                   f"required field of {self.schema.name!r} is missing", key))
+            where = position.get(key)
+            if where is None:
+                out.append(self._unknown(key))
+            elif where >= good:
+                explainers[key](value, key, out)
+        if good < len(self.missing):  # required fields come first in the verdict's order
+            for key, finding in self.missing[good:]:
+                if key not in payload:
+                    out.append(finding)
 
 
 def check_direction(direction: str | None) -> None:
@@ -72,6 +116,27 @@ class MessageIndex:
                 slot = self.by_action.setdefault(action, {})
                 for side in sides:
                     slot.setdefault(side, compiled)
+        # direction (None: either) -> action -> schema: one lookup on the fast path
+        self.routes: dict[str | None, dict[str, CompiledMessage]] = {
+            side: {action: slot[side] for action, slot in self.by_action.items()
+                   if side in slot} for side in DIRECTIONS}
+        self.routes[None] = {action: next(iter(slot.values()))
+                             for action, slot in self.by_action.items()}
+        self.unknown_actions = FindingMemo()
+
+    def route(self, payload: Any, direction: Any) -> CompiledMessage | None:
+        """The schema ``payload`` is checked against, when it can be picked without a finding.
+
+        None for anything else (not a dict, no string action, an unknown
+        action or direction, the wrong direction): :meth:`validate` says why.
+        """
+        if type(payload) is not dict or (direction is not None and type(direction) is not str):
+            return None
+        route = self.routes.get(direction)
+        action = payload.get("action")
+        if route is None or type(action) is not str:
+            return None
+        return route.get(action)
 
     def select(self, payload: Any, direction: str | None,
                out: list[Finding]) -> CompiledMessage | None:
@@ -91,8 +156,12 @@ class MessageIndex:
             return None
         slot = self.by_action.get(action)
         if slot is None:
-            out.append(Finding("message.unknown_action",
-                               f"no message with action {action[:80]!r} in this spec", "action"))
+            finding = self.unknown_actions.made.get(action)
+            if finding is None:
+                finding = self.unknown_actions.keep(action, Finding(
+                    "message.unknown_action", f"no message with action {action[:80]!r} in "
+                    "this spec", "action"))
+            out.append(finding)
             return None
         if direction is None:
             return next(iter(slot.values()))

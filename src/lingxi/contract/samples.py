@@ -11,7 +11,7 @@ import random
 import string
 from typing import Any
 
-from lingxi.contract.fields import (
+from lingxi.contract.limits import (
     DEFAULT_CIPHERTEXT_MAX,
     DEFAULT_OT_BLOB_MAX,
     DEFAULT_TEXT_MAX,
@@ -40,8 +40,7 @@ def sample_value(defn: dict, rng: random.Random) -> Any:
     if ftype in ("text", "ot_blob"):
         default = DEFAULT_TEXT_MAX if ftype == "text" else DEFAULT_OT_BLOB_MAX
         limit = min(defn.get("max_length", default), 64)
-        shortest = 0 if ftype == "text" else 1  # an ot_blob is never empty
-        size = rng.randint(shortest, limit)
+        size = rng.randint(0, limit)
         return "".join(rng.choice(string.ascii_letters + " ") for _ in range(size))
     if ftype in ("hash", "key"):
         return _hex(rng, 64)

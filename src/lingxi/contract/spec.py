@@ -59,6 +59,7 @@ class Spec:
                                  decision.get("timeout_action", "fallback"))
         self._index = MessageIndex(self.messages,
                                    {m["name"]: message_actions(m) for m in raw["messages"]})
+        self._routes = self._index.routes
         self._options = OptionsChecker(self.parameters)
 
     def __repr__(self) -> str:
@@ -84,14 +85,33 @@ class Spec:
         ``direction`` None accepts either direction; ``message`` forces the
         schema by name instead of choosing it by ``action``.
         """
+        if message is None and type(payload) is dict:
+            # The common case inline: one route lookup, the schema's verdict.
+            try:
+                route = self._routes.get(direction)
+            except TypeError:  # an unhashable direction: check_direction says why
+                route = None
+            action = payload.get("action")
+            if route is not None and type(action) is str:
+                compiled = route.get(action)
+                if compiled is not None:
+                    good = compiled.verdict(payload)
+                    out: list[Finding] = []
+                    if good >= 0:
+                        compiled.explain(payload, good, out)
+                    return out
         check_direction(direction)
         return self._index.validate(payload, direction, message)
 
     def check_message(self, payload: Any, direction: str | None,
                       message: str | None = None) -> MessageSchema:
         """The schema ``payload`` matches; raise MessageError with all findings if none."""
-        check_direction(direction)
         index = self._index
+        if message is None:
+            routed = index.route(payload, direction)
+            if routed is not None and routed.verdict(payload) < 0:
+                return routed.schema
+        check_direction(direction)
         out: list[Finding] = []
         if message is None:
             compiled = index.select(payload, direction, out)

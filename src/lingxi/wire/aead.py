@@ -26,38 +26,37 @@ NONCE_BYTES = 12
 SEALED_KEYS = frozenset({"alg", "nonce", "ciphertext"})
 
 
-_CIPHERS: dict[bytes, ChaCha20Poly1305] = {}  # a session's key is used for every message
-_CIPHER_CACHE = 256
+AeadKey = bytes | ChaCha20Poly1305
 
 
-def _cipher(key: bytes) -> ChaCha20Poly1305:
-    """The cipher for ``key``; made once per key (its setup costs as much as a message)."""
-    cipher = _CIPHERS.get(key) if type(key) is bytes else None
-    if cipher is not None:
-        return cipher
+def aead_cipher(key: AeadKey) -> ChaCha20Poly1305:
+    """The cipher for ``key`` (a 32-byte key, or a cipher made by this function).
+
+    Making one costs about as much as sealing a message, so a session's
+    builder and pipeline each make theirs once and pass it in; nothing here
+    keeps a key once its session's objects are gone.
+    """
+    if isinstance(key, ChaCha20Poly1305):
+        return key
     if not isinstance(key, bytes | bytearray) or len(key) != 32:
         raise ValueError("an AEAD key is 32 bytes")
-    cipher = ChaCha20Poly1305(bytes(key))
-    if len(_CIPHERS) >= _CIPHER_CACHE:
-        _CIPHERS.clear()
-    _CIPHERS[bytes(key)] = cipher
-    return cipher
+    return ChaCha20Poly1305(bytes(key))
 
 
-def seal_envelope(env: Envelope, key: bytes,
+def seal_envelope(env: Envelope, key: AeadKey,
                   nonce_factory: Callable[[int], bytes] = os.urandom) -> Envelope:
     """``env`` with ``encrypt: true`` and its payload replaced by the AEAD object."""
     env = env.replace(encrypt=True, signature=None)
     nonce = nonce_factory(NONCE_BYTES)
     if len(nonce) != NONCE_BYTES:
         raise ValueError("nonce_factory must return 12 bytes")
-    sealed = _cipher(key).encrypt(nonce, env.payload_json(), canonical_bytes(env.header_dict()))
+    sealed = aead_cipher(key).encrypt(nonce, env.payload_json(), canonical_bytes(env.header_dict()))
     payload = {"alg": AEAD_ALGORITHM, "nonce": nonce.hex(),
                "ciphertext": base64.b64encode(sealed).decode("ascii")}
     return env.replace(payload=payload)
 
 
-def open_envelope(env: Envelope, key: bytes | None) -> Envelope:
+def open_envelope(env: Envelope, key: AeadKey | None) -> Envelope:
     """The plaintext form of a sealed envelope; ``envelope.decrypt_failed`` otherwise."""
     def failed(why: str) -> EnvelopeError:
         return EnvelopeError("envelope.decrypt_failed", why, path="$.payload")
@@ -75,7 +74,7 @@ def open_envelope(env: Envelope, key: bytes | None) -> Envelope:
     if len(nonce) != NONCE_BYTES:
         raise failed("nonce must be 12 bytes")
     try:
-        plain = _cipher(key).decrypt(nonce, data, canonical_bytes(env.header_dict()))
+        plain = aead_cipher(key).decrypt(nonce, data, canonical_bytes(env.header_dict()))
     except InvalidTag:
         raise failed("payload does not open with this key and header") from None
     try:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from json.encoder import encode_basestring as _encode_string
 from typing import Any
 
-from lingxi.wire.aead import seal_envelope
+from lingxi.wire.aead import aead_cipher, seal_envelope
 from lingxi.wire.envelope import WIRE_VERSION, AgentEndpoint, Envelope, json_string
 from lingxi.wire.signature import DEFAULT_ALGORITHM, as_key, compute_signature, keyed_hmac
 from lingxi.wire.timefmt import format_rfc3339
@@ -58,6 +58,7 @@ class EnvelopeBuilder:
         self.group_id = group_id
         self.version = version
         self._template: tuple[tuple[Any, ...], Any, bytes, bytes, bytes] | None = None
+        self._aead: tuple[bytes, Any] | None = None  # (aead_key, its cipher), this builder's own
 
     def _session_template(self) -> tuple[Any, bytes, bytes, bytes]:
         """What every plaintext envelope of this builder shares, computed once.
@@ -123,8 +124,12 @@ class EnvelopeBuilder:
         if encrypt:
             if self.aead_key is None:
                 raise ValueError("encrypt=True needs the builder's aead_key")
-            env = seal_envelope(env, self.aead_key, self.nonce_factory)
-            env.__dict__["signature"] = compute_signature(env, self.key, self.algorithm)
+            cached = self._aead
+            if cached is None or cached[0] is not self.aead_key:
+                cached = self._aead = (self.aead_key, aead_cipher(self.aead_key))
+            env = seal_envelope(env, cached[1], self.nonce_factory)
+            env.__dict__["signature"] = compute_signature(env, self.key, self.algorithm,
+                                                          keyed=self._session_template()[0])
             return env
         mac, head, plain_frame, reply_frame = self._session_template()
         payload_json = env.payload_json()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lingxi.wire.aead import open_envelope
+from lingxi.wire.aead import aead_cipher, open_envelope
 from lingxi.wire.envelope import PREFIXES, AgentEndpoint, Envelope
 from lingxi.wire.errors import EnvelopeError
 from lingxi.wire.replay import ReplayGuard
@@ -125,6 +125,9 @@ class ReceivePipeline:
         self.expect_conversation_id = expect_conversation_id
         self.expect_sender = expect_sender
         self.expect_receiver = expect_receiver
+        # keyed HMACs of this pipeline's senders and its AEAD cipher: they live and die with it
+        self._keyed: dict = {}
+        self._aead: tuple[bytes, Any] | None = None
 
     def key_for(self, agent_id: str) -> bytes:
         try:
@@ -151,10 +154,17 @@ class ReceivePipeline:
         else:
             env = Envelope.parse(data)
         key = self._fixed_key
-        verify_signature(env, key if key is not None else self.key_for(env.sender.agent_id))
+        verify_signature(env, key if key is not None else self.key_for(env.sender.agent_id),
+                         keyed=self._keyed)
         signature = env.signature
         if env.encrypt:
-            env = open_envelope(env, self.aead_key)
+            cipher = None
+            if self.aead_key is not None:
+                cached = self._aead
+                if cached is None or cached[0] is not self.aead_key:
+                    cached = self._aead = (self.aead_key, aead_cipher(self.aead_key))
+                cipher = cached[1]
+            env = open_envelope(env, cipher)
         action = env.payload.get("action")
         if not (type(action) is str and expect_prefix in _PLAIN_PREFIXES
                 and env.type == expect_prefix + ":" + action):

@@ -37,46 +37,38 @@ def signature_content(env: Envelope) -> bytes:
     return head + env.payload_json()
 
 
-def keyed_hmac(key: bytes | str, algorithm: str = DEFAULT_ALGORITHM):
-    """An HMAC keyed with ``key`` for ``algorithm``, to ``copy()`` per message.
+def _digest(algorithm: str) -> str:
+    digest = ALGORITHMS.get(algorithm)
+    if digest is None:
+        raise EnvelopeError("envelope.unknown_algorithm",
+                            f"unknown signature algorithm {algorithm[:40]!r}; "
+                            f"use one of {', '.join(ALGORITHMS)}", path="$.signature_algorithm")
+    return digest
 
+
+def keyed_hmac(key: bytes | str, algorithm: str = DEFAULT_ALGORITHM) -> hmac.HMAC:
+    """A fresh HMAC keyed with ``key`` for ``algorithm``, to ``copy()`` per message.
+
+    Copying a keyed HMAC skips the key setup (two hash blocks) per message.
+    The caller owns it and keeps it only as long as the session whose key it
+    holds (a builder, a receive pipeline); nothing in this module keeps a key.
     ``envelope.unknown_algorithm`` for an algorithm we do not know.
     """
-    digest = ALGORITHMS.get(algorithm)
-    if digest is None:
-        raise EnvelopeError("envelope.unknown_algorithm",
-                            f"unknown signature algorithm {algorithm[:40]!r}; "
-                            f"use one of {', '.join(ALGORITHMS)}", path="$.signature_algorithm")
-    return _keyed(as_key(key), digest)
+    return hmac.new(as_key(key), digestmod=_digest(algorithm))
 
 
-def compute_signature(env: Envelope, key: bytes | str, algorithm: str = DEFAULT_ALGORITHM) -> str:
-    digest = ALGORITHMS.get(algorithm)
-    if digest is None:
-        raise EnvelopeError("envelope.unknown_algorithm",
-                            f"unknown signature algorithm {algorithm[:40]!r}; "
-                            f"use one of {', '.join(ALGORITHMS)}", path="$.signature_algorithm")
-    mac = _keyed(key if type(key) is bytes and key else as_key(key), digest).copy()
-    mac.update(signature_content(env))
+def compute_signature(env: Envelope, key: bytes | str, algorithm: str = DEFAULT_ALGORITHM, *,
+                      keyed: hmac.HMAC | None = None) -> str:
+    """The signature of ``env`` under ``key``; ``keyed`` is ``keyed_hmac(key, algorithm)``
+    when the caller holds one (it must be for this key and algorithm)."""
+    digest = _digest(algorithm)
+    if keyed is not None:
+        mac = keyed.copy()
+        mac.update(signature_content(env))
+    else:
+        mac = hmac.new(key if type(key) is bytes and key else as_key(key),
+                       signature_content(env), digest)
     return mac.hexdigest()
-
-
-_KEYED: dict[tuple[bytes, str], object] = {}
-
-
-def _keyed(key: bytes, digest: str):
-    """An HMAC already keyed with ``key``; copying it skips the key setup per message.
-
-    The OpenSSL object inside ``hmac.HMAC`` (when there is one) has the same
-    copy/update/hexdigest and copies without the Python wrapper.
-    """
-    base = _KEYED.get((key, digest))
-    if base is None:
-        if len(_KEYED) >= 256:
-            _KEYED.clear()
-        wrapper = hmac.new(key, digestmod=digest)
-        base = _KEYED[(key, digest)] = getattr(wrapper, "_hmac", None) or wrapper
-    return base
 
 
 def sign_envelope(env: Envelope, key: bytes | str, algorithm: str = DEFAULT_ALGORITHM) -> Envelope:
@@ -85,8 +77,14 @@ def sign_envelope(env: Envelope, key: bytes | str, algorithm: str = DEFAULT_ALGO
     return env.replace(signature=signature, signature_algorithm=algorithm)
 
 
-def verify_signature(env: Envelope, key: bytes | str) -> None:
-    """Raise ``envelope.bad_signature`` / ``envelope.unknown_algorithm`` unless ``env`` is signed by ``key``."""
+def verify_signature(env: Envelope, key: bytes | str, *,
+                     keyed: dict[tuple[bytes, str], hmac.HMAC] | None = None) -> None:
+    """Raise ``envelope.bad_signature`` / ``envelope.unknown_algorithm`` unless ``env`` is signed by ``key``.
+
+    ``keyed``: the caller's own ``(key, algorithm) -> keyed_hmac`` map, filled
+    here, so a session's pipeline sets each key up once (and drops it with
+    the session).
+    """
     algorithm = env.signature_algorithm or DEFAULT_ALGORITHM
     if algorithm not in ALGORITHMS:
         raise EnvelopeError("envelope.unknown_algorithm",
@@ -100,7 +98,15 @@ def verify_signature(env: Envelope, key: bytes | str) -> None:
         raise EnvelopeError("envelope.bad_signature",
                             f"signature must be {_HEX_LENGTH[algorithm]} lowercase hex characters "
                             f"for {algorithm}", path="$.signature")
-    expected = compute_signature(env, key, algorithm)
+    mac = None
+    if keyed is not None:
+        raw = key if type(key) is bytes and key else as_key(key)
+        mac = keyed.get((raw, algorithm))
+        if mac is None:
+            if len(keyed) >= 16:  # a pipeline has a key or two per peer; stay bounded
+                keyed.clear()
+            mac = keyed[(raw, algorithm)] = keyed_hmac(raw, algorithm)
+    expected = compute_signature(env, key, algorithm, keyed=mac)
     if not hmac.compare_digest(expected, given):
         raise EnvelopeError("envelope.bad_signature", "signature does not match",
                             path="$.signature")
