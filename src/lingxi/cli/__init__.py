@@ -43,6 +43,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "List open invitations at a registry."),
     "registry": ("lingxi.cli.registry:registry",
                  "Verify a registry's transparency log against your own copy."),
+    "serve": ("lingxi.cli.serve:serve",
+              "Serve a request_response protocol to signed callers over HTTP (P2A)."),
+    "callers": ("lingxi.cli.serve:callers",
+                "Register who may call `lingxi serve`, each with its own key."),
+    "call": ("lingxi.cli.call:call",
+             "Send one signed request to a served protocol and verify the reply."),
 }
 
 
