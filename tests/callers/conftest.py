@@ -23,7 +23,8 @@ def callers_file(tmp_path):
 @pytest.fixture
 def service(callers_file):
     return Service(load_protocol("word-count"), server_endpoint(),
-                   CallerBook(callers_file, refuse=frozenset({"lx-server"})), clock=time.time)
+                   CallerBook(callers_file, refuse=frozenset({"lx-server"})), clock=time.time,
+                   started_at=time.time() - 3600)  # as if serving for an hour
 
 
 @pytest.fixture(scope="module")

@@ -156,6 +156,18 @@ def test_a_stale_or_future_timestamp_is_refused(service):
     refused(service, request(clock=lambda: time.time() + 600).to_bytes(), "envelope.stale", 401)
 
 
+def test_a_request_signed_before_a_restart_is_not_replayable(callers_file):
+    started = time.time()
+    sent = request(clock=lambda: started - 2)
+    before = Service(load_protocol("word-count"), server_endpoint(), CallerBook(callers_file),
+                     clock=lambda: started - 1, started_at=started - 60)
+    assert before.answer(sent.to_bytes()).status == 200  # accepted by the old process
+    after = Service(load_protocol("word-count"), server_endpoint(), CallerBook(callers_file),
+                    clock=lambda: started)  # a new process: an empty replay guard
+    refused(after, sent.to_bytes(), "envelope.stale", 401)
+    assert after.answer(request(clock=lambda: started).to_bytes()).status == 200
+
+
 def test_ttl_only_shortens_the_window(service):
     refused(service, request(clock=lambda: time.time() - 30, ttl=10).to_bytes(),
             "envelope.expired", 401)

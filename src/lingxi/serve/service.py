@@ -9,7 +9,8 @@ In order (docs/callers.md "The HTTP contract"):
    AgentEndpoint fields, signature with the key the caller registered
    (``envelope.bad_sender`` for an unknown caller, ``envelope.bad_signature``),
    type = ``caller:<payload.action>``, timestamp window and TTL, the replay
-   guard (keyed on the signature), receiver = this agent;
+   guard (keyed on the signature), receiver = this agent; and a timestamp
+   not before this service started (the guard does not survive a restart);
 3. a fresh host machine of the spec (``lingxi.session.answer_once``): the
    payload is checked against the contract's guest-side messages before any
    hook sees it, the hooks answer, and every reply is checked against the
@@ -44,6 +45,7 @@ from lingxi.wire.builder import random_id
 from lingxi.wire.signature import ALGORITHMS, DEFAULT_ALGORITHM
 
 log = logging.getLogger("lingxi.serve")
+_START_SLACK = 0.001  # a timestamp is cut to microseconds; a restart takes far longer
 MESSAGE_LIMIT = 300  # characters of an error message sent back
 # Codes whose message comes from the served hooks' own failure: the caller is told the
 # code, the operator's log gets the words (they may name local files or values).
@@ -100,7 +102,8 @@ class Service:
                  window_seconds: float = 120.0, replay_capacity: int = 100_000,
                  max_depth: int = DEFAULT_MAX_DEPTH,
                  id_factory: Callable[[], str] = random_id,
-                 hooks_seed: Callable[[], int] = lambda: secrets.randbits(64)) -> None:
+                 hooks_seed: Callable[[], int] = lambda: secrets.randbits(64),
+                 started_at: float | None = None) -> None:
         from lingxi.session import SessionConfig
 
         spec = protocol.spec
@@ -122,6 +125,9 @@ class Service:
                                         replay_capacity=replay_capacity,
                                         expect_receiver=endpoint.agent_id)
         self._lock = threading.Lock()
+        # The replay guard lives in memory: a request signed before this process
+        # started may have been accepted by its predecessor, so it is refused.
+        self.not_before = clock() if started_at is None else started_at
 
     def _key(self, agent_id: str) -> bytes | None:
         if agent_id == self.endpoint.agent_id:
@@ -152,6 +158,9 @@ class Service:
         with self._lock:
             env = self.pipeline.accept(body, expect_prefix="caller")
             key = self._key(env.sender.agent_id)
+        if env.instant + _START_SLACK < self.not_before:
+            raise CallerRefused("envelope.stale", "signed before this server started (a "
+                                "restarted server cannot tell it from a replay); sign it again")
         if key is None:  # removed between the two lookups: treat as unknown
             raise CallerRefused("envelope.bad_sender", "the caller is no longer registered")
         return env, key
