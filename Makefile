@@ -10,7 +10,7 @@ WORKERS ?= 4
 COVERAGE_FLOOR ?= 93
 PYTEST := $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadscope
 
-.PHONY: demo test test-slow lint bench browser clean
+.PHONY: demo demo-relay test test-slow lint bench browser relay-deps clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -25,10 +25,26 @@ browser:
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium fonts-noto-color-emoji; \
 	fi
 
+# Debian's nats-server (the relay), nftables and iproute2 (the NAT tests' namespaces).
+relay-deps:
+	@missing=""; \
+	command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || missing="$$missing nats-server"; \
+	command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing="$$missing nftables"; \
+	command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || missing="$$missing iproute2"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian$$missing"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
+	fi
+
 demo: $(STAMP)
 	$(BIN)/lingxi demo
 
-test: $(STAMP) browser
+# The same journey across the relay: a registry tied to a nats-server of its own, a host
+# that cannot be reached directly, a guest that meets it through the relay.
+demo-relay: $(STAMP) relay-deps
+	$(BIN)/lingxi demo --relay
+
+test: $(STAMP) browser relay-deps
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports --no-logo
 	$(BIN)/mypy
@@ -36,7 +52,7 @@ test: $(STAMP) browser
 	$(BIN)/python tests/coverage_gate.py --floor $(COVERAGE_FLOOR)
 
 # Long stress and whole-game cases (marked slow); CI runs them after `make test`.
-test-slow: $(STAMP) browser
+test-slow: $(STAMP) browser relay-deps
 	$(PYTEST) -m slow
 
 lint: $(STAMP)

@@ -35,6 +35,7 @@ VIOLATIONS = {
     "deciders": ("deciders/__init__.py", "import lingxi.wire.channel"),
     "ui": ("ui/server.py", "import lingxi.session.drivers.network"),
     "llm": ("llm.py", "import lingxi.session.core.decisions"),
+    "nats": ("wire/channel.py", "import nats"),
 }
 
 

@@ -238,17 +238,32 @@ def test_decide_finds_the_waiting_session(lingxi_home) -> None:
     assert out_of_bounds.exit_code == 1
 
 
-async def test_garbage_and_forged_frames_abort_the_network_session(tmp_path) -> None:
+async def test_garbage_from_the_peer_aborts_the_network_session(tmp_path) -> None:
+    (a, gkeys, _), (b, hkeys, hid) = await _pair()
+    host_channel = SecureChannel(b, hkeys, clock=time.time, heartbeat_interval=None,
+                                 peer_timeout=None)
+    guest = await SecureChannel(a, gkeys, clock=time.time, heartbeat_interval=None,
+                                peer_timeout=None).start()
+    task = asyncio.ensure_future(run_on_channel(
+        load_protocol("guess-number"), "host", host_channel, identity=hid,
+        config=SessionConfig(peer_timeout=10), state_dir=tmp_path, receipt_timeout=0.2))
+    await guest.recv(timeout=5)  # the host's offer
+    await a.send(guest.frame_for(b"{not json"))  # junk inside an authentic frame
+    result = await asyncio.wait_for(task, HANG_GUARD)
+    assert result.outcome.code == "envelope.malformed" and result.outcome.by == "local"
+    abort = await guest.recv(timeout=5)
+    assert abort.payload["action"] == "control.abort"
+    assert abort.payload["reason"] == "envelope.malformed"
+
+
+async def test_garbage_on_the_path_aborts_the_network_session(tmp_path) -> None:
     (a, gkeys, _), (b, hkeys, hid) = await _pair()
     host_channel = SecureChannel(b, hkeys, clock=time.time, heartbeat_interval=None,
                                  peer_timeout=None)
     task = asyncio.ensure_future(run_on_channel(
         load_protocol("guess-number"), "host", host_channel, identity=hid,
         config=SessionConfig(peer_timeout=10), state_dir=tmp_path, receipt_timeout=0.2))
-    await a.recv(idle_timeout=5)  # the host's offer
-    await a.send(b"{not json")
+    await a.recv(idle_timeout=5)  # the host's offer (a sealed frame)
+    await a.send(b"{not json")  # bytes injected on the path: not a frame of the guest's
     result = await asyncio.wait_for(task, HANG_GUARD)
-    assert result.outcome.code == "envelope.malformed" and result.outcome.by == "local"
-    abort = json.loads(await a.recv(idle_timeout=5))
-    assert abort["payload"]["action"] == "control.abort"
-    assert abort["payload"]["reason"] == "envelope.malformed"
+    assert result.outcome.code == "transport.frame_forged" and result.outcome.by == "local"

@@ -66,7 +66,7 @@ async def test_a_reflected_envelope_fails_the_direction_key_and_channel_stays_op
     guest, host, a, b = await channel_pair()
     sent = await guest.send(MOVE)
     await host.recv(timeout=1)
-    await b.send(sent.to_bytes())  # bounce the guest's own envelope back to it
+    await b.send(host.frame_for(sent.wire))  # the host bounces the guest's own envelope back
     with pytest.raises(EnvelopeError) as info:
         await guest.recv(timeout=1)
     assert info.value.code == "envelope.bad_signature"
@@ -74,30 +74,74 @@ async def test_a_reflected_envelope_fails_the_direction_key_and_channel_stays_op
     assert (await guest.recv(timeout=1)).action == "still_here"
 
 
-async def test_a_replayed_frame_is_rejected():
+async def test_a_frame_bounced_by_the_network_does_not_open_and_ends_the_channel():
+    guest, host, a, b = await channel_pair()
+    frames = []
+    original = a.send
+
+    async def tap(frame):
+        frames.append(frame)
+        await original(frame)
+
+    a.send = tap
+    await guest.send(MOVE)
+    await host.recv(timeout=1)
+    await b.send(frames[0])  # an attacker on the path reflects the guest's frame
+    with pytest.raises(TransportError) as info:
+        await guest.recv(timeout=1)
+    assert info.value.code == "transport.frame_forged"
+
+
+async def test_a_replayed_envelope_in_a_fresh_frame_is_rejected():
     guest, host, a, _ = await channel_pair()
     sent = await guest.send(MOVE)
     await host.recv(timeout=1)
-    await a.send(sent.to_bytes())
+    await a.send(guest.frame_for(sent.wire))  # the peer itself sends its envelope again
     with pytest.raises(EnvelopeError) as info:
         await host.recv(timeout=1)
     assert info.value.code == "envelope.replay"
 
 
-async def test_garbage_frames_surface_as_malformed():
+async def test_a_replayed_frame_is_a_duplicate_and_ends_the_channel():
     guest, host, a, _ = await channel_pair()
-    await a.send(b"\x93\x00not json")
+    frames = []
+    original = a.send
+
+    async def tap(frame):
+        frames.append(frame)
+        await original(frame)
+
+    a.send = tap
+    await guest.send(MOVE)
+    await host.recv(timeout=1)
+    await original(frames[0])
+    with pytest.raises(TransportError) as info:
+        await host.recv(timeout=1)
+    assert info.value.code == "transport.frame_duplicated"
+
+
+async def test_garbage_from_the_peer_surfaces_as_malformed():
+    guest, host, a, _ = await channel_pair()
+    await a.send(guest.frame_for(b"\x93\x00not json"))
     with pytest.raises(EnvelopeError) as info:
         await host.recv(timeout=1)
     assert info.value.code == "envelope.malformed"
+
+
+async def test_garbage_on_the_path_is_a_forged_frame():
+    guest, host, a, _ = await channel_pair()
+    await a.send(b"\x93\x00not json at all, not a sealed frame")
+    with pytest.raises(TransportError) as info:
+        await host.recv(timeout=1)
+    assert info.value.code == "transport.frame_forged"
 
 
 async def test_an_envelope_from_another_session_is_rejected():
     clock = FakeClock()
     guest, host, *_ = await channel_pair(clock)
     other_guest, _, _, _ = await channel_pair(clock)
-    stray = other_guest._builder.build(MOVE)
-    await guest.transport.send(stray.to_bytes())
+    stray, _ = other_guest._build(MOVE)
+    await guest.transport.send(guest.frame_for(stray.wire))
     with pytest.raises(EnvelopeError) as info:
         await host.recv(timeout=1)
     assert info.value.code == "envelope.bad_signature"

@@ -46,7 +46,11 @@ async def test_both_sides_derive_the_same_session():
     assert guest.session_id == host.session_id and len(guest.session_id) == 32
     assert guest.send_key == host.recv_key and guest.recv_key == host.send_key
     assert guest.send_key != guest.recv_key
-    assert guest.aead_key == host.aead_key and len(guest.aead_key) == 32
+    assert guest.sending == host.receiving and guest.receiving == host.sending
+    keys = {k for d in (guest.sending, guest.receiving)
+            for k in (d.secret, d.hmac, d.aead, d.frame)}
+    assert len(keys) == 8 and all(len(k) == 32 for k in keys)  # one of each per direction
+    assert guest.sealed and host.sealed
     assert guest.transcript_hash == host.transcript_hash
     assert guest.peer_identity == seeded_identity(1).public_hex
     assert host.peer_identity == seeded_identity(2).public_hex

@@ -42,7 +42,8 @@ def seeded_identity(n: int):
 
 
 async def handshake_pair(transport_a, transport_b, clock, *, host_identity=None,
-                         guest_identity=None, expected_host_key=None, expected_guest_key=None):
+                         guest_identity=None, expected_host_key=None, expected_guest_key=None,
+                         guest_seal=True, host_seal=True):
     """Run both handshake sides concurrently; returns (guest keys, host keys)."""
     import asyncio
 
@@ -51,9 +52,9 @@ async def handshake_pair(transport_a, transport_b, clock, *, host_identity=None,
     guest_identity = guest_identity or seeded_identity(2)
     guest_task = asyncio.create_task(client_handshake(
         transport_a, guest_identity, GUEST, expected_peer_key=expected_host_key, clock=clock,
-        timeout=2.0))
+        timeout=2.0, seal=guest_seal))
     host_task = asyncio.create_task(server_handshake(
         transport_b, host_identity, HOST, expected_peer_key=expected_guest_key, clock=clock,
-        timeout=2.0))
+        timeout=2.0, seal=host_seal))
     results = await asyncio.gather(guest_task, host_task, return_exceptions=True)
     return results[0], results[1]

@@ -177,16 +177,31 @@ def _register_builtins() -> int:
               help="Seed for the self-play runs (same seed, same outcomes).")
 @click.option("--keep", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write the session folders here instead of a temporary folder.")
+@click.option("--relay", is_flag=True,
+              help="Run the journey across the NATS relay instead (needs Debian's "
+                   "nats-server): a host that cannot be reached directly, a guest that meets "
+                   "it through the relay.")
 @handle_errors
-def demo(seed: int, keep: Path | None) -> None:
+def demo(seed: int, keep: Path | None, relay: bool) -> None:
     """Run the built-in demonstration: contracts, self-play, cheaters, a TCP session.
 
     Everything runs on this machine on loopback; nothing is left behind unless
-    --keep names a folder.
+    --keep names a folder. With --relay: the same journey through the relay.
+
+    Example: lingxi demo (or lingxi demo --relay)
     """
     with tempfile.TemporaryDirectory(prefix="lingxi-demo-") as tmp:
         work = keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
+        if relay:
+            from lingxi.cli.demo_relay import relay_journey
+
+            click.echo("Two agents meet through the registry and play through the NATS relay")
+            ok = relay_journey(seed, work)
+            click.echo("\n" + ("demo ok" if ok else "demo FAILED"))
+            if not ok:
+                raise SystemExit(EXIT_FAILED)
+            return
         rows = _builtins()
         click.echo("1. Built-in protocol contracts (lingxi protocol list)")
         for name, mode, pid in rows:

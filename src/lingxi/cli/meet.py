@@ -71,26 +71,39 @@ class TicketGate:
 
 async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str | None,
                       ttl: int | None, options: dict[str, Any], announce: Any,
-                      **session_kwargs: Any) -> Any:
+                      via: str = "auto", **session_kwargs: Any) -> Any:
     """Host one session for whoever claims the invitation posted at ``server``."""
+    from lingxi.cli.reach import RelayHost, concrete_endpoint
     from lingxi.cli.registry_common import make_client
     from lingxi.session import host_session
     from lingxi.wire.identity import Identity
 
+    if via == "relay" and advertise is None and endpoint.rstrip("/").endswith(":0"):
+        from lingxi.errors import InputError
+
+        raise InputError("input.relay_needs_endpoint", "with --via relay nothing listens on "
+                         "TCP, but an invitation names an endpoint: give --endpoint with a "
+                         "port, or --advertise")
     identity, _ = Identity.load_or_create()
     client = make_client(server, identity="create")
     async with client:
         await ensure_registered(client, loaded.spec)
         gate = TicketGate(client, identity)
+        relay = RelayHost(client, lambda line: click.echo(line, err=True)) \
+            if via != "direct" else None
 
         async def listening(where: str) -> None:
             invitation = await client.post_invitation(
-                loaded.spec.protocol_id, endpoint=advertise or where, options=options,
-                ttl_seconds=ttl)
+                loaded.spec.protocol_id, endpoint=advertise or concrete_endpoint(where, server),
+                options=options, ttl_seconds=ttl)
             gate.invitation_id = invitation["invitation_id"]
+            if relay is not None:
+                relay.watch(gate.invitation_id)
             announce(where, invitation)
 
         async def closed(result: Any) -> None:
+            if relay is not None:
+                await relay.close()
             if gate.registry_session is not None:  # a guest came: record, do not withdraw
                 if result is not None:
                     await _post_receipt(client, gate.registry_session, result)
@@ -103,7 +116,8 @@ async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str
         return await host_session(loaded, endpoint, options=options, identity=identity,
                                   authorize=gate, on_listening=listening,
                                   advertised_endpoint=advertise, on_closed=closed,
-                                  **session_kwargs)
+                                  on_host=relay.attach if relay is not None else None,
+                                  listen=via != "relay", **session_kwargs)
 
 
 async def _post_receipt(client: Any, registry_session: str, result: Any) -> None:
@@ -147,7 +161,8 @@ async def protocol_for_join(client: Any, protocol_id: str, protocol_dir: str | N
 
 
 async def join_invitation(client: Any, invitation_id: str, *, protocol_dir: str | None,
-                          allow_skeleton: bool, **session_kwargs: Any) -> Any:
+                          allow_skeleton: bool, reach: Any = None,
+                          **session_kwargs: Any) -> Any:
     """Claim ``invitation_id`` and play the guest's side; post the receipt at the end."""
     from lingxi.session import guest_session
     from lingxi.wire.identity import Identity
@@ -157,16 +172,21 @@ async def join_invitation(client: Any, invitation_id: str, *, protocol_dir: str 
     loaded = await protocol_for_join(client, invitation["protocol_id"], protocol_dir,
                                      allow_skeleton)
     claim = await client.claim(invitation_id)
+    from lingxi.cli.reach import Reach, guest_reach
+
+    connector = guest_reach(client, claim.session_id, reach or Reach(),
+                            lambda line: click.echo(line, err=True))
     result = await guest_session(loaded, invitation["endpoint"], identity=identity,
                                  expected_host_key=invitation["host_public_key"],
                                  expected_protocol_id=invitation["protocol_id"],
-                                 ticket=claim.ticket, **session_kwargs)
+                                 ticket=claim.ticket, reach=connector, **session_kwargs)
     await _post_receipt(client, claim.session_id, result)
     return result
 
 
 def _join_command() -> Any:
     from lingxi.cli.console import participation_options
+    from lingxi.cli.reach import reach_options
     from lingxi.cli.registry_common import server_option
     from lingxi.cli.session import _config, _inputs, _play, _report, session_options
 
@@ -180,11 +200,12 @@ def _join_command() -> Any:
                   help="Seed the hooks' game randomness only; never nonces or keys.")
     @session_options
     @participation_options
+    @reach_options
     def join(invitation_id: str, server: str, protocol: str | None, seed: int | None,
              peer_timeout: float | None, idle_timeout: float, control_mode: str | None,
              input_source: str | None, state_dir: str | None, max_messages: int | None,
              max_bytes: int | None, max_state_bytes: int | None,
-             allow_skeleton_hooks: bool, as_json: bool, part: Any) -> None:
+             allow_skeleton_hooks: bool, as_json: bool, part: Any, reach: Any) -> None:
         """Claim INVITATION_ID at a registry and play the session as its guest.
 
         The host's identity key is checked against the invitation in the
@@ -208,7 +229,8 @@ def _join_command() -> Any:
                 return await join_invitation(
                     client, invitation_id, protocol_dir=protocol,
                     allow_skeleton=allow_skeleton_hooks, config=config,
-                    state_dir=state_dir, seed=seed, inputs=inputs, **part.driver_kwargs())
+                    state_dir=state_dir, seed=seed, inputs=inputs, seal=reach.seal,
+                    reach=reach, **part.driver_kwargs())
 
         _report(_play(part, main, None, as_json), as_json)
 

@@ -23,9 +23,12 @@ from lingxi.errors import EXIT_FAILED, EXIT_USAGE, InputError, LingxiError
 @click.option("--claim-timeout", default=60.0, show_default=True, type=click.FloatRange(1, 3600),
               help="Seconds a claim holds an invitation unless the host confirms it.")
 @click.option("--access-log", is_flag=True, help="Log every request.")
+@click.option("--relay", "relay", multiple=True, metavar="nats://HOST:PORT",
+              help="The relay (lingxi relay serve) whose credentials this registry signs; "
+                   "repeat for every node of a cluster. Default: $LINGXI_RELAY.")
 @handle_errors
 def server(host: str, port: int, database_url: str | None, claim_timeout: float,
-           access_log: bool) -> None:
+           access_log: bool, relay: tuple[str, ...]) -> None:
     """Run the community registry: JSON API under /v1, docs at /docs, the page at /.
 
     The database is migrated on start. Several processes may share one
@@ -40,8 +43,10 @@ def server(host: str, port: int, database_url: str | None, claim_timeout: float,
         click.echo(f"registry on http://{host}:{port} ({store.info()['backend']}); "
                    f"server key {store.key.public_hex}", err=True)
 
+    from lingxi.cli.relay import check_relay_urls
+
     serve(host, port, database_url, claim_timeout=claim_timeout, access_log=access_log,
-          ready=ready)
+          ready=ready, relay=check_relay_urls(relay))
 
 
 @click.command("register")

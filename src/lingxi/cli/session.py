@@ -27,6 +27,7 @@ from lingxi.cli.protocol_runtime import (
     parse_json_arg,
     parse_options,
 )
+from lingxi.cli.reach import reach_options
 from lingxi.cli.session_compare import compare_cmd
 from lingxi.errors import EXIT_FAILED, InputError, LingxiError
 
@@ -160,13 +161,14 @@ def _inputs(source: str | None):
                    "handshake, before a payload is read.")
 @session_options
 @participation_options
+@reach_options
 def host(post: bool, server: str, advertise: str | None, ttl: int | None,
          protocol: str, endpoint: str, options_text: str | None, accept_timeout: float | None,
          seed: int | None, guest_key: str | None, peer_timeout: float | None,
          idle_timeout: float,
          control_mode: str | None, input_source: str | None, state_dir: str | None,
          max_messages: int | None, max_bytes: int | None, max_state_bytes: int | None,
-         allow_skeleton_hooks: bool, as_json: bool, part: Any) -> None:
+         allow_skeleton_hooks: bool, as_json: bool, part: Any, reach: Any) -> None:
     """Host a protocol session on ENDPOINT and play it with one guest.
 
     With --control-mode human (or hybrid) this terminal asks you at every decision;
@@ -190,7 +192,8 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
         config=_config(peer_timeout, control_mode, loaded.spec, idle_timeout, limits),
         state_dir=state_dir, seed=seed, expected_guest_key=guest_key,
         accept_timeout=accept_timeout, inputs=_inputs(input_source), **part.driver_kwargs(),
-        on_refused=lambda e: click.echo(safe_line(f"refused a connection: {e}", 400), err=True))
+        on_refused=lambda e: click.echo(safe_line(f"refused a connection: {e}", 400), err=True),
+        seal=reach.seal)
     if post:
         from lingxi.cli.meet import host_posted
 
@@ -203,10 +206,13 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
 
         result = _play(part, lambda: host_posted(
             loaded, endpoint, server=server, advertise=advertise, ttl=ttl, options=options,
-            announce=posted, **common), _ui_dir(loaded), as_json)
+            announce=posted, via=reach.via, **common), _ui_dir(loaded), as_json)
     else:
         if advertise or ttl:
             raise InputError("input.needs_post", "--advertise and --ttl go with --post")
+        if reach.via == "relay":
+            raise InputError("input.relay_needs_registry", "the relay path needs a registry "
+                             "invitation: lingxi host --post --server URL --via relay")
         result = _play(part, lambda: host_session(loaded, endpoint, options=options,
                                                   on_listening=listening, **common),
                        _ui_dir(loaded), as_json)
@@ -224,11 +230,12 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
                    "identity show` prints it); checked in the handshake, before any payload.")
 @session_options
 @participation_options
+@reach_options
 def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str | None,
           peer_timeout: float | None,
           idle_timeout: float, control_mode: str | None, input_source: str | None, state_dir: str | None,
           max_messages: int | None, max_bytes: int | None, max_state_bytes: int | None,
-          allow_skeleton_hooks: bool, as_json: bool, part: Any) -> None:
+          allow_skeleton_hooks: bool, as_json: bool, part: Any, reach: Any) -> None:
     """Join the session hosted at ENDPOINT as the guest.
 
     Takes part like `lingxi host`: --control-mode human asks at this terminal, the
@@ -238,6 +245,10 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str |
               "max_state_bytes": max_state_bytes}
     from lingxi.session import guest_session, load_protocol
 
+    if reach.via == "relay":
+        raise InputError("input.relay_needs_registry", "the relay path needs a registry "
+                         "claim: lingxi join INVITATION --via relay")
+
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks) if protocol else None
     part.prepare(control_mode, input_source)
     config = _config(peer_timeout, control_mode, loaded and loaded.spec, idle_timeout, limits)
@@ -245,7 +256,7 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str |
     result = _play(part, lambda: guest_session(
         loaded, endpoint, config=config, state_dir=state_dir, seed=seed,
         allow_skeleton=allow_skeleton_hooks, expected_host_key=host_key, inputs=inputs,
-        **part.driver_kwargs()), _ui_dir(loaded), as_json)
+        seal=reach.seal, **part.driver_kwargs()), _ui_dir(loaded), as_json)
     _report(result, as_json)
 
 

@@ -18,8 +18,7 @@ from collections.abc import Callable
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
-from lingxi.canonical import canonical_bytes
-from lingxi.wire.envelope import Envelope, decode_json_strict
+from lingxi.wire.envelope import Envelope, canonical_bytes, decode_json_strict
 from lingxi.wire.errors import EnvelopeError
 
 AEAD_ALGORITHM = "ChaCha20-Poly1305"
@@ -27,10 +26,22 @@ NONCE_BYTES = 12
 SEALED_KEYS = frozenset({"alg", "nonce", "ciphertext"})
 
 
+_CIPHERS: dict[bytes, ChaCha20Poly1305] = {}  # a session's key is used for every message
+_CIPHER_CACHE = 256
+
+
 def _cipher(key: bytes) -> ChaCha20Poly1305:
+    """The cipher for ``key``; made once per key (its setup costs as much as a message)."""
+    cipher = _CIPHERS.get(key) if type(key) is bytes else None
+    if cipher is not None:
+        return cipher
     if not isinstance(key, bytes | bytearray) or len(key) != 32:
         raise ValueError("an AEAD key is 32 bytes")
-    return ChaCha20Poly1305(bytes(key))
+    cipher = ChaCha20Poly1305(bytes(key))
+    if len(_CIPHERS) >= _CIPHER_CACHE:
+        _CIPHERS.clear()
+    _CIPHERS[bytes(key)] = cipher
+    return cipher
 
 
 def seal_envelope(env: Envelope, key: bytes,

@@ -14,6 +14,20 @@ An envelope the pipeline rejects is raised from ``recv`` once (the channel
 stays open so the caller can send ``abort`` with evidence); a transport failure
 or the peer's ``control.close`` ends the channel and every later ``recv``
 raises it.
+
+Sealed by default: when the handshake agreed to seal (it does unless both
+sides chose ``--unsealed``), every payload this channel sends is ``encrypt:
+true`` under this direction's AEAD key, and every envelope travels inside a
+sealed frame (:mod:`lingxi.wire.frames`), so a carrier sees sizes and timing
+only and cannot drop, repeat, reorder or hold back a frame unnoticed. A frame
+that breaks the order, or that comes later than ``max_delay`` seconds after it
+was sent (measured against the peer's clock as seen in the handshake), ends
+the channel with its ``transport.frame_*`` code. A plaintext envelope from the
+peer in a sealed session is ``envelope.not_sealed``.
+
+Both sides record the same form of every envelope: ``send`` returns, and
+``recv`` delivers, the *opened* envelope (plaintext payload, ``encrypt: true``,
+the signature of the sealed form), with ``wire`` = the sealed envelope's bytes.
 """
 
 from __future__ import annotations
@@ -29,6 +43,7 @@ from lingxi.wire.builder import EnvelopeBuilder, random_id
 from lingxi.wire.control import abort_payload, control_kind, control_payload
 from lingxi.wire.envelope import AgentEndpoint, Envelope
 from lingxi.wire.errors import EnvelopeError, TransportError
+from lingxi.wire.frames import HELD, FrameOpener, FrameSealer
 from lingxi.wire.handshake import Authorizer, SessionKeys, server_handshake
 from lingxi.wire.identity import Identity
 from lingxi.wire.pipeline import DEFAULT_WINDOW_SECONDS, ReceivePipeline, check_expectations
@@ -42,6 +57,8 @@ from lingxi.wire.transport import (
 )
 
 INBOX_LIMIT = 1024  # accepted envelopes waiting for recv() before the transport pauses
+DEFAULT_MAX_DELAY = 30.0  # seconds a frame may take from the peer's clock to ours
+DEFAULT_REORDER_GRACE = 0.5  # seconds a gap in the frame counter may stay open
 
 
 class SecureChannel:
@@ -51,8 +68,9 @@ class SecureChannel:
                  clock: Callable[[], float], id_factory: Callable[[], str] = random_id,
                  nonce_factory: Callable[[int], bytes] = os.urandom, prefix: str = "p2p",
                  window_seconds: float = DEFAULT_WINDOW_SECONDS,
-                 heartbeat_interval: float | None = 5.0, peer_timeout: float | None = 20.0
-                 ) -> None:
+                 heartbeat_interval: float | None = 5.0, peer_timeout: float | None = 20.0,
+                 max_delay: float | None = DEFAULT_MAX_DELAY,
+                 reorder_grace: float = DEFAULT_REORDER_GRACE) -> None:
         if heartbeat_interval is not None and peer_timeout is not None \
                 and heartbeat_interval >= peer_timeout:
             raise ValueError("heartbeat_interval must be shorter than peer_timeout")
@@ -61,14 +79,20 @@ class SecureChannel:
         self.prefix = prefix
         self.heartbeat_interval = heartbeat_interval
         self.peer_timeout = peer_timeout
+        self.max_delay = max_delay
+        self.reorder_grace = reorder_grace
+        self.clock = clock
         self._builder = EnvelopeBuilder(keys.local, keys.peer, keys.send_key, clock=clock,
                                         id_factory=id_factory, conversation_id=keys.session_id,
-                                        prefix=prefix, aead_key=keys.aead_key,
+                                        prefix=prefix, aead_key=keys.sending.aead,
                                         nonce_factory=nonce_factory)
         self.pipeline = ReceivePipeline(keys.recv_key, clock=clock, window_seconds=window_seconds,
-                                        aead_key=keys.aead_key,
+                                        aead_key=keys.receiving.aead,
                                         expect_conversation_id=keys.session_id,
                                         expect_sender=keys.peer, expect_receiver=keys.local)
+        self._sealer = FrameSealer(keys.sending.frame) if keys.sealed else None
+        self._opener = FrameOpener(keys.receiving.frame) if keys.sealed else None
+        self._gap_timer: asyncio.TimerHandle | None = None
         self._inbox: deque[Envelope | EnvelopeError] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._terminal: TransportError | None = None
@@ -92,6 +116,25 @@ class SecureChannel:
     @property
     def closed(self) -> bool:
         return self._terminal is not None
+
+    @property
+    def sealed(self) -> bool:
+        """Whether payloads and frames are sealed (agreed in the handshake)."""
+        return self.keys.sealed
+
+    @property
+    def via(self) -> str:
+        """The path the frames take: ``direct`` (TCP), ``relay`` or ``memory``."""
+        return str(getattr(self.transport, "via", "direct"))
+
+    def path_event(self) -> dict[str, Any]:
+        """What a session records about its path: the carrier and whether it was sealed.
+
+        Sealing off is the explicit debug choice both sides made in the handshake
+        (``--unsealed``); recording it keeps that choice visible in the record.
+        """
+        return {"event": "wire.path", "via": self.via, "sealed": self.keys.sealed,
+                "peer_address": self.transport.peer}
 
     # ---- lifecycle -------------------------------------------------------------
     async def start(self) -> SecureChannel:
@@ -123,6 +166,7 @@ class SecureChannel:
         await self._shutdown()
 
     async def _shutdown(self) -> None:
+        self._cancel_gap_timer()
         await self.transport.close()
         current = asyncio.current_task()
         for task in self._tasks:
@@ -164,21 +208,53 @@ class SecureChannel:
                 pause()
 
     # ---- sending ---------------------------------------------------------------
+    def _build(self, payload: dict[str, Any], *, encrypt: bool | None = None,
+               **options: Any) -> tuple[Envelope, bytes]:
+        """The envelope as recorded (opened form when sealed) and the frame that carries it.
+
+        Sealing the frame here, in the same step as building, keeps the frame
+        counter in the order the transport receives frames (every transport
+        takes a frame synchronously in ``send``/``send_nowait``).
+        """
+        if encrypt is False and self.keys.sealed:
+            raise ValueError("this session is sealed; sealing off is agreed in the handshake "
+                             "(seal=False on both sides), never per message")
+        seal = self.keys.sealed or bool(encrypt)
+        env = self._builder.build(payload, encrypt=seal, **options)
+        data = env.to_bytes()
+        frame = self._sealer.seal(data) if self._sealer is not None else data
+        if seal:
+            opened = env.replace(payload=payload)
+            opened.__dict__["_wire"] = data
+            env = opened
+        return env, frame
+
+    def frame_for(self, data: bytes) -> bytes:
+        """The next frame of this channel carrying ``data`` as is (tests: a peer that sends
+        bytes of its own choosing inside an authentic frame)."""
+        return self._sealer.seal(data) if self._sealer is not None else data
+
     async def _send_payload(self, payload: dict[str, Any], **options: Any) -> Envelope:
-        env = self._builder.build(payload, **options)
-        await self.transport.send(env.to_bytes())
+        env, frame = self._build(payload, **options)
+        await self.transport.send(frame)
         return env
 
     async def send(self, payload: dict[str, Any], *, type: str | None = None,
                    reply_to: str | None = None, correlation_id: str | None = None,
-                   ttl: int | None = None, encrypt: bool = False) -> Envelope:
-        """Sign (and seal, if ``encrypt``) ``payload``, send it, return the envelope sent."""
+                   ttl: int | None = None, encrypt: bool | None = None) -> Envelope:
+        """Sign and seal ``payload``, send it, return the envelope as recorded.
+
+        A sealed session seals every payload (``encrypt=False`` is refused);
+        an unsealed one seals only when ``encrypt=True``. The returned
+        envelope is the opened form with ``wire`` = the sealed bytes, exactly
+        what the peer's ``recv`` returns.
+        """
         if self._terminal is not None:
             raise self._terminal
-        env = self._builder.build(payload, type=type, reply_to=reply_to,
-                                  correlation_id=correlation_id, ttl=ttl, encrypt=encrypt)
+        env, frame = self._build(payload, type=type, reply_to=reply_to,
+                                 correlation_id=correlation_id, ttl=ttl, encrypt=encrypt)
         try:
-            await self.transport.send(env.to_bytes())
+            await self.transport.send(frame)
         except TransportError as error:
             self._end(error)
             raise
@@ -236,23 +312,41 @@ class SecureChannel:
     def _on_frame(self, frame: bytes) -> None:
         """Check one incoming frame and act on it; runs as soon as the frame is read."""
         assert self._loop is not None  # set by start(), before any frame is read
+        if self._terminal is not None:
+            return
         self._last_rx = self._loop.time()
+        if self._opener is not None:
+            try:
+                data = self._opener.open(frame)
+            except TransportError as error:
+                self._fail_now(error)
+                return
+            if data is HELD:
+                if self._gap_timer is None:
+                    self._gap_timer = self._loop.call_later(self.reorder_grace, self._gap_expired)
+                return
+            frame = data
         try:
             env = self.pipeline.accept(frame, expect_prefix=self.prefix)
+            if self.keys.sealed and not env.encrypt:
+                raise EnvelopeError("envelope.not_sealed", "a plaintext payload in a session "
+                                    "both sides agreed to seal", path="$.encrypt")
         except EnvelopeError as error:
             self._deliver(error)
             return
         except Exception as error:  # a bug must end the channel, not hang recv()
             self._fail_now(TransportError("transport.closed", f"channel failed: {error!r}"))
             return
+        if self._late(env):
+            return
         kind = control_kind(env)
         if kind is None or kind in ("abort", "receipt"):
             self._deliver(env)
         elif kind == "ping":
-            pong = self._builder.build(control_payload("pong", nonce=env.payload.get("nonce")),
-                                       reply_to=env.id)
             try:
-                self._send_now(pong.to_bytes())
+                _, pong = self._build(control_payload("pong", nonce=env.payload.get("nonce")),
+                                      reply_to=env.id)
+                self._send_now(pong)
             except TransportError as error:
                 self._end(error)
         elif kind == "pong":
@@ -263,6 +357,29 @@ class SecureChannel:
                                           f"peer closed the session ({reason or 'no reason'})",
                                           details={"reason": reason}))
 
+    def _late(self, env: Envelope) -> bool:
+        """End the channel when ``env`` took longer than ``max_delay`` to arrive."""
+        if self.max_delay is None or not self.keys.sealed:
+            return False
+        lateness = self.clock() - env.instant - self.keys.peer_clock_offset
+        if lateness <= self.max_delay:
+            return False
+        self._fail_now(TransportError("transport.frame_delayed",
+                                      f"a frame arrived {lateness:.1f} s after it was sent "
+                                      f"(the limit is {self.max_delay:g} s)",
+                                      details={"lateness": round(lateness, 3)}))
+        return True
+
+    def _gap_expired(self) -> None:
+        self._gap_timer = None
+        if self._opener is not None and self._opener.holding and self._terminal is None:
+            self._fail_now(self._opener.gap_error())
+
+    def _cancel_gap_timer(self) -> None:
+        if self._gap_timer is not None:
+            self._gap_timer.cancel()
+            self._gap_timer = None
+
     def _send_now(self, frame: bytes) -> None:
         send_nowait = getattr(self.transport, "send_nowait", None)
         if send_nowait is not None:
@@ -272,6 +389,7 @@ class SecureChannel:
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
 
     def _fail_now(self, error: TransportError) -> None:
+        self._cancel_gap_timer()
         self._end(error)
         abort = getattr(self.transport, "abort", None)
         if abort is not None:
@@ -347,8 +465,8 @@ async def serve_channels(handler: Callable[[SecureChannel], Awaitable[None]], id
                          authorize: Authorizer | None = None,
                          max_frame: int = DEFAULT_MAX_FRAME,
                          read_timeout: float = DEFAULT_READ_TIMEOUT,
-                         handshake_timeout: float = 10.0, **channel_options: Any
-                         ) -> asyncio.Server:
+                         handshake_timeout: float = 10.0, seal: bool = True,
+                         **channel_options: Any) -> asyncio.Server:
     """Listen on ``host:port``; run the host handshake per guest and hand ``handler`` a channel.
 
     A server of many sessions (each connection its own); a host of ONE session
@@ -361,7 +479,8 @@ async def serve_channels(handler: Callable[[SecureChannel], Awaitable[None]], id
     async def on_transport(transport: TcpTransport) -> None:
         keys = await server_handshake(transport, identity, local, clock=clock,
                                       expected_peer_key=expected_peer_key, authorize=authorize,
-                                      hello_guard=hello_guard, timeout=handshake_timeout)
+                                      hello_guard=hello_guard, timeout=handshake_timeout,
+                                      seal=seal)
         channel = await SecureChannel(transport, keys, clock=clock, **channel_options).start()
         try:
             await handler(channel)

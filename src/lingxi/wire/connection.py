@@ -52,13 +52,14 @@ from lingxi.wire.replay import ReplayGuard
 from lingxi.wire.transport import (
     DEFAULT_MAX_FRAME,
     DEFAULT_READ_TIMEOUT,
+    FrameTransport,
     TcpTransport,
     connect_tcp,
     parse_endpoint,
 )
 
 __all__ = ["DEFAULT_MAX_PENDING", "DEFAULT_PRE_AUTH_TIMEOUT", "OneSessionHost", "PeerInfo",
-           "connect", "format_endpoint", "pinned_key", "serve_one"]
+           "connect", "format_endpoint", "open_channel", "pinned_key", "serve_one"]
 
 DEFAULT_PRE_AUTH_TIMEOUT = 3.0
 DEFAULT_MAX_PENDING = 32
@@ -140,7 +141,8 @@ class OneSessionHost:
                  max_frame: int = DEFAULT_MAX_FRAME,
                  read_timeout: float = DEFAULT_READ_TIMEOUT,
                  on_refused: Callable[[WireError], None] | None = None,
-                 channel_options: dict[str, Any] | None = None) -> None:
+                 channel_options: dict[str, Any] | None = None,
+                 seal: bool = True, listen: bool = True) -> None:
         if not pre_auth_timeout > 0:
             raise ValueError("pre_auth_timeout must be positive")
         if max_pending < 1:
@@ -156,6 +158,8 @@ class OneSessionHost:
         self.max_frame, self.read_timeout = max_frame, read_timeout
         self.on_refused = on_refused
         self.channel_options = dict(channel_options or {})
+        self.seal = seal
+        self.listen = listen
         self._requested_local = local_endpoint
         self._advertised = advertised_endpoint
         self.bound_endpoint: str | None = None
@@ -182,11 +186,16 @@ class OneSessionHost:
 
     async def start(self) -> str:
         """Bind the socket (port 0 → a free port); returns the real bound endpoint."""
-        if self._server is not None:
+        if self._server is not None or (not self.listen and self._result is not None):
             return self.bound_endpoint  # type: ignore[return-value]
         loop = asyncio.get_running_loop()
         self._result = loop.create_future()
         host = self
+        if not self.listen:  # relay only: connections come through offer()
+            self.bound_endpoint = format_endpoint(self.bind_host, self.bind_port)
+            self.local = _local_endpoint(self._requested_local, self.identity,
+                                         self.advertised_endpoint or self.bound_endpoint)
+            return self.bound_endpoint
 
         class _Accepted(TcpTransport):
             def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -216,8 +225,9 @@ class OneSessionHost:
         after this returns, until :meth:`close`.
         """
         await self.start()
-        assert self._server is not None and self._result is not None
-        await self._server.start_serving()
+        assert self._result is not None
+        if self._server is not None:
+            await self._server.start_serving()
         try:
             async with asyncio.timeout(timeout):
                 keys, transport = await asyncio.shield(self._result)
@@ -275,6 +285,13 @@ class OneSessionHost:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+    def offer(self, transport: FrameTransport) -> None:
+        """A connection that came another way (the relay): the same accept loop as TCP.
+
+        Connections offered before :meth:`accept` runs are handled at once too
+        (the relay has no kernel backlog to wait in)."""
+        self._on_connection(transport)  # type: ignore[arg-type]
 
     def _on_connection(self, transport: TcpTransport) -> None:
         if self._closing:
@@ -353,7 +370,8 @@ class OneSessionHost:
                     transport, self.identity, self.local, authorize=self.authorize,
                     claim=lambda: self._claim(entry), on_hello=hello_seen, clock=self.clock, rng=self.rng,
                     hello_guard=self.hello_guard, window_seconds=self.window_seconds,
-                    timeout=self.pre_auth_timeout + 1.0)  # the deadline above fires first
+                    timeout=self.pre_auth_timeout + 1.0,  # the deadline above fires first
+                    seal=self.seal)
         except TimeoutError:
             if entry.claimed:
                 self._taken = False
@@ -394,6 +412,7 @@ async def serve_one(endpoint: str, identity: Identity,
                     pre_auth_timeout: float = DEFAULT_PRE_AUTH_TIMEOUT,
                     max_pending: int = DEFAULT_MAX_PENDING,
                     accept_timeout: float | None = None,
+                    on_host: Callable[[OneSessionHost], Any] | None = None,
                     **options: Any) -> tuple[SecureChannel, PeerInfo]:
     """Host one session: bind, ``await on_listening(bound endpoint)``, accept, return.
 
@@ -401,13 +420,18 @@ async def serve_one(endpoint: str, identity: Identity,
     ``transport.busy``; it closes when the channel ends (``await
     channel.close()`` is the finally step) or, on any failure here, before
     this raises. ``options``: :class:`OneSessionHost` keyword arguments
-    (``clock``, ``rng``, ``on_refused``, ``channel_options``, limits).
+    (``clock``, ``rng``, ``on_refused``, ``channel_options``, ``seal``, ``listen``,
+    limits). ``on_host(host)`` is called once the host is started, before
+    ``on_listening``: the place to attach other ways in (a relay link calling
+    ``host.offer``).
     """
     host = OneSessionHost(endpoint, identity, local_endpoint, authorize=authorize,
                           advertised_endpoint=advertised_endpoint,
                           pre_auth_timeout=pre_auth_timeout, max_pending=max_pending, **options)
     try:
         bound = await host.start()
+        if on_host is not None:
+            on_host(host)
         if on_listening is not None:
             await on_listening(bound)
         channel, peer = await host.accept(accept_timeout)
@@ -426,21 +450,38 @@ async def connect(endpoint: str, identity: Identity, local_endpoint: AgentEndpoi
                   connect_timeout: float = 10.0, max_frame: int = DEFAULT_MAX_FRAME,
                   read_timeout: float = DEFAULT_READ_TIMEOUT,
                   window_seconds: float = DEFAULT_WINDOW_SECONDS,
-                  **channel_options: Any) -> SecureChannel:
+                  seal: bool = True, **channel_options: Any) -> SecureChannel:
     """Connect to ``tcp://HOST:PORT`` as a guest, run the handshake, return the started channel.
 
     ``expected_host_key`` refuses any other host (``handshake.identity_mismatch``);
     ``ticket`` is presented in the hello. A host that refuses is reported with
-    its code (``transport.busy``, ``handshake.ticket_refused``, …).
+    its code (``transport.busy``, ``handshake.ticket_refused``, …). ``seal=False``:
+    an unsealed (debug) session, which the host must have chosen too.
     """
     host, port = parse_endpoint(endpoint)
-    local = local_endpoint or AgentEndpoint(identity.agent_id, "lingxi", "tcp://guest")
     transport = await connect_tcp(host, port, max_frame=max_frame, read_timeout=read_timeout,
                                   connect_timeout=connect_timeout)
+    return await open_channel(transport, identity, local_endpoint,
+                              expected_host_key=expected_host_key, ticket=ticket, clock=clock,
+                              rng=rng, handshake_timeout=handshake_timeout,
+                              window_seconds=window_seconds, seal=seal, **channel_options)
+
+
+async def open_channel(transport: FrameTransport, identity: Identity,
+                       local_endpoint: AgentEndpoint | None = None, *,
+                       expected_host_key: str | None = None, ticket: str | None = None,
+                       clock: Callable[[], float] = time.time,
+                       rng: Callable[[int], bytes] = os.urandom,
+                       handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
+                       window_seconds: float = DEFAULT_WINDOW_SECONDS,
+                       seal: bool = True, **channel_options: Any) -> SecureChannel:
+    """The guest's handshake and started channel over a transport already open (TCP, relay)."""
+    local = local_endpoint or AgentEndpoint(identity.agent_id, "lingxi", "tcp://guest")
     try:
         keys = await client_handshake(transport, identity, local, clock=clock, rng=rng,
                                       expected_peer_key=expected_host_key, ticket=ticket,
-                                      window_seconds=window_seconds, timeout=handshake_timeout)
+                                      window_seconds=window_seconds, timeout=handshake_timeout,
+                                      seal=seal)
     except BaseException:
         await transport.close()
         raise

@@ -31,6 +31,7 @@ ENVELOPE_CODES = (
     "envelope.bad_receiver",
     "envelope.bad_group",
     "envelope.decrypt_failed",
+    "envelope.not_sealed",       # a plaintext payload in a session that agreed to seal
 )
 
 TRANSPORT_CODES = (
@@ -41,6 +42,17 @@ TRANSPORT_CODES = (
     "transport.connect_failed",
     "transport.bad_endpoint",
     "transport.busy",            # the host's one session is taken, or its handshake slots are full
+    # a sealed channel's frame stream (docs/wire.md, "Sealed frames"): each ends the channel
+    "transport.frame_forged",    # a frame that does not open with the peer's frame key
+    "transport.frame_lost",      # a frame never came (a gap in the peer's frame counter)
+    "transport.frame_duplicated",  # a frame that was already delivered came again
+    "transport.frame_reordered",   # frames came out of the order they were sent in
+    "transport.frame_delayed",   # a frame came later than the channel's max_delay
+    # the relay path (docs/wire.md, "The relay")
+    "transport.relay_unreachable",  # no relay server answers
+    "transport.relay_refused",   # the relay refused the credential (none, expired, not this session's)
+    "transport.relay_no_answer",  # the host did not answer on the relay in time
+    "transport.flood",           # the peer sent more than the relay transport's rate limit
 )
 
 HANDSHAKE_CODES = (
@@ -50,6 +62,7 @@ HANDSHAKE_CODES = (
     "handshake.replay",          # a hello not made for this connection's challenge, or seen before
     "handshake.unsupported_version",  # the peer speaks another handshake version
     "handshake.ticket_refused",  # the host's authoriser refused the hello's ticket
+    "handshake.sealing_refused",  # one side wants sealing off (a debug choice), the other not
 )
 
 IDENTITY_CODES = (

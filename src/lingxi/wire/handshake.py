@@ -15,9 +15,23 @@
 
 transcript = SHA-256("lingxi/wire/transcript/v2" ‖ len ‖ challenge frame ‖ len ‖ hello frame
                      ‖ canonical(welcome core));
-keys = HKDF-SHA256(X25519 shared secret, salt=transcript, info="lingxi/wire/keys/v1", 96 bytes)
-→ guest→host HMAC key, host→guest HMAC key, ChaCha20-Poly1305 key.
+secrets = HKDF-SHA256(X25519 shared secret, salt=transcript, info="lingxi/wire/keys/v2", 64 bytes)
+→ one 32-byte secret per direction (guest→host, host→guest); each direction's keys are
+HKDF-SHA256(its secret, info="lingxi/wire/direction/v2", 96 bytes) → HMAC key, payload
+AEAD key (``encrypt: true``), frame AEAD key (the channel's sealed frames).
 session id = first 32 hex of SHA-256("lingxi/wire/session/v1" ‖ transcript).
+
+Why one secret per direction: a side can disclose what one direction said (to a
+judge, say) by handing over that direction's secret alone; the judge derives the
+HMAC key from it, so the secret is proved right by the signatures it checks, and
+derives the AEAD keys that open the payloads. Nothing of the other direction leaks.
+
+Sealing (``seal``, default on) is agreed in the handshake: a guest that turns it
+off says ``seal: false`` in its hello (covered by its proof), the host answers
+with the agreed value in the welcome (covered by the transcript it signs). Both
+must have chosen the same: a host refuses a guest that differs, and a guest
+refuses a welcome that differs, with ``handshake.sealing_refused`` — sealing off
+is a debug choice each side makes explicitly, never one a peer imposes.
 
 Why the challenge: the hello proof covers a value the host drew for this one
 connection, so a captured hello is worthless on any other connection, in this
@@ -84,20 +98,45 @@ Authorizer = Callable[[str, "str | None"], "None | Awaitable[None]"]
 
 
 @dataclass(frozen=True)
+class DirectionKeys:
+    """The keys of one direction of a session, all derived from that direction's secret."""
+
+    secret: bytes             # what a side discloses to let a third party check this direction
+    hmac: bytes               # envelope signatures
+    aead: bytes               # ChaCha20-Poly1305 for encrypt: true payloads
+    frame: bytes              # ChaCha20-Poly1305 for the channel's sealed frames
+
+    @classmethod
+    def derive(cls, secret: bytes) -> DirectionKeys:
+        material = HKDF(algorithm=hashes.SHA256(), length=96, salt=None,
+                        info=b"lingxi/wire/direction/v2").derive(secret)
+        return cls(secret, material[:32], material[32:64], material[64:])
+
+
+@dataclass(frozen=True)
 class SessionKeys:
     """What a finished handshake gives each side."""
 
     role: str                 # "guest" (client) or "host" (server)
     session_id: str           # use as conversation_id
-    send_key: bytes           # HMAC key for what this side sends
-    recv_key: bytes           # HMAC key for what the peer sends
-    aead_key: bytes           # ChaCha20-Poly1305 key for encrypt: true
+    sending: DirectionKeys    # keys for what this side sends
+    receiving: DirectionKeys  # keys for what the peer sends
     local: AgentEndpoint
     peer: AgentEndpoint
     local_identity: str       # Ed25519 public key, hex
     peer_identity: str        # Ed25519 public key, hex
     transcript_hash: str      # hex
     ticket: str | None = None  # the ticket the guest presented (host side), or sent (guest side)
+    sealed: bool = True       # payloads sealed and frames sealed (agreed in the handshake)
+    peer_clock_offset: float = 0.0  # our clock minus the peer's handshake timestamp (s)
+
+    @property
+    def send_key(self) -> bytes:
+        return self.sending.hmac
+
+    @property
+    def recv_key(self) -> bytes:
+        return self.receiving.hmac
 
 
 def _failed(message: str, code: str = "handshake.failed", **details: Any) -> HandshakeError:
@@ -145,6 +184,7 @@ def _hello_proof_content(env: Envelope, payload: dict[str, Any]) -> bytes:
     core = {k: payload[k] for k in ("identity_key", "ephemeral_key", "nonce", "expected_key",
                                     "challenge")}
     core["ticket"] = payload.get("ticket")
+    core["seal"] = payload.get("seal", True)
     core["handshake"] = HANDSHAKE_VERSION
     core["sender"] = env.sender.to_dict()
     core["timestamp"] = env.timestamp
@@ -164,11 +204,26 @@ def _welcome_proof_content(transcript: bytes) -> bytes:
     return b"lingxi/wire/welcome/v2|" + transcript
 
 
-def _derive(shared: bytes, transcript: bytes) -> tuple[bytes, bytes, bytes, str]:
-    material = HKDF(algorithm=hashes.SHA256(), length=96, salt=transcript,
-                    info=b"lingxi/wire/keys/v1").derive(shared)
+def _derive(shared: bytes, transcript: bytes) -> tuple[DirectionKeys, DirectionKeys, str]:
+    """(guest→host keys, host→guest keys, session id)."""
+    material = HKDF(algorithm=hashes.SHA256(), length=64, salt=transcript,
+                    info=b"lingxi/wire/keys/v2").derive(shared)
     session_id = hashlib.sha256(b"lingxi/wire/session/v1" + transcript).hexdigest()[:32]
-    return material[:32], material[32:64], material[64:], session_id
+    return DirectionKeys.derive(material[:32]), DirectionKeys.derive(material[32:]), session_id
+
+
+def _sealing_refused(local_seal: bool, peer_seal: bool, who: str) -> HandshakeError:
+    mine, theirs = ("on" if local_seal else "off"), ("on" if peer_seal else "off")
+    return _failed(f"sealing is {mine} here and {theirs} at the {who}; sealing off is a debug "
+                   "choice both sides must make (--unsealed)", "handshake.sealing_refused")
+
+
+def _seal_choice(body: dict[str, Any]) -> bool:
+    """The hello's or welcome's sealing choice: absent means sealed."""
+    value = body.get("seal", True)
+    if not isinstance(value, bool):
+        raise _failed("seal must be true or false")
+    return value
 
 
 def _check_fields(payload: dict[str, Any], action: str) -> None:
@@ -275,12 +330,14 @@ async def client_handshake(transport: FrameTransport, identity: Identity, local:
                            id_factory: Callable[[], str] = random_id,
                            rng: Callable[[int], bytes] = os.urandom,
                            window_seconds: float = DEFAULT_WINDOW_SECONDS,
-                           timeout: float = DEFAULT_HANDSHAKE_TIMEOUT) -> SessionKeys:
+                           timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
+                           seal: bool = True) -> SessionKeys:
     """Open a session as the guest. ``expected_peer_key``: the host's Ed25519 key (hex).
 
     ``ticket``: an invitation to present (covered by the proof). A host that
     refuses answers ``handshake.refused``; its code becomes this side's error
     (``transport.busy`` is a :class:`TransportError`, the rest HandshakeErrors).
+    ``seal=False`` asks for an unsealed (debug) session; the host must ask too.
     """
     if ticket is not None:
         try:
@@ -311,6 +368,8 @@ async def client_handshake(transport: FrameTransport, identity: Identity, local:
     }
     if ticket is not None:
         payload["ticket"] = ticket
+    if not seal:
+        payload["seal"] = False
     hello = Envelope(id=id_factory(), type=f"p2p:{HELLO}", sender=local, receiver=receiver,
                      payload=payload, timestamp=format_rfc3339(clock()))
     payload["proof"] = identity.sign(_hello_proof_content(hello, payload)).hex()
@@ -327,23 +386,27 @@ async def client_handshake(transport: FrameTransport, identity: Identity, local:
         raise _failed("the host's identity key is not the one expected",
                       "handshake.identity_mismatch", expected=expected_peer_key,
                       presented=body["identity_key"])
+    agreed = _seal_choice(body)
     core = {"identity_key": body["identity_key"], "ephemeral_key": body["ephemeral_key"],
-            "nonce": body["nonce"], "sender": welcome.sender.to_dict()}
+            "nonce": body["nonce"], "sender": welcome.sender.to_dict(), "seal": agreed}
     transcript = _transcript(challenge_frame, hello_frame, core)
     if not verify_ed25519(body["identity_key"], bytes.fromhex(body["proof"]),
                           _welcome_proof_content(transcript)):
         raise _failed("the host's proof does not verify", "handshake.bad_signature")
-    guest_to_host, host_to_guest, aead_key, session_id = _derive(
+    guest_to_host, host_to_guest, session_id = _derive(
         _shared(ephemeral, body["ephemeral_key"]), transcript)
-    pipeline = ReceivePipeline(host_to_guest, clock=clock, window_seconds=window_seconds,
+    pipeline = ReceivePipeline(host_to_guest.hmac, clock=clock, window_seconds=window_seconds,
                                expect_conversation_id=session_id, expect_receiver=local)
     try:
         pipeline.accept(welcome, expect_reply_to=hello.id)
     except EnvelopeError as error:
         raise _failed(f"welcome envelope rejected: {error}", envelope_code=error.code) from None
-    return SessionKeys("guest", session_id, guest_to_host, host_to_guest, aead_key, local,
+    if agreed != seal:  # an honest host refuses instead; this one claims another agreement
+        raise _sealing_refused(seal, agreed, "host")
+    return SessionKeys("guest", session_id, guest_to_host, host_to_guest, local,
                        welcome.sender, identity.public_hex, body["identity_key"],
-                       transcript.hex(), ticket)
+                       transcript.hex(), ticket, sealed=agreed,
+                       peer_clock_offset=clock() - welcome.instant)
 
 
 async def _authorize(authorizers: list[Authorizer], peer_key: str, ticket: str | None) -> None:
@@ -385,7 +448,8 @@ async def server_handshake(transport: FrameTransport, identity: Identity, local:
                            rng: Callable[[int], bytes] = os.urandom,
                            hello_guard: ReplayGuard | None = None,
                            window_seconds: float = DEFAULT_WINDOW_SECONDS,
-                           timeout: float = DEFAULT_HANDSHAKE_TIMEOUT) -> SessionKeys:
+                           timeout: float = DEFAULT_HANDSHAKE_TIMEOUT,
+                           seal: bool = True) -> SessionKeys:
     """Accept a session as the host.
 
     ``expected_peer_key`` (the guest's key, if known) is :func:`pinned_key`;
@@ -394,7 +458,8 @@ async def server_handshake(transport: FrameTransport, identity: Identity, local:
     welcome: returning False refuses with ``transport.busy`` (the accept loop
     uses it so only one connection gets the session). ``on_hello()`` is called
     when the hello frame has arrived. Pass one ``hello_guard`` for all
-    connections of a server.
+    connections of a server. ``seal=False`` hosts an unsealed (debug) session:
+    only a guest that asked for one too is admitted (``handshake.sealing_refused``).
     """
     challenge = rng(32).hex()
     offer = EnvelopeBuilder(local, _unknown_peer(transport), HANDSHAKE_KEY, clock=clock,
@@ -414,6 +479,8 @@ async def server_handshake(transport: FrameTransport, identity: Identity, local:
                               _hello_proof_content(hello, body)):
             raise _failed("the guest's proof does not verify", "handshake.bad_signature")
         _check_guest_expectation(body, identity)
+        if _seal_choice(body) != seal:
+            raise _sealing_refused(seal, _seal_choice(body), "guest")
         if hello_guard is not None:
             _remember_hello(hello_guard, hello, clock, window_seconds)
         authorizers = [pinned_key(expected_peer_key)] if expected_peer_key is not None else []
@@ -435,16 +502,18 @@ async def server_handshake(transport: FrameTransport, identity: Identity, local:
 
     ephemeral = X25519PrivateKey.from_private_bytes(rng(32))
     core = {"identity_key": identity.public_hex, "ephemeral_key": _ephemeral_hex(ephemeral),
-            "nonce": rng(16).hex(), "sender": local.to_dict()}
+            "nonce": rng(16).hex(), "sender": local.to_dict(), "seal": seal}
     transcript = _transcript(challenge_frame, hello_frame, core)
-    guest_to_host, host_to_guest, aead_key, session_id = _derive(
+    guest_to_host, host_to_guest, session_id = _derive(
         _shared(ephemeral, body["ephemeral_key"]), transcript)
     proof = identity.sign(_welcome_proof_content(transcript)).hex()
     payload = {"action": WELCOME, "identity_key": core["identity_key"],
-               "ephemeral_key": core["ephemeral_key"], "nonce": core["nonce"], "proof": proof}
-    builder = EnvelopeBuilder(local, hello.sender, host_to_guest, clock=clock,
+               "ephemeral_key": core["ephemeral_key"], "nonce": core["nonce"], "proof": proof,
+               "seal": seal}
+    builder = EnvelopeBuilder(local, hello.sender, host_to_guest.hmac, clock=clock,
                               id_factory=id_factory, conversation_id=session_id)
     await transport.send(builder.build(payload, reply_to=hello.id).to_bytes())
-    return SessionKeys("host", session_id, host_to_guest, guest_to_host, aead_key, local,
+    return SessionKeys("host", session_id, host_to_guest, guest_to_host, local,
                        hello.sender, identity.public_hex, body["identity_key"], transcript.hex(),
-                       body.get("ticket"))
+                       body.get("ticket"), sealed=seal,
+                       peer_clock_offset=clock() - hello.instant)

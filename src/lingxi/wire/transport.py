@@ -162,6 +162,8 @@ class _Inbox:
 class TcpTransport(_Inbox, asyncio.Protocol):
     """Frames over one TCP connection, parsed as bytes arrive."""
 
+    via = "direct"
+
     def __init__(self, *, max_frame: int = DEFAULT_MAX_FRAME,
                  read_timeout: float = DEFAULT_READ_TIMEOUT) -> None:
         self._init_inbox()
@@ -308,6 +310,8 @@ class TcpTransport(_Inbox, asyncio.Protocol):
 
 class MemoryTransport(_Inbox):
     """One end of an in-memory pair; same interface and limits as TCP."""
+
+    via = "memory"
 
     def __init__(self, name: str, max_frame: int) -> None:
         self._init_inbox()

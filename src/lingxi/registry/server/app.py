@@ -278,7 +278,10 @@ def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
         ("/v1/log", log_entries, ["GET"]),
         ("/v1/log/{seq}", log_record, ["GET"]),
     ]
-    app = Starlette(routes=[Route(path, fn, methods=methods) for path, fn, methods in routes],
+    from lingxi.registry.server.relay_routes import relay_routes
+
+    app = Starlette(routes=[Route(path, fn, methods=methods) for path, fn, methods in routes]
+                    + relay_routes(store, _read_body, _parse, _signed_path),
                     exception_handlers={RegistryError: on_registry_error,
                                         LingxiError: on_lingxi_error,
                                         HTTPException: on_http, Exception: on_crash})

@@ -10,11 +10,16 @@ from lingxi.registry.storage.store import Store
 
 def serve(host: str = "127.0.0.1", port: int = 8470, database_url: str | None = None, *,
           claim_timeout: float = 60.0, access_log: bool = False,
-          ready: object = None) -> None:
-    """Open (and migrate) the database, then serve until interrupted."""
+          ready: object = None, relay: tuple[str, ...] = ()) -> None:
+    """Open (and migrate) the database, then serve until interrupted.
+
+    ``relay``: the NATS URLs of the relay (``lingxi relay serve``) whose
+    credentials this registry signs."""
     import uvicorn
 
     store = Store(database_url, claim_timeout=claim_timeout)
+    if relay:
+        store.relay_servers = list(relay)  # type: ignore[attr-defined]
     app = create_app(store)
     logging.basicConfig(level=logging.WARNING)
     config = uvicorn.Config(app, host=host, port=port, access_log=access_log,

@@ -50,6 +50,12 @@ from lingxi.registry.storage.engine import make_engines, migrate, resolve_url
 
 MAX_LIMIT = 100
 
+
+def _relay_servers(store: Store) -> list[str]:
+    from lingxi.registry.storage.relay import relay_servers
+
+    return relay_servers(store)
+
 # The statements every write runs, built once: constructing SQLAlchemy statements per call
 # costs more than executing them on SQLite.
 _HEAD = select(t.log_head.c.size, t.log_head.c.head).where(t.log_head.c.id == 1)
@@ -237,7 +243,8 @@ class Store:
                 "server_public_key": self.key.public_hex,
                 "backend": "postgresql" if self.postgres else "sqlite",
                 "time": iso(self.clock()), "claim_timeout_seconds": self.claim_timeout,
-                "signature_window_seconds": self.window}
+                "signature_window_seconds": self.window,
+                "relay": _relay_servers(self)}
 
     def version(self) -> int:
         """The log size: it grows with every accepted write, in any server process.

@@ -79,6 +79,7 @@ async def run_on_channel(protocol: LoadedProtocol, role: str, channel: SecureCha
     config = with_decider(config or SessionConfig(), driver_kwargs.get("decider"))
     machine = _machine(protocol, role, options, config, seed, entropy)
     recorder = Recorder(state_dir, role, clock=time.time, keep_events=keep_events)
+    recorder.event(channel.path_event())
     async with channel:
         return await Driver(machine, channel, recorder=recorder, identity=identity,
                             **driver_kwargs).run()
@@ -122,7 +123,8 @@ async def host_session(protocol: LoadedProtocol, endpoint: str, *,
                        accept_timeout: float | None = None,
                        on_refused: Callable[[Exception], None] | None = None,
                        on_closed: Callable[[DriveResult | None], Any] | None = None,
-                       keep_events: bool = True,
+                       keep_events: bool = True, seal: bool = True,
+                       on_host: Callable[[Any], Any] | None = None, listen: bool = True,
                        **driver_kwargs: Any) -> DriveResult:
     """Listen on ``endpoint`` (the bind address), serve exactly one guest, return this side's result.
 
@@ -132,6 +134,9 @@ async def host_session(protocol: LoadedProtocol, endpoint: str, *,
     ``on_listening(bound endpoint)`` may be async and runs before any guest is
     accepted (post an invitation there); ``advertised_endpoint`` is what the
     host tells peers; ``on_closed(result or None)`` always runs at the end.
+    ``seal=False`` (debug) admits only a guest that also chose an unsealed session.
+    ``on_host(accept loop)`` may attach other ways in (the relay); ``listen=False``
+    takes guests from those only.
     """
     config = config or SessionConfig()
     protocol.spec.check_options(options or {})  # a usage error before anyone connects
@@ -145,7 +150,8 @@ async def host_session(protocol: LoadedProtocol, endpoint: str, *,
                 on_listening=(lambda where: _maybe_await(on_listening(where)))
                 if on_listening is not None else None,
                 advertised_endpoint=advertised_endpoint, accept_timeout=accept_timeout,
-                on_refused=on_refused, channel_options=_channel_options(config))
+                on_refused=on_refused, channel_options=_channel_options(config), seal=seal,
+                on_host=on_host, listen=listen)
         except TransportError as error:
             if error.code != "transport.timeout":
                 raise
@@ -169,21 +175,25 @@ async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
                         expected_protocol_id: str | None = None,
                         ticket: str | None = None,
                         protocol_for: Callable[[str], LoadedProtocol] | None = None,
-                        entropy: Entropy | None = None,
+                        entropy: Entropy | None = None, seal: bool = True,
+                        reach: Callable[..., Any] | None = None,
                         **driver_kwargs: Any) -> DriveResult:
     """Connect to a host at ``endpoint`` and play the guest's side.
 
     Without ``protocol`` the host's offer names it, and ``protocol_for(id)``
     finds it locally; ``expected_protocol_id`` (a guest that joined for a
     given protocol) refuses any other offer before any hooks load.
+    ``reach`` replaces the direct connect (same arguments as
+    :func:`lingxi.wire.connection.connect`), e.g. to fall back to the relay.
     """
     config = with_decider(config or SessionConfig(), driver_kwargs.get("decider"))
     identity = identity or local_identity()
-    channel = await connect(endpoint, identity, endpoint_of(identity, "tcp://guest"),
-                            expected_host_key=expected_host_key, ticket=ticket,
+    channel = await (reach or connect)(endpoint, identity, endpoint_of(identity, "tcp://guest"),
+                            expected_host_key=expected_host_key, ticket=ticket, seal=seal,
                             **_channel_options(config))
     folder = _state_dir(state_dir, channel.session_id, "guest")
     recorder = Recorder(folder, "guest", clock=time.time, keep_events=keep_events)
+    recorder.event(channel.path_event())
     if protocol is not None and expected_protocol_id not in (None, protocol.spec.protocol_id):
         await channel.close()
         raise SessionError(PROTOCOL_MISMATCH, "the local protocol is not the one expected",

@@ -1,0 +1,1 @@
+from relayhelpers import nats_servers, processes, relay_keys  # noqa: F401  (fixtures)
