@@ -341,6 +341,18 @@ def test_an_invalid_reply_is_never_signed(tmp_path, callers_file, hooks_body, co
     assert b"signature" not in answer.body and b"secret" not in answer.body
 
 
+def test_hooks_that_cannot_be_made_are_a_coded_refusal(tmp_path, callers_file):
+    protocol = _protocol_with(tmp_path, "        return None\n")
+    (protocol.folder / "hooks.py").write_text(
+        (protocol.folder / "hooks.py").read_text()
+        + "\n    def __init__(self, ctx):\n        raise RuntimeError('no database')\n")
+    protocol = load_protocol(protocol.folder)
+    svc = Service(protocol, server_endpoint(), CallerBook(callers_file), clock=time.time)
+    answer = svc.answer(request().to_bytes())
+    assert (answer.status, answer.code) == (422, "hooks.error")
+    assert b"database" not in answer.body and "no database" in answer.log
+
+
 def test_the_envelope_a_caller_gets_parses_as_sent(service):
     sent = request()
     body = service.answer(sent.to_bytes()).body

@@ -45,8 +45,10 @@ def call(url: str, payload: str, protocol: str, sender: str, key_file: str, to: 
     code is printed), cannot be reached, or its reply fails a check; 2 for
     usage errors (bad JSON, unreadable key, a payload outside the contract).
 
-    Example: lingxi call http://127.0.0.1:8088/ '{"action": "request", "text": "one two"}'
-    --protocol-dir word-count --from alice --key-file alice.key
+    \b
+    Example:
+      lingxi call http://127.0.0.1:8088/ '{"action": "request", "text": "one two"}' \\
+          --protocol-dir word-count --from alice --key-file alice.key
     """
     try:
         import httpx  # noqa: F401

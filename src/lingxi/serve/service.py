@@ -171,7 +171,12 @@ class Service:
         env, key = self._accept(body)
         who = env.sender.agent_id
         correlation = env.correlation_id or env.id
-        hooks = self.protocol.hooks("host", self.hooks_seed())
+        try:
+            hooks = self.protocol.hooks("host", self.hooks_seed())
+        except Exception as error:  # the served hooks' own constructor failed
+            return refusal("hooks.error", "the served protocol's hooks failed on this request",
+                           f"caller {who}: hooks could not be made: {type(error).__name__}: "
+                           f"{error}")
         machine = make_machine("host", self.spec, hooks, options=self.options,
                                config=self.config)
         result = answer_once(machine, env.payload, correlation_id=correlation, size=len(body))
