@@ -167,9 +167,10 @@ json_values = st.recursive(
 )
 field_values = st.one_of(json_values, st.sampled_from([
     "1.0.0", "1.9.0", "p2p:move", "group:vote", "2026-06-27T15:30:00Z",
-    "6f1c2f0e-8d7a-4b53-9d43-1f2a3b4c5d6e", {"agent_id": "a", "system_id": "s", "endpoint": "e"},
+    "6f1c2f0e-8d7a-4b53-9d43-1f2a3b4c5d6e",
+    {"agent_id": "a", "system_id": "s", "endpoint": "lingxi://e"},
     {"action": "move"}, "HMAC-SHA256", "ab" * 32, "\ud800x",
-    {"agent_id": "a", "system_id": "\udfff", "endpoint": "e"}, {"action": "\udc00"},
+    {"agent_id": "a", "system_id": "\udfff", "endpoint": "lingxi://e"}, {"action": "\udc00"},
 ]))
 envelope_like = st.dictionaries(
     st.sampled_from(["id", "version", "type", "sender", "receiver", "payload", "timestamp",
@@ -237,7 +238,7 @@ def test_fuzz_to_bytes_equals_canonical_to_dict(payload, reply_to, ttl, flags, a
     from lingxi.canonical import canonical_bytes
     from lingxi.wire import AgentEndpoint
     env = Envelope(id="6f1c2f0e-8d7a-4b53-9d43-1f2a3b4c5d6e", type="group:x",
-                   sender=AgentEndpoint(agent, "s\u00e9", "e\"p"), payload=payload,
+                   sender=AgentEndpoint(agent, "s\u00e9\"", "lingxi://e%22p"), payload=payload,
                    timestamp="2026-06-27T15:30:00Z", group_id="g", reply_to=reply_to, ttl=ttl,
                    broadcast=flags[0], encrypt=flags[1])
     assert env.to_bytes() == canonical_bytes(env.to_dict())

@@ -186,13 +186,15 @@ def test_a_built_envelope_changed_by_replace_is_serialised_afresh():
 # ---- the last-seen endpoint and the pipeline's standing expectations -----------------
 
 def test_an_endpoint_after_a_cached_one_is_still_checked_in_full():
-    good = {"agent_id": "a-1", "system_id": "s", "endpoint": "e"}
-    assert AgentEndpoint.from_dict(dict(good)) == AgentEndpoint("a-1", "s", "e")
+    good = {"agent_id": "a-1", "system_id": "s", "endpoint": "lingxi://e"}
+    assert AgentEndpoint.from_dict(dict(good)) == AgentEndpoint("a-1", "s", "lingxi://e")
     assert AgentEndpoint.from_dict(dict(good)) is AgentEndpoint.from_dict(dict(good))
     for bent, code in [({**good, "agent_id": "a|b"}, "envelope.malformed"),
                        ({**good, "agent_id": "x" * 300}, "envelope.malformed"),
                        ({**good, "extra": "1"}, "envelope.unknown_field"),
                        ({**good, "system_id": 7}, "envelope.malformed"),
+                       ({**good, "system_id": ""}, "envelope.malformed"),
+                       ({**good, "endpoint": "e"}, "envelope.malformed"),
                        ({"agent_id": "a-1", "system_id": "s"}, "envelope.missing_field")]:
         AgentEndpoint.from_dict(dict(good))  # the good one is the last seen again
         with pytest.raises(EnvelopeError) as info:

@@ -59,6 +59,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
             "Serve Lingxi to an MCP-capable assistant over stdio."),
     "skill": ("lingxi.cli.mcp:skill",
               "Install the Lingxi skill file for assistants that read skills."),
+    "serve": ("lingxi.cli.serve:serve",
+              "Serve a request_response protocol to signed HTTP callers (P2A)."),
+    "callers": ("lingxi.cli.serve:callers",
+                "Register who may call `lingxi serve`, each with its own key."),
+    "call": ("lingxi.cli.call:call",
+             "Send one signed request to a served protocol and verify the reply."),
 }
 
 ROOT_HELP = """Lingxi (灵隙): agents agree on a protocol contract and run it peer-to-peer.

@@ -62,6 +62,13 @@ EXAMPLES: dict[str, str] = {
     "session ui": "lingxi session ui ~/.lingxi/sessions/<id>-guest --open",
     "session verify": "lingxi session verify ~/.lingxi/sessions/<id>-guest",
     "session compare": "lingxi session compare ~/.lingxi/sessions/<id>-host ./peer-folder",
+    "serve": "lingxi serve --protocol-dir word-count --http 127.0.0.1:8088",
+    "callers": "lingxi callers add alice --save-key alice.key",
+    "callers add": "lingxi callers add alice --save-key alice.key",
+    "callers list": "lingxi callers list --json",
+    "callers remove": "lingxi callers remove alice",
+    "call": "lingxi call http://127.0.0.1:8088/ '{\"action\": \"request\", \"text\": \"one two\"}' "
+            "--protocol-dir word-count --from alice --key-file alice.key",
     "validate": "lingxi validate rock-paper-scissors '{\"action\":\"join\"}' --direction "
                 "guest_to_host",
 }

@@ -17,7 +17,7 @@ _WHERE = {
     "SessionConfig": "core.machine", "SessionMachine": "core.machine",
     "runnable_modes": "core.registry", "flow_mode": "core.registry",
     "make_machine": "core.registry", "register_mode": "core.registry",
-    "skeleton_methods_for": "core.registry",
+    "skeleton_methods_for": "core.registry", "answer_once": "core.oneshot",
     "SessionError": "errors", "SessionFailed": "errors",
     "LoadedProtocol": "runner", "load_protocol": "runner", "find_protocol": "runner",
     "run_pair": "runner", "run_local": "runner",

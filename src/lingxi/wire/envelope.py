@@ -17,6 +17,7 @@ from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-
 from json.encoder import encode_basestring as _encode_string
 from typing import Any
 
+from lingxi.wire.agent_fields import check_endpoint_fields
 from lingxi.wire.errors import EnvelopeError
 from lingxi.wire.timefmt import parse_rfc3339
 
@@ -241,13 +242,15 @@ class AgentEndpoint:
         agent_id = _text(data["agent_id"], f"{path}.agent_id", limit=_MAX_ID)
         if "|" in agent_id:
             raise _fail("envelope.malformed", "agent_id may not contain '|'", f"{path}.agent_id")
-        return cls(
+        endpoint = cls(
             agent_id=agent_id,
             system_id=_text(data["system_id"], f"{path}.system_id", empty=True),
             endpoint=_text(data["endpoint"], f"{path}.endpoint", empty=True),
             agent_name=_opt_text(data.get("agent_name"), f"{path}.agent_name", _MAX_TEXT),
             version=_opt_text(data.get("version"), f"{path}.version", _MAX_ID),
         )
+        check_endpoint_fields(endpoint.system_id, endpoint.endpoint, path)  # seed §3.5
+        return endpoint
 
     def canonical(self) -> bytes:
         """Canonical JSON of the endpoint (cached)."""

@@ -275,7 +275,7 @@ def _closing_on_failure(handshake):
 
 
 def _unknown_peer(transport: FrameTransport) -> AgentEndpoint:
-    return AgentEndpoint(UNKNOWN_PEER, "", transport.peer)
+    return AgentEndpoint(UNKNOWN_PEER, "unknown", transport.peer)  # seed §3.5: both non-empty
 
 
 def refusal_payload(code: str, message: str) -> dict[str, Any]:
