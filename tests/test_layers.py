@@ -37,6 +37,8 @@ VIOLATIONS = {
     "llm": ("llm.py", "import lingxi.session.core.decisions"),
     "nats": ("wire/channel.py", "import nats"),
     "mcp": ("mcp/runs.py", "import lingxi.session.drivers.network"),
+    "serve": ("serve/service.py", "import lingxi.registry.client"),
+    "serve-edge": ("session/runner.py", "import lingxi.serve"),
 }
 
 

@@ -15,6 +15,7 @@ from lingxi.cli.common import (
     read_bytes,
     safe_line,
 )
+from lingxi.wire.agent_fields import lingxi_endpoint
 
 ALGORITHM_CHOICE = click.Choice(["HMAC-SHA256", "HMAC-SHA512"])
 
@@ -142,13 +143,13 @@ def sign(key_file: str, kind: str | None, to: str | None, to_system: str,
         raw: dict[str, Any] = {
             "id": env_id or str(uuid.uuid4()), "version": "1.0.0", "type": kind,
             "sender": {"agent_id": sender, "system_id": system_id,
-                       "endpoint": endpoint or f"lingxi://{sender}"},
+                       "endpoint": endpoint or lingxi_endpoint(sender)},
             "payload": payload, "timestamp": timestamp or format_rfc3339(time.time()),
             "signature_algorithm": algorithm,
         }
         if to is not None:
             raw["receiver"] = {"agent_id": to, "system_id": to_system,
-                               "endpoint": to_endpoint or f"lingxi://{to}"}
+                               "endpoint": to_endpoint or lingxi_endpoint(to)}
         for name, value in (("ttl", ttl), ("reply_to", reply_to),
                             ("correlation_id", correlation_id),
                             ("conversation_id", conversation_id), ("group_id", group_id)):

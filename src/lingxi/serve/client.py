@@ -23,6 +23,7 @@ from typing import Any
 from lingxi.errors import CheckFailed, LingxiError
 from lingxi.textsafe import peer_words
 from lingxi.wire import AgentEndpoint, Envelope, EnvelopeBuilder, EnvelopeError, ReceivePipeline
+from lingxi.wire.agent_fields import lingxi_endpoint
 from lingxi.wire.signature import DEFAULT_ALGORITHM
 
 MAX_ANSWER = 4 << 20  # bytes of an answer we read
@@ -41,7 +42,7 @@ class CallResult:
 
 def caller_endpoint(agent_id: str) -> AgentEndpoint:
     """The endpoint a caller without a callback presents (``lingxi://<id>``)."""
-    return AgentEndpoint(agent_id, "lingxi", f"lingxi://{agent_id}")
+    return AgentEndpoint(agent_id, "lingxi", lingxi_endpoint(agent_id))
 
 
 def _read(response: Any) -> bytes:

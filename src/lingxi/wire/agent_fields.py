@@ -21,6 +21,7 @@ bounded length by the parser.
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
 from lingxi.wire.errors import EnvelopeError
 
@@ -36,6 +37,12 @@ def endpoint_url_problem(text: str) -> str | None:
     if _BAD_ESCAPE.search(text):
         return "has a '%' that does not start a %XX escape"
     return None
+
+
+def lingxi_endpoint(agent_id: str) -> str:
+    """The endpoint an agent without a callback URL presents: ``lingxi://`` and its id,
+    percent-encoded so that any id (spaces, controls, non-ASCII) gives a valid URL."""
+    return "lingxi://" + quote(agent_id, safe="")
 
 
 def check_endpoint_fields(system_id: str, endpoint: str, path: str) -> None:
