@@ -16,6 +16,7 @@ import base64
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,13 @@ from lingxi.errors import EXIT_FAILED
 from lingxi.registry.client.ledger import Ledger
 from lingxi.registry.errors import RegistryError
 from lingxi.registry.models.bundle import check_files
+from lingxi.registry.models.proofs import (
+    Proven,
+    check_identity,
+    check_invitation,
+    check_protocol,
+    check_session,
+)
 from lingxi.registry.models.signing import Signer, sign_request
 from lingxi.registry.models.ticket import TicketClaims, verify_ticket
 from lingxi.textsafe import terminal_safe
@@ -49,8 +57,10 @@ class RegistryClient:
 
     def __init__(self, base_url: str, identity: Signer | None = None, *,
                  transport: httpx.AsyncBaseTransport | None = None, timeout: float = 15.0,
-                 ledger: Ledger | None = None) -> None:
+                 ledger: Ledger | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.base_url = base_url.rstrip("/")
+        self.clock = clock
         self.identity = identity
         self.ledger = ledger
         self._http = httpx.AsyncClient(base_url=self.base_url, transport=transport,
@@ -123,8 +133,17 @@ class RegistryClient:
     async def info(self) -> dict[str, Any]:
         return await self._call("GET", "/v1/info")
 
+    async def _proven(self, answer: dict[str, Any],
+                      check: Callable[[dict[str, Any], Proven], None]) -> dict[str, Any]:
+        """``answer`` once its proof holds against the pinned server key (else
+        ``registry.unproven``): nothing the client acts on is taken from a mere row."""
+        check(answer, Proven(answer, pinned_key=await self.server_key(), now=self.clock()))
+        return answer
+
     async def identity_record(self, agent_id: str) -> dict[str, Any]:
-        return await self._call("GET", f"/v1/identities/{agent_id}")
+        """An agent's nickname and key, proven from its self-signed identity record."""
+        return await self._proven(await self._call("GET", f"/v1/identities/{agent_id}"),
+                                  check_identity)
 
     async def search(self, *, name: str | None = None, type: str | None = None,
                      q: str | None = None, cursor: str | None = None,
@@ -133,7 +152,9 @@ class RegistryClient:
             "name": name, "type": type, "q": q, "cursor": cursor, "limit": limit})
 
     async def protocol(self, protocol_id_: str) -> dict[str, Any]:
-        return await self._call("GET", f"/v1/protocols/{protocol_id_}")
+        """A protocol's spec and metadata, proven from its registration record."""
+        return await self._proven(await self._call("GET", f"/v1/protocols/{protocol_id_}"),
+                                  check_protocol)
 
     async def fetch_spec(self, protocol_id_: str) -> dict[str, Any]:
         """The spec behind ``protocol_id_``, refused unless it hashes to that id and loads."""
@@ -164,10 +185,15 @@ class RegistryClient:
             "cursor": cursor, "limit": limit})
 
     async def invitation(self, invitation_id: str) -> dict[str, Any]:
-        return await self._call("GET", f"/v1/invitations/{invitation_id}")
+        """An invitation; its endpoint, host, host key, protocol and options proven from the
+        host's signed invitation record and identity (its status is the registry's word)."""
+        return await self._proven(await self._call("GET", f"/v1/invitations/{invitation_id}"),
+                                  check_invitation)
 
     async def session(self, session_id: str) -> dict[str, Any]:
-        return await self._call("GET", f"/v1/sessions/{session_id}")
+        """A session; every receipt in it proven to be the one its party posted."""
+        return await self._proven(await self._call("GET", f"/v1/sessions/{session_id}"),
+                                  check_session)
 
     async def sessions(self, *, status: str | None = None, cursor: str | None = None,
                        limit: int | None = None) -> dict[str, Any]:
@@ -177,17 +203,26 @@ class RegistryClient:
     async def head(self) -> dict[str, Any]:
         return await self._call("GET", "/v1/log/head")
 
-    async def log_entries(self) -> list[dict[str, Any]]:
+    async def log_entries(self, *, records: bool = False) -> list[dict[str, Any]]:
         entries: list[dict[str, Any]] = []
         while True:
-            page = (await self._call("GET", "/v1/log", params={"after": len(entries),
-                                                                "limit": 1000}))["entries"]
+            page = (await self._call("GET", "/v1/log", params={
+                "after": len(entries), "limit": 1000,
+                "records": "1" if records else None}))["entries"]
             entries.extend(page)
             if len(page) < 1000:
                 return entries
 
     async def log_record(self, seq: int) -> dict[str, Any]:
         return (await self._call("GET", f"/v1/log/{seq}"))["record"]
+
+    async def inclusion(self, seq: int, size: int) -> dict[str, Any]:
+        return await self._call("GET", "/v1/log/proof/inclusion",
+                                params={"seq": seq, "size": size})
+
+    async def consistency(self, old: int, new: int) -> dict[str, Any]:
+        return await self._call("GET", "/v1/log/proof/consistency",
+                                params={"from": old, "to": new})
 
     async def preflight(self, spec: dict[str, Any]) -> dict[str, Any]:
         return await self._call("POST", "/v1/protocols/preflight", body={"spec": spec})

@@ -201,11 +201,29 @@ def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
         return await signed_write(request, store.post_receipt, _path_id(request, "session_id"))
 
     async def log_head(request: Request) -> Response:
-        return _JSON(store.head())
+        return _JSON(await run_in_threadpool(store.head))
+
+    async def log_checkpoint(request: Request) -> Response:
+        head = await run_in_threadpool(store.head)
+        return Response(head["checkpoint"], media_type="text/plain; charset=utf-8")
 
     async def log_entries(request: Request) -> Response:
-        return _JSON(store.log_entries(_int(request, "after", 0) or 0,
-                                       _int(request, "limit", 1000) or 1000))
+        records = request.query_params.get("records") in ("1", "true")
+        return _JSON(await run_in_threadpool(
+            lambda: store.log_entries(_int(request, "after", 0) or 0,
+                                      _int(request, "limit", 1000) or 1000, records=records)))
+
+    async def inclusion(request: Request) -> Response:
+        seq, size = _int(request, "seq"), _int(request, "size")
+        if seq is None or size is None:
+            raise RegistryError("registry.bad_request", "seq and size are required")
+        return _JSON(await run_in_threadpool(store.inclusion_proof, seq, size))
+
+    async def consistency(request: Request) -> Response:
+        old, new = _int(request, "from"), _int(request, "to")
+        if old is None or new is None:
+            raise RegistryError("registry.bad_request", "from and to are required")
+        return _JSON(await run_in_threadpool(store.consistency_proof, old, new))
 
     async def log_record(request: Request) -> Response:
         seq = request.path_params["seq"]
@@ -265,6 +283,9 @@ def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
         ("/v1/sessions/{session_id}", get_session, ["GET"]),
         ("/v1/sessions/{session_id}/receipts", post_receipt, ["POST"]),
         ("/v1/log/head", log_head, ["GET"]),
+        ("/v1/log/checkpoint", log_checkpoint, ["GET"]),
+        ("/v1/log/proof/inclusion", inclusion, ["GET"]),
+        ("/v1/log/proof/consistency", consistency, ["GET"]),
         ("/v1/log", log_entries, ["GET"]),
         ("/v1/log/{seq}", log_record, ["GET"]),
     ]

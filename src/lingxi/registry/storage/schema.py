@@ -1,7 +1,8 @@
 """The registry's tables (SQLAlchemy Core). Migrations in ``migrations/`` create them.
 
 The ``log`` table is the source of truth: it holds every accepted record in
-order with its hash chain. The other tables are indexes over the same facts
+order with its Merkle leaf hash (``merkle_nodes`` holds the tree above them,
+``log_head`` its size and root). The other tables are indexes over the same facts
 that queries need (open invitations, protocol search, session status).
 """
 
@@ -37,10 +38,16 @@ log = Table("log", metadata,
             Column("kind", String(32), nullable=False),
             Column("record_id", String(160), nullable=False),
             Column("record_sha256", String(64), nullable=False),
-            Column("prev", String(64), nullable=False),
-            Column("hash", String(64), nullable=False),
+            Column("hash", String(64), nullable=False),  # the entry's Merkle leaf hash
             Column("time", BigInteger, nullable=False),
-            Column("record", Text, nullable=False))
+            Column("record", Text, nullable=False),
+            Index("ix_log_kind", "kind", "seq"),
+            Index("ix_log_record", "record_id"))
+
+# One hash per perfect subtree of the log's Merkle tree: id = level << 48 | index.
+merkle_nodes = Table("merkle_nodes", metadata,
+                     Column("id", BigInteger, primary_key=True, autoincrement=False),
+                     Column("hash", String(64), nullable=False))
 
 nonces = Table("nonces", metadata,
                Column("agent_id", String(32), primary_key=True),

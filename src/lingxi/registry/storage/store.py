@@ -46,9 +46,16 @@ from lingxi.registry.models.records import (
 )
 from lingxi.registry.models.signing import WINDOW_SECONDS, SignedRequest, check_signature
 from lingxi.registry.models.ticket import issue_ticket
+from lingxi.registry.storage import proofs, tree
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.engine import make_engines, migrate, resolve_url
-from lingxi.registry.storage.keylog import current_key, key_record
+from lingxi.registry.storage.keylog import (
+    current_key,
+    first_key,
+    key_record,
+    log_origin,
+    logged_identity_key,
+)
 from lingxi.registry.storage.secrets import ENV, key_path, load_server_key, write_secret
 
 MAX_LIMIT = 100
@@ -170,6 +177,7 @@ class Store:
                     f"{current[:16]}…, but {self.key_file} holds {key.public_hex[:16]}…; give "
                     "this process the same key file as the others (--key-file or "
                     f"${ENV})", status=500, exit_code=2)
+            self.origin = log_origin(first_key(conn) or key.public_hex)
             return key
 
     def rotate_key(self, new: ServerKey) -> dict[str, Any]:
@@ -187,11 +195,17 @@ class Store:
         return log
 
     def public_key_of(self, agent_id: str) -> str | None:
+        """The key of ``agent_id``'s identity *record in the log*, never a mutable row: the
+        ``agents`` row only says where the record is, and a record that is not that
+        agent's self-signed identity (an edited row) counts as no key at all."""
         key = self._keys.get(agent_id)
         if key is None:
             with self.reader.connect() as conn:
-                key = conn.execute(select(t.agents.c.public_key)
-                                   .where(t.agents.c.agent_id == agent_id)).scalar()
+                text = conn.execute(select(t.log.c.record).join(
+                    t.agents, t.agents.c.seq == t.log.c.seq).where(
+                    t.agents.c.agent_id == agent_id, t.log.c.kind == "identity",
+                    t.log.c.record_id == agent_id)).scalar()
+            key = logged_identity_key(text, agent_id)
             if key is not None:
                 self._keys[agent_id] = key
         return key
@@ -254,15 +268,15 @@ class Store:
     @staticmethod
     def _append(conn: Connection, head: Any, kind: str, record_id: str,
                 record: dict[str, Any], now: float) -> dict[str, Any]:
-        """Append ``record`` after ``head`` (held locked by the caller's transaction)."""
+        """Append ``record`` as the next leaf (the caller's transaction holds the head)."""
         seq = head.size + 1
-        entry = make_entry(seq, kind, record_id, record, head.head, int(now))
+        entry = make_entry(seq, kind, record_id, record, int(now))
         conn.execute(_LOG_ADD, {"record": canonical_json(record),
                                 **{k: entry[k] for k in ("seq", "kind", "record_id",
-                                                         "record_sha256", "prev", "hash",
-                                                         "time")}})
-        conn.execute(_HEAD_SET, {"new_size": seq, "new_head": entry["hash"]})
-        return {"seq": seq, "hash": entry["hash"], "record": record}
+                                                         "record_sha256", "hash", "time")}})
+        root = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]))
+        conn.execute(_HEAD_SET, {"new_size": seq, "new_head": root.hex()})
+        return {"seq": seq, "hash": entry["hash"], "entry": entry, "record": record}
 
     def spec(self, protocol_id: str) -> Spec:
         with self._spec_lock:
@@ -285,7 +299,7 @@ class Store:
     # ------------------------------------------------------------------ info / log
     def info(self) -> dict[str, Any]:
         return {"name": "lingxi-registry", "api": "v1",
-                "server_public_key": self.key.public_hex,
+                "server_public_key": self.key.public_hex, "origin": self.origin,
                 "backend": "postgresql" if self.postgres else "sqlite",
                 "time": iso(self.clock()), "claim_timeout_seconds": self.claim_timeout,
                 "signature_window_seconds": self.window,
@@ -319,19 +333,46 @@ class Store:
             raise
 
     def head(self) -> dict[str, Any]:
+        """The signed checkpoint of the tree as it is now."""
         with self.reader.connect() as conn:
-            row = conn.execute(_HEAD).one()
-        return sign_head(self.key, row.size, row.head, int(self.clock()))
+            size = conn.execute(_HEAD).one().size
+            root = tree.root(conn, size)
+        return sign_head(self.key, self.origin, size, root, int(self.clock()))
 
-    def log_entries(self, after: int = 0, limit: int = 1000) -> dict[str, Any]:
+    def inclusion_proof(self, seq: int, size: int) -> dict[str, Any]:
+        """The audit path of entry ``seq`` (1-based) in the tree of ``size`` entries."""
+        with self.reader.connect() as conn:
+            current = conn.execute(_HEAD).one().size
+            if not 1 <= seq <= size <= current:
+                raise _bad(f"need 1 <= seq <= size <= {current} (the log's size)")
+            leaf = conn.execute(select(t.log.c.hash).where(t.log.c.seq == seq)).scalar()
+            path = tree.inclusion(conn, seq - 1, size)
+        return {"seq": seq, "size": size, "leaf": leaf, "path": [h.hex() for h in path]}
+
+    def consistency_proof(self, old: int, new: int) -> dict[str, Any]:
+        """The proof that the tree of ``old`` entries is a prefix of the one of ``new``."""
+        with self.reader.connect() as conn:
+            current = conn.execute(_HEAD).one().size
+            if not 0 <= old <= new <= current:
+                raise _bad(f"need 0 <= from <= to <= {current} (the log's size)")
+            proof = tree.consistency(conn, old, new)
+        return {"from": old, "to": new, "proof": [h.hex() for h in proof]}
+
+    def log_entries(self, after: int = 0, limit: int = 1000, *, records: bool = False
+                    ) -> dict[str, Any]:
+        """Entries after ``after``; with ``records`` each carries its record (full audits)."""
         if after < 0 or not 1 <= limit <= 1000:
             raise _bad("after must be >= 0 and limit 1-1000")
-        cols = [t.log.c[k] for k in ("seq", "kind", "record_id", "record_sha256", "prev",
-                                     "hash", "time")]
+        names = ["seq", "kind", "record_id", "record_sha256", "hash", "time"]
+        cols = [t.log.c[k] for k in names + (["record"] if records else [])]
         with self.reader.connect() as conn:
             rows = conn.execute(select(*cols).where(t.log.c.seq > after)
                                 .order_by(t.log.c.seq).limit(limit)).mappings().all()
-        return {"entries": [dict(r) for r in rows]}
+        out = [dict(r) for r in rows]
+        if records:
+            for item in out:
+                item["record"] = json.loads(item["record"])
+        return {"entries": out}
 
     def log_record(self, seq: int) -> dict[str, Any]:
         with self.reader.connect() as conn:
@@ -381,14 +422,16 @@ class Store:
         return self._write(signed, text, decide)
 
     def identity(self, agent_id: str) -> dict[str, Any]:
+        """The agent's nickname and key, with the proof of its identity record."""
         with self.reader.connect() as conn:
             row = conn.execute(select(t.agents).where(t.agents.c.agent_id == agent_id)
                                ).mappings().first()
-        if row is None:
-            raise _not_found("identity", agent_id)
+            if row is None:
+                raise _not_found("identity", agent_id)
+            proof = proofs.proof(self, conn, [row["seq"]])
         return {"agent_id": row["agent_id"], "nickname": row["nickname"],
                 "public_key": row["public_key"], "created_at": iso(row["created_at"]),
-                "seq": row["seq"]}
+                "seq": row["seq"], "proof": proof}
 
     # ------------------------------------------------------------------ protocols
     @staticmethod
@@ -477,8 +520,10 @@ class Store:
                                         t.bundles.c.created_by)
                                  .where(t.bundles.c.protocol_id == protocol_id)
                                  .order_by(t.bundles.c.seq)).mappings().all()
+            proof = proofs.proof(self, conn, [row["seq"], *proofs.identity_seqs(
+                conn, [row["registered_by"]])])
         return {**self._protocol_summary(row), "spec": json.loads(row["spec"]),
-                "bundles": [dict(b) for b in found]}
+                "bundles": [dict(b) for b in found], "proof": proof}
 
     def search_protocols(self, *, name: str | None = None, type: str | None = None,
                          q: str | None = None, cursor: str | None = None,
@@ -632,9 +677,12 @@ class Store:
         return row
 
     def invitation(self, invitation_id: str) -> dict[str, Any]:
+        """One invitation, with the proof of its record and of its host's identity."""
         with self.reader.connect() as conn:
             row = self._load_invitation(conn, invitation_id)
-        return self._invitation(row, self.clock())
+            proof = proofs.proof(self, conn, [row["seq"], *proofs.identity_seqs(
+                conn, [row["host_agent_id"]])])
+        return {**self._invitation(row, self.clock()), "proof": proof}
 
     def browse(self, *, protocol_id: str | None = None, host: str | None = None,
                type: str | None = None, name: str | None = None, cursor: str | None = None,
@@ -789,12 +837,17 @@ class Store:
         return out
 
     def session(self, session_id: str) -> dict[str, Any]:
+        """One session, with the proof of its receipt records and its parties' identities."""
         with self.reader.connect() as conn:
             row = conn.execute(select(t.sessions).where(t.sessions.c.session_id == session_id)
                                ).mappings().first()
-        if row is None:
-            raise _not_found("session", session_id)
-        return self._session(row)
+            if row is None:
+                raise _not_found("session", session_id)
+            seqs = proofs.seqs_of(conn, "receipt", [f"{session_id}:host",
+                                                    f"{session_id}:guest"])
+            proof = proofs.proof(self, conn, [*seqs, *proofs.identity_seqs(
+                conn, [row["host_agent_id"], row["guest_agent_id"]])])
+        return {**self._session(row), "proof": proof}
 
     def sessions(self, *, status: str | None = None, protocol_id: str | None = None,
                  cursor: str | None = None, limit: int | None = None) -> dict[str, Any]:
