@@ -29,7 +29,7 @@ def test_an_old_chained_log_becomes_a_merkle_tree(database_url, tmp_path):
     engine = create_engine(resolve_url(database_url))
     try:
         with engine.begin() as conn:  # the shared test database may be at head: start over
-            for table in ("merkle_nodes", "bundle_files", "bundles", "sessions", "invitations",
+            for table in ("idempotency", "merkle_nodes", "bundle_files", "bundles", "sessions", "invitations",
                           "protocols", "agents", "nonces", "log", "log_head", "meta",
                           "alembic_version"):
                 conn.execute(text(f"DROP TABLE IF EXISTS {table}"))

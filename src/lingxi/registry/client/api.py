@@ -12,9 +12,11 @@ signature, and every record a write returns is kept in the local
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,6 +41,7 @@ from lingxi.registry.models.ticket import TicketClaims, verify_ticket
 from lingxi.textsafe import terminal_safe
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+RETRIES = 2  # a signed write whose answer was lost is sent again, under its idempotency key
 
 
 @dataclass(frozen=True)
@@ -87,22 +90,30 @@ class RegistryClient:
         query = {k: v for k, v in (params or {}).items() if v is not None}
         content = b"" if body is None else json.dumps(body, ensure_ascii=False).encode()
         headers = {"content-type": "application/json"} if body is not None else {}
-        if signed:
-            if self.identity is None:
-                raise RegistryError("registry.no_identity",
-                                    "this call needs an identity; run `lingxi identity init`")
-            target = path + ("?" + str(httpx.QueryParams(query)) if query else "")
-            headers.update(sign_request(self.identity, method, target, content))
-        try:
-            response = await self._http.request(method, path, content=content or None,
-                                                 headers=headers, params=query or None)
-        except httpx.InvalidURL as error:
-            raise RegistryError("registry.bad_request", f"cannot build the request: {error}",
-                                status=400) from None
-        except httpx.HTTPError as error:
-            raise RegistryError("registry.unreachable",
-                                f"cannot reach the registry at {self.base_url}: {error}",
-                                status=503, exit_code=EXIT_FAILED) from None
+        if signed and self.identity is None:
+            raise RegistryError("registry.no_identity",
+                                "this call needs an identity; run `lingxi identity init`")
+        target = path + ("?" + str(httpx.QueryParams(query)) if query else "")
+        if signed:  # a lost answer is retried with the same key: the registry answers as before
+            headers["idempotency-key"] = secrets.token_hex(16)
+        for attempt in range(RETRIES + 1 if signed else 1):
+            if signed:
+                assert self.identity is not None
+                headers.update(sign_request(self.identity, method, target, content))
+            try:
+                response = await self._http.request(method, path, content=content or None,
+                                                     headers=headers, params=query or None)
+                break
+            except httpx.InvalidURL as error:
+                raise RegistryError("registry.bad_request", f"cannot build the request: {error}",
+                                    status=400) from None
+            except httpx.HTTPError as error:
+                if attempt < RETRIES and signed and isinstance(error, httpx.TransportError):
+                    await asyncio.sleep(0.2 * (attempt + 1))
+                    continue
+                raise RegistryError("registry.unreachable",
+                                    f"cannot reach the registry at {self.base_url}: {error}",
+                                    status=503, exit_code=EXIT_FAILED) from None
         try:
             data = response.json()
         except ValueError:

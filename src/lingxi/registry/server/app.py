@@ -126,7 +126,9 @@ def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
         data, text = _parse(body)  # bounded before anything else looks at the body
         signed = parse_signed(request.headers, request.method, _signed_path(request), body,
                               now=store.clock(), window=store.window)
-        result = await run_in_threadpool(action, signed, *args, data, text)
+        key = request.headers.get("idempotency-key")
+        result = await run_in_threadpool(store.idempotent(key, action), signed, *args, data,
+                                         text)
         return _JSON(result, status_code=201 if result.get("created") else 200)
 
     async def info(request: Request) -> Response:

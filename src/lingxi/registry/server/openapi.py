@@ -53,7 +53,11 @@ PAGING = [_query("cursor", {"type": "string"}, "next_cursor of the previous page
 
 def _write(summary: str, body: dict[str, Any], *errors: int, params: list | None = None,
            created: bool = True) -> dict[str, Any]:
-    return {"post": {"summary": summary, "parameters": [*(params or []), *_signed_headers()],
+    idem = {"name": "Idempotency-Key", "in": "header", "required": False,
+            "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{16,128}$"},
+            "description": "a retry with the same key and request gets the first answer"}
+    return {"post": {"summary": summary,
+                     "parameters": [*(params or []), *_signed_headers(), idem],
                      "requestBody": {"required": True, **_json(body)},
                      "responses": _responses(summary, 400, 401, 413, 422, *errors,
                                              created=created)}}

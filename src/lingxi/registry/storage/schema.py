@@ -55,6 +55,14 @@ nonces = Table("nonces", metadata,
                Column("ts", BigInteger, nullable=False),
                Index("ix_nonces_ts", "ts"))
 
+idempotency = Table("idempotency", metadata,
+                    Column("agent_id", String(32), primary_key=True),
+                    Column("key", String(128), primary_key=True),
+                    Column("request_sha256", String(64), nullable=False),
+                    Column("response", Text, nullable=False),
+                    Column("ts", BigInteger, nullable=False),
+                    Index("ix_idempotency_ts", "ts"))
+
 agents = Table("agents", metadata,
                Column("agent_id", String(32), primary_key=True),
                Column("nickname", String(64), nullable=False, unique=True),

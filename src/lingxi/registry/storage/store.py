@@ -46,7 +46,7 @@ from lingxi.registry.models.records import (
 )
 from lingxi.registry.models.signing import WINDOW_SECONDS, SignedRequest, check_signature
 from lingxi.registry.models.ticket import issue_ticket
-from lingxi.registry.storage import proofs, tree
+from lingxi.registry.storage import idempotency, proofs, tree
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.engine import make_engines, migrate, resolve_url
 from lingxi.registry.storage.keylog import (
@@ -128,6 +128,7 @@ class Store:
         # still meet the database lock and its timeout).
         self._local_writes = threading.Lock() if not self.postgres else None
         self._raw = threading.local()
+        self._thread = threading.local()
         migrate(self.writer)
         self.key_file = key_path(key_file, sqlite_file=None if self.postgres
                                  else self.writer.url.database)
@@ -243,7 +244,12 @@ class Store:
     def _write_once(self, signed: SignedRequest, body_text: str,
                     decide: Callable[[Connection, float, int], Change]) -> dict[str, Any]:
         now = self.clock()
+        idem = getattr(self._thread, "idempotency_key", None)
         with self._tx() as (conn, head):
+            if idem is not None:
+                earlier = idempotency.replay(conn, signed, idem)
+                if earlier is not None:
+                    return earlier
             seen = conn.execute(_NONCE_SEEN, {"a": signed.agent_id, "n": signed.nonce}).first()
             if seen is not None:
                 raise RegistryError("registry.request_replayed",
@@ -257,13 +263,35 @@ class Store:
                 error.spend_nonce = True
                 raise
             if change.kind is None:
-                return {**change.response, "created": False}
-            record = {"kind": change.kind, "id": change.record_id, "request": signed.to_dict(),
-                      "body": body_text, "server": change.facts}
-            log = self._append(conn, head, change.kind, change.record_id, record, now)
+                answer = {**change.response, "created": False}
+            else:
+                record = {"kind": change.kind, "id": change.record_id,
+                          "request": signed.to_dict(), "body": body_text,
+                          "server": change.facts}
+                log = self._append(conn, head, change.kind, change.record_id, record, now)
+                answer = {**change.response, "created": change.created, "log": log}
+            if idem is not None:
+                idempotency.remember(conn, signed, idem, answer, now)
             if seq % 64 == 0:
                 conn.execute(delete(t.nonces).where(t.nonces.c.ts < int(now) - 2 * self.window))
-        return {**change.response, "created": change.created, "log": log}
+                idempotency.purge(conn, now)
+        return answer
+
+    def idempotent(self, key: str | None, action: Callable[..., dict[str, Any]]
+                   ) -> Callable[..., dict[str, Any]]:
+        """``action`` run with ``key`` as the idempotency key of the write it makes (in the
+        calling thread): a retry with the same key and request gets the first answer."""
+        if key is None:
+            return action
+
+        def run(*args: Any) -> dict[str, Any]:
+            self._thread.idempotency_key = idempotency.check_key(key)
+            try:
+                return action(*args)
+            finally:
+                self._thread.idempotency_key = None
+
+        return run
 
     @staticmethod
     def _append(conn: Connection, head: Any, kind: str, record_id: str,
