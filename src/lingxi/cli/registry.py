@@ -29,9 +29,15 @@ from lingxi.errors import EXIT_FAILED, EXIT_USAGE, InputError, LingxiError
 @click.option("--key-file", type=click.Path(dir_okay=False), default=None,
               help="The registry's Ed25519 key file (0600; created if missing). Default: "
                    "$LINGXI_REGISTRY_KEY_FILE, else $LINGXI_HOME/registry/server.key.")
+@click.option("--endpoint-policy", type=click.Choice(["lan", "public"]), default="lan",
+              show_default=True,
+              help="Which invitation endpoints to accept: public and loopback addresses "
+                   "(public), or also private LAN ones (lan). Link-local (cloud metadata) "
+                   "addresses are always refused.")
 @handle_errors
 def server(host: str, port: int, database_url: str | None, claim_timeout: float,
-           access_log: bool, relay: tuple[str, ...], key_file: str | None) -> None:
+           access_log: bool, relay: tuple[str, ...], key_file: str | None,
+           endpoint_policy: str) -> None:
     """Run the community registry: JSON API under /v1, docs at /docs, the page at /.
 
     The database is migrated on start. Several processes may share one
@@ -49,7 +55,8 @@ def server(host: str, port: int, database_url: str | None, claim_timeout: float,
     from lingxi.cli.relay import check_relay_urls
 
     serve(host, port, database_url, claim_timeout=claim_timeout, access_log=access_log,
-          ready=ready, relay=check_relay_urls(relay), key_file=key_file)
+          ready=ready, relay=check_relay_urls(relay), key_file=key_file,
+          endpoint_policy=endpoint_policy)
 
 
 @click.command("register")
@@ -70,7 +77,9 @@ def register(nickname: str, server: str, as_json: bool) -> None:
 def _row(inv: dict[str, Any]) -> str:
     options = json.dumps(inv["options"], ensure_ascii=False, sort_keys=True)
     name = inv.get("protocol_name") or inv["protocol_id"][:12]
-    return (f"{inv['invitation_id']}  {name}  host {inv['host_agent_id']}  {options}  "
+    host = inv["host_agent_id"]
+    who = f"{inv['host_nickname']} ({host})" if inv.get("host_nickname") else host
+    return (f"{inv['invitation_id']}  {name}  host {who}  {options}  "
             f"{inv['endpoint']}  until {inv['expires_at']}")
 
 

@@ -116,8 +116,10 @@ class PageCache:
         return Response(body, media_type="application/json")
 
 
-def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
-    """The Starlette app serving ``store``; list reads are cached for ``cache_ttl`` s."""
+def create_app(store: Store, *, cache_ttl: float = 1.0,
+               allowed_hosts: tuple[str, ...] | None = None) -> Starlette:
+    """The Starlette app serving ``store``; list reads are cached for ``cache_ttl`` s; with
+    ``allowed_hosts`` a request naming another Host is refused (``registry.bad_host``)."""
     cache = PageCache(store, cache_ttl)
 
     async def signed_write(request: Request, action: Callable[..., dict[str, Any]],
@@ -295,7 +297,8 @@ def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
 
     routes += relay_routes(store, _read_body, _parse, _signed_path)
     app = Starlette(routes=by_path(routes),
-                    middleware=[Middleware(NoCrash)],
+                    middleware=[Middleware(Guard, allowed_hosts=allowed_hosts),
+                                Middleware(NoCrash)],
                     exception_handlers={RegistryError: on_registry_error,
                                         LingxiError: on_lingxi_error,
                                         HTTPException: on_http})
@@ -323,6 +326,40 @@ def by_path(routes: list[tuple[str, Callable[[Request], Awaitable[Response]], li
 
         out.append(Route(path, dispatch, methods=sorted(handlers)))
     return out
+
+
+SECURITY_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"),
+                    (b"referrer-policy", b"no-referrer"),
+                    (b"content-security-policy", pages.CSP.encode())]
+
+
+class Guard:
+    """Security headers on every answer, and the Host check (DNS rebinding) when the
+    server knows its names: a page the browser fetched under another name is refused."""
+
+    def __init__(self, app: ASGIApp, allowed_hosts: tuple[str, ...] | None = None) -> None:
+        self.app, self.allowed = app, allowed_hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.allowed is not None:
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if name.strip("[]").lower() not in self.allowed:
+                answer = _JSON({"error": {"code": "registry.bad_host",
+                                          "message": "this registry does not answer to that "
+                                                     "host name"}}, status_code=400)
+                await answer(scope, receive, send)
+                return
+
+        async def add_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, add_headers)
 
 
 class NoCrash:

@@ -31,7 +31,7 @@ def _responses(ok: str, *errors: int, created: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"200": {"description": ok, **_json(OBJECT)}}
     if created:
         out["201"] = {"description": ok + " (created)", **_json(OBJECT)}
-    for status in sorted({*errors, 500}):
+    for status in sorted({*errors, 400, 500}):  # 400: a bad Host or query, on any route
         text = ("unexpected failure (registry.internal); a bug" if status == 500
                 else "refused; see error.code")
         out[str(status)] = {"description": text, **_json(ERROR)}

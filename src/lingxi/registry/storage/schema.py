@@ -20,6 +20,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 
 metadata = MetaData()
@@ -66,9 +67,12 @@ idempotency = Table("idempotency", metadata,
 agents = Table("agents", metadata,
                Column("agent_id", String(32), primary_key=True),
                Column("nickname", String(64), nullable=False, unique=True),
+               # records.nickname_skeleton: confusable nicknames share it (unique)
+               Column("skeleton", String(64)),
                Column("public_key", String(64), nullable=False, unique=True),
                Column("created_at", Float, nullable=False),
-               Column("seq", BigInteger, nullable=False))
+               Column("seq", BigInteger, nullable=False),
+               UniqueConstraint("skeleton", name="uq_agents_skeleton"))
 
 protocols = Table("protocols", metadata,
                   Column("protocol_id", String(64), primary_key=True),

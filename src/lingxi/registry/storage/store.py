@@ -43,6 +43,7 @@ from lingxi.registry.models.records import (
     encode_cursor,
     iso,
     new_id,
+    nickname_skeleton,
 )
 from lingxi.registry.models.signing import WINDOW_SECONDS, SignedRequest, check_signature
 from lingxi.registry.models.ticket import issue_ticket
@@ -116,11 +117,13 @@ class Store:
 
     def __init__(self, url: str | None = None, *, claim_timeout: float = DEFAULT_CLAIM_TIMEOUT,
                  clock: Callable[[], float] = time.time, window: int = WINDOW_SECONDS,
-                 key_file: str | os.PathLike[str] | None = None) -> None:
+                 key_file: str | os.PathLike[str] | None = None,
+                 endpoint_policy: str = "lan") -> None:
         self.url = resolve_url(url)
         self.reader, self.writer = make_engines(self.url)
         self.postgres = self.writer.dialect.name == "postgresql"
         self.claim_timeout = claim_timeout
+        self.endpoint_policy = endpoint_policy  # records.check_endpoint: "lan" or "public"
         self.clock = clock
         self.window = window
         # SQLite's busy handler waits by sleeping with back-off, which gives long tails when
@@ -414,7 +417,7 @@ class Store:
                           ) -> dict[str, Any]:
         nickname, public_key = body.get("nickname"), body.get("public_key")
         if not isinstance(nickname, str) or not NICKNAME.match(nickname):
-            raise _bad("nickname must be 1-64 letters, digits, '_', '.' or '-'",
+            raise _bad("nickname must be 1-64 ASCII letters, digits, '_', '.' or '-'",
                        "registry.bad_nickname", 422)
         if not is_hex(public_key, 64):
             raise _bad("public_key must be 64 lowercase hex chars (Ed25519)", "registry.bad_key",
@@ -424,6 +427,7 @@ class Store:
                                 "the signing agent id is not the one of this public key",
                                 status=401)
         check_signature(signed, public_key)  # proof of possession of the key
+        skeleton = nickname_skeleton(nickname)
 
         def decide(conn: Connection, now: float, seq: int) -> Change:
             mine = conn.execute(select(t.agents).where(
@@ -436,14 +440,19 @@ class Store:
                                         f"this key is registered as {mine['nickname']!r}",
                                         status=409)
                 return Change(None, signed.agent_id, {}, answer)
-            taken = conn.execute(select(t.agents.c.agent_id)
-                                 .where(t.agents.c.nickname == nickname)).first()
-            if taken is not None:
+            taken = conn.execute(select(t.agents.c.nickname).where(or_(
+                t.agents.c.nickname == nickname, t.agents.c.skeleton == skeleton))).first()
+            if taken is not None and taken.nickname == nickname:
                 raise RegistryError("registry.nickname_taken",
                                     f"the nickname {nickname!r} belongs to another key",
                                     status=409)
+            if taken is not None:
+                raise RegistryError("registry.nickname_confusable",
+                                    f"{nickname!r} reads like the registered nickname "
+                                    f"{taken.nickname!r}; choose another", status=409)
             conn.execute(insert(t.agents).values(agent_id=signed.agent_id, nickname=nickname,
-                                                 public_key=public_key, created_at=now, seq=seq))
+                                                 skeleton=skeleton, public_key=public_key,
+                                                 created_at=now, seq=seq))
             return Change("identity", signed.agent_id, {"agent_id": signed.agent_id,
                                                         "created_at": iso(now)}, answer)
 
@@ -653,6 +662,8 @@ class Store:
         if "protocol_name" in row:
             out["protocol_name"] = row["protocol_name"]
             out["protocol_type"] = row["protocol_type"]
+        if "host_nickname" in row:
+            out["host_nickname"] = row["host_nickname"]
         if status in ("claimed", "in_session", "finished"):
             out["session_id"] = row["session_id"]
             out["guest_agent_id"] = row["guest_agent_id"]
@@ -676,7 +687,7 @@ class Store:
             raise RegistryError(error.code, error.message, status=422, findings=error.findings,
                                 details={"findings": [f.to_dict() for f in error.findings]}
                                 ) from None
-        endpoint = check_endpoint(body.get("endpoint"))
+        endpoint = check_endpoint(body.get("endpoint"), self.endpoint_policy)
         ttl = check_ttl(body.get("ttl_seconds"))
         note = body.get("note", "")
         if not isinstance(note, str) or len(note) > 500:
@@ -719,8 +730,10 @@ class Store:
         limit, before, now = _limit(limit), decode_cursor(cursor), self.clock()
         inv = t.invitations
         query = (select(inv, t.protocols.c.name.label("protocol_name"),
-                        t.protocols.c.type.label("protocol_type"))
+                        t.protocols.c.type.label("protocol_type"),
+                        t.agents.c.nickname.label("host_nickname"))
                  .join(t.protocols, t.protocols.c.protocol_id == inv.c.protocol_id)
+                 .outerjoin(t.agents, t.agents.c.agent_id == inv.c.host_agent_id)
                  .where(inv.c.expires_at > now,
                         or_(inv.c.status == "open",
                             and_(inv.c.status == "claimed", inv.c.claim_deadline <= now))))
