@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from lingxi.errors import LingxiError
-from lingxi.session import SessionConfig, guest_session, host_session, load_protocol
+from lingxi.session import SessionConfig, load_protocol
 from lingxi.session.drivers import network
+from lingxi.session.net import guest_session, host_session
 from lingxi.wire.identity import Identity
 
 HANG_GUARD = 30  # seconds; only stops a broken run from hanging the suite

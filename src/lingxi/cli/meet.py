@@ -89,7 +89,7 @@ async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str
     """Host one session for whoever claims the invitation posted at ``server``."""
     from lingxi.cli.reach import RelayHost, concrete_endpoint
     from lingxi.cli.registry_common import make_client
-    from lingxi.session import host_session
+    from lingxi.session.net import host_session
     from lingxi.wire.identity import Identity
 
     if via == "relay" and advertise is None and endpoint.rstrip("/").endswith(":0"):
@@ -178,7 +178,7 @@ async def join_invitation(client: Any, invitation_id: str, *, protocol_dir: str 
                           allow_skeleton: bool, reach: Any = None,
                           **session_kwargs: Any) -> Any:
     """Claim ``invitation_id`` and play the guest's side; post the receipt at the end."""
-    from lingxi.session import guest_session
+    from lingxi.session.net import guest_session
     from lingxi.wire.identity import Identity
 
     identity, _ = Identity.load_or_create()

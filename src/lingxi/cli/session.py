@@ -129,7 +129,7 @@ def _report(result, as_json: bool, told: bool = False) -> None:
 
 
 def _inputs(source: str | None):
-    from lingxi.session import lines_from
+    from lingxi.session.net import lines_from
 
     if source is None:
         return None
@@ -183,7 +183,8 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
     """
     limits = {"max_messages": max_messages, "max_bytes": max_bytes,
               "max_state_bytes": max_state_bytes}
-    from lingxi.session import host_session, load_protocol
+    from lingxi.session import load_protocol
+    from lingxi.session.net import host_session
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
     options = parse_options(options_text)
@@ -258,7 +259,8 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str |
     """
     limits = {"max_messages": max_messages, "max_bytes": max_bytes,
               "max_state_bytes": max_state_bytes}
-    from lingxi.session import guest_session, load_protocol
+    from lingxi.session import load_protocol
+    from lingxi.session.net import guest_session
 
     if reach.via == "relay":
         raise InputError("input.relay_needs_registry", "the relay path needs a registry "
