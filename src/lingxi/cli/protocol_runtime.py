@@ -332,3 +332,30 @@ def path_cmd(name: str) -> None:
         raise InputError("protocol.not_found",
                          f"no built-in protocol {name!r}; built-ins: {', '.join(builtin_names())}")
     click.echo(str(folder))
+
+
+@click.command("skeleton")
+@click.argument("protocol_dir", type=click.Path(file_okay=False))
+@click.option("--force", is_flag=True, help="Overwrite an existing hooks.py.")
+@json_option
+@handle_errors
+def skeleton_cmd(protocol_dir: str, force: bool, as_json: bool) -> None:
+    """Write a hooks.py skeleton (and .lingxi-hooks.json) for PROTOCOL_DIR's spec.json.
+
+    The skeleton lists the spec's constraints and one placeholder per hook the
+    flow mode needs; host, guest and `protocol test` refuse it until every
+    placeholder is written and the LINGXI_SKELETON line removed.
+    """
+    from lingxi.contract import load_spec
+    from lingxi.hooks import write_skeleton
+    from lingxi.session import flow_mode
+
+    spec = load_spec(protocol_dir)
+    mode = flow_mode(spec.flow.mode)
+    written = mode.skeleton_methods(spec.raw)
+    path = write_skeleton(spec, protocol_dir, written, protocol_id=spec.protocol_id, force=force)
+    methods = [m.name for m in written]
+    if as_json:
+        print_json({"ok": True, "hooks": str(path), "mode": spec.flow.mode, "methods": methods})
+    else:
+        click.echo(f"wrote {path} ({spec.flow.mode}); write: {', '.join(methods)}")
