@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from lingxi.errors import EXIT_FAILED, LingxiError
+from lingxi.errors import EXIT_FAILED, InputError, LingxiError
 
 
 async def ensure_registered(client: Any, spec: Any, *, reason: str | None = None) -> None:
@@ -93,8 +93,6 @@ async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str
     from lingxi.wire.identity import Identity
 
     if via == "relay" and advertise is None and endpoint.rstrip("/").endswith(":0"):
-        from lingxi.errors import InputError
-
         raise InputError("input.relay_needs_endpoint", "with --via relay nothing listens on "
                          "TCP, but an invitation names an endpoint: give --endpoint with a "
                          "port, or --advertise")

@@ -23,7 +23,7 @@ from lingxi.cli.common import (
     print_json,
     safe_line,
 )
-from lingxi.cli.console import participation_options
+from lingxi.cli.console import outcome_words, participation_options
 from lingxi.cli.meet import host_posted, join_invitation
 from lingxi.cli.protocol_runtime import (
     allow_skeleton_option,
@@ -33,8 +33,10 @@ from lingxi.cli.protocol_runtime import (
     strict_options_option,
 )
 from lingxi.cli.reach import reach_options
-from lingxi.cli.registry_common import server_option
+from lingxi.cli.registry_common import EMBEDDED, explain, make_client, registry_name, server_option
 from lingxi.errors import EXIT_FAILED, InputError, LingxiError
+from lingxi.session import SessionConfig, load_protocol
+from lingxi.session.core.decisions import DEFAULT_TIMEOUT
 
 timeout_option = click.option("--timeout", "peer_timeout", type=POSITIVE_SECONDS, default=None,
                               help="Seconds the peer may stay silent when it is its turn "
@@ -76,9 +78,6 @@ def session_options(command):
 
 def _config(peer_timeout: float | None, control_mode: str | None, spec=None,
             idle_timeout: float = 300.0, limits: dict | None = None):
-    from lingxi.session import SessionConfig
-    from lingxi.session.core.decisions import DEFAULT_TIMEOUT
-
     if peer_timeout is None:
         decision = getattr(spec, "decision", None)
         peer_timeout = max(60.0, float(getattr(decision, "timeout_seconds", None)
@@ -110,8 +109,6 @@ def _report(result, as_json: bool, told: bool = False) -> None:
     if as_json:
         print_json({"ok": result.outcome.ok and result.receipts_verified, **data})
     else:
-        from lingxi.cli.console import outcome_words
-
         outcome = result.outcome
         line = f"session {outcome.status}"
         if outcome.code and outcome.by == "peer":  # the peer's own words: marked, escaped
@@ -186,7 +183,6 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
     """
     limits = {"max_messages": max_messages, "max_bytes": max_bytes,
               "max_state_bytes": max_state_bytes}
-    from lingxi.session import load_protocol
     from lingxi.session.net import host_session
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
@@ -208,8 +204,6 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
     if post:
 
         def posted(where: str, invitation: dict[str, Any]) -> None:
-            from lingxi.cli.registry_common import EMBEDDED, registry_name
-
             listening(where)
             join = f"lingxi join {invitation['invitation_id']}" + (
                 f" --server {server}" if server != EMBEDDED else "")
@@ -261,7 +255,6 @@ def guest(endpoint: str, protocol: str | None, seed: int | None, host_key: str |
     """
     limits = {"max_messages": max_messages, "max_bytes": max_bytes,
               "max_state_bytes": max_state_bytes}
-    from lingxi.session import load_protocol
     from lingxi.session.net import guest_session
 
     if reach.via == "relay":
@@ -301,7 +294,6 @@ def join(invitation_id: str, server: str, protocol: str | None, seed: int | None
     handshake; the session runs peer to peer; both signed receipts go to the
     registry at the end.
     """
-    from lingxi.cli.registry_common import explain, make_client
 
     limits = {"max_messages": max_messages, "max_bytes": max_bytes,
               "max_state_bytes": max_state_bytes}

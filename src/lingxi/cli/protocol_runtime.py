@@ -19,6 +19,7 @@ from lingxi.cli.common import (
     safe_line,
 )
 from lingxi.errors import EXIT_FAILED, InputError
+from lingxi.home import sessions_dir
 
 if TYPE_CHECKING:
     from lingxi.session.adversarial import AdversarialReport
@@ -124,7 +125,6 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
     the session completes with both receipts verified (and, with
     --adversarial, every cheat is detected), 1 otherwise, 2 for bad input.
     """
-    from lingxi.home import sessions_dir
     from lingxi.session import SessionConfig, flow_mode, load_protocol, run_pair
 
     options = parse_options(options_text)

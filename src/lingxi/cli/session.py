@@ -23,7 +23,9 @@ from lingxi.cli.session_compare import compare_cmd
 from lingxi.deciders.terminal import plain, shown
 from lingxi.errors import EXIT_FAILED, InputError, LingxiError
 from lingxi.home import sessions_dir
+from lingxi.session import verify_session
 from lingxi.session.core.decisions import legal_value
+from lingxi.session.core.verdicts import verdict_line
 from lingxi.session.errors import SessionFailed
 from lingxi.session.record.folder import (
     SessionFolder,
@@ -279,7 +281,6 @@ def verify(state_dir: str, peer_key: str | None, peer_record: str | None,
     """Check a session folder offline: the transcript hash chain, both receipts, and the
     flow mode's own check (e.g. every reveal against its commitment).
     """
-    from lingxi.session import verify_session
 
     result = verify_session(state_dir, peer_key=peer_key, peer_record=peer_record)
     if as_json:
@@ -294,8 +295,6 @@ def verify(state_dir: str, peer_key: str | None, peer_record: str | None,
         for note in result.notes:
             click.echo(f"note: {safe_line(note, 400)}")
         if result.verdict is not None:
-            from lingxi.session.core.verdicts import verdict_line
-
             click.echo(f"verdict: {safe_line(verdict_line(result.verdict), 600)}")
         for problem in result.problems:
             click.echo(f"problem: {safe_line(problem, 400)}")
