@@ -123,3 +123,20 @@ def test_shuffle_proof_binds_statement() -> None:
 def test_permutations_are_permutations() -> None:
     for n in (2, 3, 52, 100):
         assert sorted(sh.sample_permutation(ENT, n)) == list(range(n))
+
+
+def test_a_machine_without_ristretto255_gets_one_clear_error(monkeypatch) -> None:
+    """No libsodium with ristretto255 under any known name: the layer says what to install
+    instead of failing later on a missing symbol."""
+    from lingxi.cards import sodium
+
+    monkeypatch.setattr(sodium, "_NAMES", ("libdoes-not-exist.so.1", "libc.so.6"))
+    with pytest.raises(sodium.SodiumMissing, match="libsodium 1.0.18"):
+        sodium._load()
+
+
+def test_hash_to_the_group_needs_64_uniform_bytes() -> None:
+    from lingxi.cards import sodium
+
+    assert sodium.from_hash(bytes(32)) is None
+    assert g.is_point(sodium.from_hash(bytes(range(64))) or b"")
