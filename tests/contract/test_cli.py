@@ -151,7 +151,7 @@ def test_templates_cover_the_five_modes():
 
     modes = {load_spec(template_document(n)).flow.mode for n in TEMPLATES}
     assert modes == {"session_loop", "simultaneous_round", "request_response", "free",
-                     "mental_poker"}
+                     "mental_poker", "group"}
     sim = load_spec(template_document("simultaneous-choice"))
     assert sim.commit_reveal["algorithm"] == "SHA256" and sim.flow.round is not None
 
