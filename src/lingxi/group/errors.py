@@ -1,0 +1,51 @@
+"""Typed failures of group logs: one stable code per broken rule.
+
+``culprit`` is the identity key (hex) of the member or sequencer a piece of
+evidence blames, when the evidence is signed by it; ``evidence`` is what a
+third party needs to check the blame (signed entries, checkpoints, receipts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lingxi.errors import EXIT_FAILED, LingxiError
+
+CODES: dict[str, str] = {
+    "group.malformed": "an entry, checkpoint or receipt is not the expected shape",
+    "group.bad_signature": "a member's or the sequencer's Ed25519 signature does not verify",
+    "group.wrong_group": "an entry of another group",
+    "group.broken_chain": "an entry does not name the head before it (a reordered or spliced log)",
+    "group.stale": "an entry on a head that is no longer the head (a lost race: sign it again)",
+    "group.bad_seq": "an entry's sequence number is not the next one",
+    "group.forked": "the sequencer signed two different entries for one position",
+    "group.dropped": "a member's signed entry, acknowledged by the sequencer, is missing",
+    "group.not_member": "an entry from an identity that holds no active seat",
+    "group.seat_taken": "a join or replacement for a seat that is occupied",
+    "group.full": "a join beyond the spec's seats.max",
+    "group.too_few": "the group starts with fewer members than seats.min",
+    "group.bad_rule": "an entry the group's rules do not allow now (start twice, after close…)",
+    "group.bad_message": "a message payload the spec does not accept for to_group",
+    "group.bad_receipt": "a receipt for another head than the final one",
+    "group.missing_receipt": "a member that ended the session seated has not signed the final head",
+    "group.closed": "an entry after the log was closed",
+}
+
+
+class GroupError(LingxiError):
+    """A failed group-log check; ``culprit`` names an identity key when one is to blame."""
+
+    exit_code = EXIT_FAILED
+
+    def __init__(self, code: str, message: str, *, culprit: str | None = None,
+                 evidence: dict[str, Any] | None = None, path: str | None = None) -> None:
+        if code not in CODES:
+            raise ValueError(f"unknown group error code {code!r}")
+        details: dict[str, Any] = {}
+        if culprit:
+            details["culprit"] = culprit
+        if evidence:
+            details["evidence"] = evidence
+        super().__init__(code, message, path=path, details=details)
+        self.culprit = culprit
+        self.evidence = evidence or {}
