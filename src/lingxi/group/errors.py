@@ -29,6 +29,14 @@ CODES: dict[str, str] = {
     "group.bad_receipt": "a receipt for another head than the final one",
     "group.missing_receipt": "a member that ended the session seated has not signed the final head",
     "group.closed": "an entry after the log was closed",
+    "vote.no_motion": "a vote before any motion was put",
+    "vote.second_motion": "a second motion while one is open",
+    "vote.double_commit": "a member committed twice",
+    "vote.early_reveal": "a reveal before every seated member committed",
+    "vote.no_commit": "a reveal from a member that never committed",
+    "vote.double_reveal": "a member revealed twice",
+    "vote.bad_reveal": "a reveal that does not open the member's commitment",
+    "vote.bad_nonce": "a nonce that is not the spec's length of lowercase hex",
 }
 
 

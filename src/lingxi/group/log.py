@@ -40,6 +40,9 @@ MAX_ENTRY_BYTES = 64 * 1024
 SEATED, LEFT, TIMED_OUT = "seated", "left", "timed_out"
 
 Validator = Callable[[Any], list[Finding]]
+# Called after each entry is appended: a game or vote applying its own rules.
+# A rule it raises on leaves the entry in the log, as the evidence.
+Observer = Callable[["GroupLog", dict[str, Any]], None]
 
 
 def genesis(group_id: str) -> str:
@@ -128,6 +131,7 @@ class GroupLog:
     members: dict[str, Member] = field(default_factory=dict)
     started: bool = False
     closed: bool = False
+    observers: list[Observer] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not isinstance(self.group_id, str) or not GROUP_ID.fullmatch(self.group_id):
@@ -193,6 +197,8 @@ class GroupLog:
             self.check_checkpoint(entry)  # the open entry names the sequencer
         self.entries.append(entry)
         self.head = entry_hash(entry)
+        for observer in self.observers:
+            observer(self, entry)
         return self.head
 
     # -- the rules, one per kind ------------------------------------------------------
@@ -343,9 +349,10 @@ class GroupLog:
         return member
 
 
-def replay(group_id: str, entries: list[Any], validate: Validator | None = None) -> GroupLog:
+def replay(group_id: str, entries: list[Any], validate: Validator | None = None,
+           observers: list[Observer] | None = None) -> GroupLog:
     """A log rebuilt from ``entries``; the first refused entry raises."""
-    log = GroupLog(group_id, validate)
+    log = GroupLog(group_id, validate, observers=list(observers or []))
     for entry in entries:
         log.append(entry)
     return log
