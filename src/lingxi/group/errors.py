@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lingxi.cards.errors import CODES as CARDS_CODES
 from lingxi.errors import EXIT_FAILED, LingxiError
 
 CODES: dict[str, str] = {
@@ -37,6 +38,13 @@ CODES: dict[str, str] = {
     "vote.double_reveal": "a member revealed twice",
     "vote.bad_reveal": "a reveal that does not open the member's commitment",
     "vote.bad_nonce": "a nonce that is not the spec's length of lowercase hex",
+    "holdem.out_of_turn": "a Hold'em step from a seat that does not owe the next step",
+    "holdem.illegal_move": "a bet move the rules do not allow now (check facing a bet, a raise "
+                           "over the cap)",
+    "holdem.false_forfeit": "a forfeit claim (or timeout) against a seat that owed nothing",
+    "holdem.forfeit": "the seat that owed the next step stopped (timed out or left without "
+                      "its secret); the hand ends and that seat pays",
+    "holdem.over": "a Hold'em step after the hand ended",
 }
 
 
@@ -47,7 +55,7 @@ class GroupError(LingxiError):
 
     def __init__(self, code: str, message: str, *, culprit: str | None = None,
                  evidence: dict[str, Any] | None = None, path: str | None = None) -> None:
-        if code not in CODES:
+        if code not in CODES and code not in CARDS_CODES:
             raise ValueError(f"unknown group error code {code!r}")
         details: dict[str, Any] = {}
         if culprit:
