@@ -38,6 +38,11 @@ CODES: dict[str, str] = {
     "vote.double_reveal": "a member revealed twice",
     "vote.bad_reveal": "a reveal that does not open the member's commitment",
     "vote.bad_nonce": "a nonce that is not the spec's length of lowercase hex",
+    "escalate.bad_envelope": "an inter_group envelope that does not parse, is not "
+                             "inter_group:escalate, or fails its HMAC",
+    "escalate.bad_signature": "an escalation statement without the source sequencer's or a "
+                              "named member's valid Ed25519 signature",
+    "escalate.unknown_head": "an escalation naming a head that is not in the source group's log",
     "holdem.out_of_turn": "a Hold'em step from a seat that does not owe the next step",
     "holdem.illegal_move": "a bet move the rules do not allow now (check facing a bet, a raise "
                            "over the cap)",
