@@ -426,6 +426,18 @@ def passive(hand: HoldemHand, seat: int, legal: list[str]) -> str:
     return "check" if "check" in legal else "call"
 
 
+def mixed(rng: Any) -> Strategy:
+    """A seeded player (``rng`` a random.Random): raises a third of the time, folds rarely."""
+    def strategy(hand: HoldemHand, seat: int, legal: list[str]) -> str:
+        roll = rng.random()
+        if "raise" in legal and roll < 0.3:
+            return "raise"
+        if "call" in legal and roll > 0.93:
+            return "fold"
+        return "check" if "check" in legal else "call"
+    return strategy
+
+
 class HoldemPlayer:
     """A seat: its N-party secret, its strategy, and the payload it owes next."""
 

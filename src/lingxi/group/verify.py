@@ -10,11 +10,12 @@ each history is consistent on its own.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from lingxi.group.errors import GroupError
-from lingxi.group.log import SEATED, GroupLog, Validator
+from lingxi.group.log import SEATED, GroupLog, Observer, Validator
 from lingxi.group.sequencer import raise_if_fork
 
 RECORD_FORMAT = "lingxi.group-record/1"
@@ -71,8 +72,13 @@ def make_record(log: GroupLog, receipts: list[dict[str, Any]]) -> dict[str, Any]
 
 
 def verify_records(records: list[Any], validate: Validator | None = None,
-                   require_receipts: bool = True) -> Verdict:
-    """Replay every record, check receipts, compare the records with each other."""
+                   require_receipts: bool = True,
+                   observers: Callable[[], list[Observer]] | None = None) -> Verdict:
+    """Replay every record, check receipts, compare the records with each other.
+
+    ``observers`` makes each replay's game or vote state (a cheat it finds
+    is a problem of the verdict, naming the cheat's signer).
+    """
     if not records:
         raise GroupError("group.malformed", "no record to verify")
     parts = [_record_parts(r) for r in records]
@@ -81,7 +87,7 @@ def verify_records(records: list[Any], validate: Validator | None = None,
         raise GroupError("group.wrong_group", "the records are of different groups")
     verdict = Verdict(group)
     for _, entries, _receipts in parts:
-        log = GroupLog(group, validate)
+        log = GroupLog(group, validate, observers=observers() if observers else [])
         for entry in entries:
             try:
                 log.append(entry)
