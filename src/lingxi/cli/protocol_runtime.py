@@ -125,9 +125,15 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
     the session completes with both receipts verified (and, with
     --adversarial, every cheat is detected), 1 otherwise, 2 for bad input.
     """
+    from lingxi.cli.group import group_spec_or_none, run_group_test
     from lingxi.session import SessionConfig, flow_mode, load_protocol, run_pair
 
     options = parse_options(options_text)
+    group_spec = group_spec_or_none(protocol)
+    if group_spec is not None:  # A2N: every seat in memory on one group log
+        run_group_test(group_spec, seats=None, seed=seed, adversarial=adversarial,
+                       as_json=as_json, options=options)
+        return
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
     check_local_options(loaded.spec, options, strict_options)
     inputs: dict[str, list[str | None]] | None = None
