@@ -25,6 +25,7 @@ VIOLATIONS = {
     "wire": ("wire/replay.py", "import lingxi.contract"),
     "session-core": ("session/core/machine.py", "import asyncio"),
     "session-edges": ("session/drivers/memory.py", "import lingxi.protocols.catalogue"),
+    "session-conductor": ("session/conductor/conductor.py", "import asyncio"),
     "hooks": ("hooks/result.py", "import lingxi.session"),
     "protocols": ("protocols/catalogue.py", "import lingxi.wire.identity"),
     "actor": ("actor/contracts.py", "import lingxi.playtest"),

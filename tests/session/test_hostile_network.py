@@ -10,7 +10,7 @@ import pytest
 
 from lingxi.errors import LingxiError
 from lingxi.session import SessionConfig, guest_session, host_session, load_protocol
-from lingxi.session.drivers import network
+from lingxi.session.conductor import conductor as conductor_module
 from lingxi.wire.identity import Identity
 
 HANG_GUARD = 30  # seconds; only stops a broken run from hanging the suite
@@ -81,7 +81,7 @@ async def test_a_guest_that_joined_for_one_protocol_refuses_another(tmp_path) ->
 async def test_a_malformed_peer_receipt_is_reported_and_the_honest_receipt_kept(
         tmp_path, monkeypatch, liar, field, value) -> None:
     """Regression: AttributeError in the receipt exchange; no outcome, no local receipts.json."""
-    honest_sign = network.sign_receipt
+    honest_sign = conductor_module.sign_receipt
 
     def sign(body, identity):
         receipt = honest_sign(body, identity)
@@ -94,7 +94,7 @@ async def test_a_malformed_peer_receipt_is_reported_and_the_honest_receipt_kept(
             receipt[field] = value
         return receipt
 
-    monkeypatch.setattr(network, "sign_receipt", sign)
+    monkeypatch.setattr(conductor_module, "sign_receipt", sign)
     task, endpoint = await _host(load_protocol("word-count"), tmp_path)
     guest = await asyncio.wait_for(guest_session(None, endpoint, identity=Identity.generate(),
                                                  state_dir=tmp_path / "g"), HANG_GUARD)
