@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from lingxi.session.drivers.memory import EPOCH, PEER, Pairing, PairResult, Setup
 from lingxi.session.core.machine import SessionMachine
+from lingxi.session.drivers.memory import EPOCH, PEER, Pairing, PairResult, Setup
 from lingxi.wire.transport import TcpTransport, connect_tcp, serve_tcp
 
 FRAME_WAIT = 30.0  # seconds a frame may take to cross the loopback (wall time, a hang guard)
