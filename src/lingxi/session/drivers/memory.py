@@ -13,10 +13,11 @@ time but exactly at its configured timeout in session time. Used by
 
 from __future__ import annotations
 
+import json
 import random
 import uuid
 from collections import deque
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ from lingxi.session.core.events import (
     TimerFired,
 )
 from lingxi.session.core.machine import SessionMachine
-from lingxi.session.record.recorder import Recorder
+from lingxi.session.record.recorder import EVENTS, Recorder
 from lingxi.wire.codec import SessionCodec
 from lingxi.wire.envelope import AgentEndpoint
 from lingxi.wire.handshake import SessionKeys, client_handshake, server_handshake
@@ -68,6 +69,19 @@ class PairResult:
     @property
     def outcome(self) -> Outcome:
         return self.host
+
+    def iter_events(self, role: str) -> Iterator[dict[str, Any]]:
+        """``role``'s events in order: the kept list, else read back from events.jsonl one
+        line at a time (a long run's summary never holds them all)."""
+        if self.events.get(role):
+            yield from self.events[role]
+            return
+        folder = self.state_dirs.get(role)
+        if folder is None:
+            return
+        with (folder / EVENTS).open(encoding="utf-8") as handle:
+            for line in handle:
+                yield json.loads(line)
 
     @property
     def receipts_verified(self) -> bool:
