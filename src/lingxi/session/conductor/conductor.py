@@ -260,7 +260,7 @@ class Conductor:
         payload = item.payload
         if is_receipt(payload):  # receipts come after the end, never during a session
             return ControlReceived("receipt", {})
-        size = self.recorder.envelope(self.peer_dir, item.to_dict(), "received")
+        size = self.recorder.envelope(self.peer_dir, item, "received")
         limit = over_state_limit(self._machine, self.recorder) if self._machine else None
         return limit or payload_to_event(payload, item.correlation_id, size)
 
@@ -272,7 +272,7 @@ class Conductor:
             receipt = item.payload.get("receipt")
             self.peer_receipt = receipt if receipt is not None else {}
         else:
-            self.recorder.envelope(self.peer_dir, item.to_dict(), "late")
+            self.recorder.envelope(self.peer_dir, item, "late")
 
     def _feed(self, actions: Iterable[Any]) -> list[DriverAction]:
         out: list[DriverAction] = []
@@ -322,7 +322,7 @@ class Conductor:
             if cheat is None or not record:
                 env, frame = self.codec.build(body, type=kind, correlation_id=cid)
                 if record:
-                    self._sent(env.to_dict())
+                    self._sent(env)
                 out.append(SendFrame(frame))
                 continue
             env, data = self.codec.envelope(body, type=kind, correlation_id=cid)
@@ -331,11 +331,11 @@ class Conductor:
                 # the honest envelope, a repeat of it, or one rewritten after signing
                 same = forged is opened or forged == opened
                 wire = data if same else self.codec.wire_bytes(forged)
-                self._sent(forged)
+                self._sent(env if forged is opened else forged)
                 out.append(SendFrame(self.codec.frame_for(wire)))
         return out
 
-    def _sent(self, envelope: dict[str, Any]) -> None:
+    def _sent(self, envelope: dict[str, Any] | Envelope) -> None:
         self.sent += 1
         self.recorder.envelope(self.my_dir, envelope, "sent")
 
