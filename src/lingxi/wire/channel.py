@@ -56,7 +56,7 @@ from lingxi.wire.transport import (
     serve_tcp,
 )
 
-INBOX_LIMIT = 1024  # accepted envelopes waiting for recv() before the transport pauses
+INBOX_LIMIT = 64  # accepted envelopes waiting for recv() before the transport pauses
 DEFAULT_MAX_DELAY = 30.0  # seconds a frame may take from the peer's clock to ours
 DEFAULT_REORDER_GRACE = 0.5  # seconds a gap in the frame counter may stay open
 
