@@ -12,8 +12,8 @@ Clock, ids and nonces are injected.
 from __future__ import annotations
 
 import os
-from hashlib import blake2b
 from collections.abc import Callable
+from hashlib import blake2b
 from typing import Any
 
 from lingxi.wire.aead import aead_cipher, seal_envelope
