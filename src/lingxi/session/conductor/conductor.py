@@ -328,7 +328,10 @@ class Conductor:
             env, data = self.codec.envelope(body, type=kind, correlation_id=cid)
             opened = env.to_dict()
             for forged in cheat.wire(self, opened):
-                # the honest envelope, a repeat of it, or one rewritten after signing
+                # the honest envelope, a repeat of it, one rewritten after signing, or bytes
+                if isinstance(forged, bytes):
+                    out.append(SendFrame(self.codec.frame_for(forged)))
+                    continue
                 same = forged is opened or forged == opened
                 wire = data if same else self.codec.wire_bytes(forged)
                 self._sent(env if forged is opened else forged)
