@@ -38,10 +38,21 @@ _BRIDGE = r"""
     value: () => { const out = queue.splice(0, queue.length); const d = dropped; dropped = 0;
                    return [out, d]; },
     writable: false, configurable: false });
-  // During the harness's own mouse gestures, no native text selection or image/link
-  // drag-and-drop: a synthetic drag would otherwise paint a selection highlight or start
-  // a native drag that swallows the pointer events. Elements marked draggable=true keep it.
-  let gesture = false;
+  // During the harness's own mouse gestures, no native text selection, and no native
+  // drag-and-drop of an image or link unless the page uses drag-and-drop: on a page that
+  // does not, such a drag would swallow the pointer events the game listens for. Elements
+  // marked draggable=true always keep theirs, and so do default-draggable ones (images,
+  // links) once the page listens for a drag event (a Match-3 of <img> tiles swapped by
+  // the browser's own drag never sets draggable="true").
+  let gesture = false, dragListeners = false;
+  const DRAG_TYPES = new Set(['dragstart', 'drag', 'dragenter', 'dragover', 'drop', 'dragend']);
+  const handlesDrag = (node) => {
+    if (dragListeners) return true;
+    for (let el = node; el; el = el.parentNode) {
+      if (el.ondragstart || el.ondrop || el.ondragover) return true;
+    }
+    return !!(window.ondragstart || window.ondrop || window.ondragover);
+  };
   // The harness's touches are game gestures, never page scrolling, zooming or a back-swipe:
   // the root gets touch-action: none (through an adopted style sheet, put back at each
   // gesture if the page replaced the list). A touch that Chromium took as a page scroll
@@ -66,7 +77,10 @@ _BRIDGE = r"""
   const quiet = (e) => {
     if (!gesture) return;
     const t = e.target;
-    if (e.type === 'dragstart' && t && t.getAttribute && t.getAttribute('draggable') === 'true') return;
+    if (e.type === 'dragstart' && t && t.getAttribute) {
+      if (t.getAttribute('draggable') === 'true') return;
+      if (t.getAttribute('draggable') !== 'false' && handlesDrag(t)) return;
+    }
     e.preventDefault();
   };
   // Which input events the page has seen, so the harness can wait for a gesture to
@@ -80,6 +94,15 @@ _BRIDGE = r"""
     writable: false, configurable: false });
   window.addEventListener('selectstart', quiet, true);
   window.addEventListener('dragstart', quiet, true);
+  // Installed after the harness's own listeners, so only the page's count.
+  try {
+    const add = EventTarget.prototype.addEventListener;
+    Object.defineProperty(EventTarget.prototype, 'addEventListener', { configurable: true,
+      writable: true, value: function (type, ...rest) {
+        if (DRAG_TYPES.has(String(type))) dragListeners = true;
+        return add.call(this, type, ...rest);
+      } });
+  } catch (e) {}
   // Animation frames on the virtual clock: Chromium produces real frames only every so
   // often while virtual time races ahead, so a game that steps its animation once per
   // requestAnimationFrame would barely move in 600 ms. Callbacks are batched into frames

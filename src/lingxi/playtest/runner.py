@@ -396,6 +396,7 @@ class PlayRun:
         total = 0
         for attempt, model in enumerate(order):
             performed = {**action, "via": via(model)}
+            self.models.tried(model)
             spent = self.driver.perform(performed, model)
             settled = self._settle()
             total += spent + settled.spent_ms

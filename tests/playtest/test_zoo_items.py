@@ -1,0 +1,59 @@
+"""Issue 24 through the harness, one zoo game per item (docs/playtest.md).
+
+Each test plays a zoo game written for that item with ``lingxi.playtest.launch.play``
+in Debian's Chromium and asserts what the item promises a user of the harness.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lingxi.actor.contracts import validate_evidence
+from lingxi.playtest.objectives import Brief
+
+pytestmark = pytest.mark.browser
+
+ZOO = Path(__file__).resolve().parent / "zoo"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from lingxi.playtest.browser import Browser
+
+    with Browser() as shared:
+        yield shared
+
+
+def play(browser, game, out, *, actor="greedy-match3", budget=3, seed=1, replay=False,
+         options=None):
+    from lingxi.actor.actors import create_actor
+    from lingxi.playtest.launch import play as run
+
+    def fresh():
+        return create_actor(actor, seed=seed, options=dict(options or {}))
+
+    evidence = run(str(ZOO / game), fresh(), actor_name=actor, actor_options=dict(options or {}),
+                   seed=seed, budget=budget, brief=Brief("score"), out=out,
+                   run_id=f"{game}-{seed}", browser=browser,
+                   replay_actor=fresh if replay else None)
+    validate_evidence(evidence)
+    return evidence
+
+
+def swaps(evidence):
+    return [s for s in evidence["steps"] if s["normalized"]["kind"] == "swap"]
+
+
+def test_native_drag_of_default_draggable_images(browser, tmp_path):
+    """24.1: <img> tiles swapped by the browser's own drag (no draggable="true")."""
+    evidence = play(browser, "candy-drag", tmp_path / "run", budget=3)
+    made = swaps(evidence)
+    assert made, "greedy made no swap"
+    assert all(s["causalGameResponse"] for s in made), [s.get("inputModel") for s in made]
+    assert {s["inputModel"] for s in made} == {"mouse"}  # received on the first model
+    assert not any(h["kind"] == "input_probe" for s in made for h in s["harnessSteps"])
+    swap_events = [e for e in evidence["events"] if e["type"] == "swap"]
+    assert swap_events and all(e["data"]["via"] == "dnd" for e in swap_events)
+    assert evidence["summary"]["score"] and evidence["summary"]["score"] > 0
