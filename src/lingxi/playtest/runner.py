@@ -117,6 +117,7 @@ class PlayRun:
         self.steps: list[dict[str, Any]] = []
         self.views_written = 0
         self.score: float | None = None
+        self.score_before: float | None = None  # the game's own score before the first action
         self.lattice_dims: dict[str, int] | None = None
         self.swap_count = 0
         self.stop_reason = "budget"
@@ -529,6 +530,13 @@ class PlayRun:
         self.progress.observe(self._record_events(loaded))
         self.initial = self.frames.save("frames/frame-initial.png", self.driver.capture())
         self.post = self.initial
+        self.score_before = self.score
+
+    def score_gained(self) -> float | None:
+        """What the actor's actions added to the score (a cascade during loading is not theirs)."""
+        if self.score is None:
+            return None
+        return self.score - (self.score_before or 0)
 
     def _risks(self) -> list[str]:
         if self.risks_seen is None:
