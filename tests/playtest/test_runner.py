@@ -341,3 +341,25 @@ def test_score_gained_counts_only_what_came_after_loading(tmp_path):
     assert summary["scoreBeforeActions"] is None and summary["scoreGained"] == 30
     rows = (tmp_path / "report.html").read_text().split('<table class="verdicts">')[1]
     assert "+30" in rows.split("</table>")[0]
+
+
+def test_a_swap_the_game_scored_is_received_even_without_a_visible_change(tmp_path):
+    """24.3: the verdict uses the game's events too, never a frame diff alone."""
+    class Counted(FakeDriver):
+        def perform(self, action, model="mouse"):
+            self.performed.append(action)
+            self.models.append(model)
+            if action["kind"] == "swap":  # scored, but the board is redrawn only later
+                self.queue.append([self.virtual_time_ms + 10, '{"type":"score","score":30}'])
+            return 0
+
+    config = RunConfig(run_id="t", game_source="fake", game_url="http://fake/", actor_name="list",
+                       seed=1, budget=1, brief=Brief("play"))
+    driver = Counted()
+    evidence = PlayRun(driver, ListActor([{"type": "swap_pair", "candidateId": "ms000"}]),
+                       config, tmp_path).run()
+    step = evidence["steps"][0]
+    assert step["causalGameResponse"] is True
+    assert driver.models == ["mouse"]  # received on the first model: no probing, no deselect
+    assert not step["harnessSteps"] or all(h["kind"] not in ("input_probe", "deselect")
+                                           for h in step["harnessSteps"])

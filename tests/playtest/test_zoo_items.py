@@ -57,3 +57,25 @@ def test_native_drag_of_default_draggable_images(browser, tmp_path):
     swap_events = [e for e in evidence["events"] if e["type"] == "swap"]
     assert swap_events and all(e["data"]["via"] == "dnd" for e in swap_events)
     assert evidence["summary"]["score"] and evidence["summary"]["score"] > 0
+
+
+def bridge(step, kind):
+    return [e for e in step["gameEvents"] if e["source"] == "bridge" and e["type"] == kind]
+
+
+def test_settling_waits_for_a_game_that_thinks_between_stages(browser, tmp_path):
+    """24.3: a game that pauses 300-500 ms between cascade stages with no visual change
+    and drops input while busy: every move the game made finishes inside its own action
+    and is recorded as received; no input is sent into the busy game."""
+    evidence = play(browser, "busy-cascade", tmp_path / "run", budget=5)
+    made = [s for s in evidence["steps"] if bridge(s, "swap")]
+    assert len(made) >= 3, "greedy made fewer than three swaps the game executed"
+    for step in evidence["steps"]:
+        executed = bridge(step, "swap")
+        assert len(executed) <= 1, step["actionId"]  # no second move inside one action
+        if executed:
+            assert step["causalGameResponse"], step["actionId"]
+            assert bridge(step, "idle"), f"{step['actionId']}: settled before the move ended"
+            assert not any(h["kind"] == "deselect" for h in step["harnessSteps"])
+    settles = [h for h in evidence["harnessSteps"] if h["kind"] == "settle"]
+    assert settles and not settles[0]["bounded"]

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 from lingxi.playtest.errors import PlayError
 from lingxi.playtest.geometry import VIEWPORT_HEIGHT, VIEWPORT_WIDTH
 from lingxi.playtest.page_scripts import (
+    ACTIVITY_JS,
     DRAIN_JS,
     PAGE_SIZE_JS,
     RISKS_JS,
@@ -368,6 +369,16 @@ class GamePage:
             return [], 1
         dropped = out[1] if isinstance(out[1], int) and out[1] >= 0 else 0
         return out[0], dropped
+
+    def activity(self) -> tuple[int, int, int] | None:
+        """(short timers pending, DOM mutations so far, bridge events so far), or None."""
+        try:
+            out = self._page.evaluate(ACTIVITY_JS)
+        except Exception:
+            return None
+        if isinstance(out, list) and len(out) == 3 and all(isinstance(v, int) for v in out):
+            return out[0], out[1], out[2]
+        return None
 
     def risks(self) -> list[str]:
         """Sources of non-determinism the page used that the harness cannot pin down."""

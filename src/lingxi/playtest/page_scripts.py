@@ -19,12 +19,14 @@ _BRIDGE = r"""
   // per-process random jitter (tens of microseconds), enough to change an FPS counter or
   // a frame's animation phase between two runs. Whole milliseconds since the page began.
   const dateNow = Date.now.bind(Date), origin = dateNow();
+  const nativeTimeout = window.setTimeout.bind(window);  // the harness's own timers
   const clock = () => dateNow() - origin;
   try { Object.defineProperty(performance, 'now', { value: clock, configurable: true }); } catch (e) {}
   const queue = [];
-  let dropped = 0;
+  let dropped = 0, emitted = 0;
   const stringify = JSON.stringify.bind(JSON);
   const emit = (event) => {
+    emitted++;
     try {
       if (queue.length >= 1024) { dropped++; return; }
       const text = stringify(event);
@@ -114,12 +116,12 @@ _BRIDGE = r"""
     if (animationFrame !== null) animationFrame();  // animations first, as in a browser's frame
     const batch = frameQueue; frameQueue = new Map();
     const now = performance.now();
-    for (const cb of batch.values()) { try { cb(now); } catch (e) { setTimeout(() => { throw e; }); } }
+    for (const cb of batch.values()) { try { cb(now); } catch (e) { nativeTimeout(() => { throw e; }); } }
   };
   const scheduleFrame = () => {
     if (frameTimer === null) {
       const now = performance.now();
-      frameTimer = setTimeout(runFrame, Math.max(0, Math.ceil((Math.floor(now / FRAME) + 1) * FRAME - now)));
+      frameTimer = nativeTimeout(runFrame, Math.max(0, Math.ceil((Math.floor(now / FRAME) + 1) * FRAME - now)));
     }
   };
   window.requestAnimationFrame = function (cb) {
@@ -161,6 +163,27 @@ _BRIDGE = r"""
   }
   window.requestIdleCallback = (cb) => setTimeout(() => cb({ didTimeout: false, timeRemaining: () => 0 }), 1);
   window.cancelIdleCallback = (id) => clearTimeout(id);
+  // Is the game still busy? Settling waits until no short timer of the page is pending (a
+  // game that thinks 300-500 ms between cascade stages shows nothing meanwhile), and counts
+  // DOM mutations and bridge events, all on the virtual clock (see playtest/settle.py).
+  const BUSY_TIMER_MS = 1000;
+  const pendingTimers = new Set();
+  let mutations = 0;
+  try {
+    const setT = window.setTimeout, clearT = window.clearTimeout;
+    window.setTimeout = function (callback, delay, ...args) {
+      const ms = Number(delay) || 0;
+      if (typeof callback !== 'function' || ms > BUSY_TIMER_MS) return setT.call(window, callback, delay, ...args);
+      const id = setT.call(window, (...a) => { pendingTimers.delete(id); return callback(...a); }, delay, ...args);
+      pendingTimers.add(id);
+      return id;
+    };
+    window.clearTimeout = function (id) { pendingTimers.delete(id); return clearT.call(window, id); };
+    new MutationObserver((records) => { mutations += records.length; })
+      .observe(document, { attributes: true, childList: true, subtree: true, characterData: true });
+  } catch (e) {}
+  Object.defineProperty(window, '__lingxiActivity', {
+    value: () => [pendingTimers.size, mutations, emitted], writable: false, configurable: false });
   const risks = new Set();
   const watch = (name, why) => {
     const Original = window[name];
@@ -269,6 +292,7 @@ def bridge_script(seed: int) -> str:
 
 DRAIN_JS = "() => (window.__lingxiDrain ? window.__lingxiDrain() : [[], 0])"
 SEEN_JS = "() => (window.__lingxiSeen ? window.__lingxiSeen() : {})"
+ACTIVITY_JS = "() => (window.__lingxiActivity ? window.__lingxiActivity() : null)"
 RISKS_JS = "() => (window.__lingxiRisks ? window.__lingxiRisks() : [])"
 # The size of the page's content in CSS pixels (what the camera must fit).
 PAGE_SIZE_JS = """() => { const d = document.documentElement, b = document.body || d;

@@ -361,6 +361,21 @@ class PlayRun:
                 return True
         return False
 
+    def _answered(self, raw: list[Any]) -> bool:
+        """The game's own word that it took a swap: a ``score`` field that moved in its bridge
+        events (the move counted even if the board showed nothing while the harness looked),
+        so a received verdict never rests on a frame diff alone."""
+        last = self.score
+        for item in raw:
+            try:
+                event = json.loads(item[1])
+            except (TypeError, ValueError, IndexError):
+                continue
+            score = event.get("score") if isinstance(event, dict) else None
+            if isinstance(score, int | float) and not isinstance(score, bool) and score != last:
+                return True
+        return False
+
     def _swap_cells(self, selection, swaps, catalog):
         candidate = next(c for c in swaps["candidates"]
                          if c["candidateId"] == selection["candidateId"])
@@ -401,7 +416,8 @@ class PlayRun:
             spent = self.driver.perform(performed, model)
             settled = self._settle()
             total += spent + settled.spent_ms
-            received = self._received(pre.pixels, settled.frames, grid, cells)
+            received = (self._received(pre.pixels, settled.frames, grid, cells)
+                        or self._answered(self._drain()))
             if received:
                 self.models.received(model)
                 if attempt:
