@@ -79,3 +79,18 @@ def test_settling_waits_for_a_game_that_thinks_between_stages(browser, tmp_path)
             assert not any(h["kind"] == "deselect" for h in step["harnessSteps"])
     settles = [h for h in evidence["harnessSteps"] if h["kind"] == "settle"]
     assert settles and not settles[0]["bounded"]
+
+
+def test_the_camera_fits_a_centred_wide_layout_once(browser, tmp_path):
+    """24.5: a 560 px stage centred on the window: one camera move to its whole width (the
+    score at its left edge in the first frame), none after, and greedy's own vision sees
+    the board the harness lists candidates for on every step."""
+    evidence = play(browser, "centred-wide", tmp_path / "run", budget=4)
+    moves = [h for h in evidence["harnessSteps"] if h["kind"] == "camera"]
+    moves += [h for s in evidence["steps"] for h in s["harnessSteps"] if h["kind"] == "camera"]
+    assert len(moves) == 1, moves
+    assert moves[0]["pageSize"]["width"] == 560
+    assert evidence["summary"]["cameraScale"] == round(390 / 560, 4)
+    for step in evidence["steps"]:
+        assert "no board found" not in (step["selection"] or {}).get("reason", ""), step["actionId"]
+    assert evidence["summary"]["responses"] == 4

@@ -24,8 +24,8 @@ from lingxi.actor.contracts import validate_evidence, validate_view
 pytestmark = pytest.mark.browser
 
 ZOO = Path(__file__).resolve().parent / "zoo"
-GAMES = ("busy-cascade", "candy-drag", "cascade", "four-in-row", "hover-fps", "phaser3", "pixi", "react-dnd",
-         "touch-only", "wide-start")
+GAMES = ("busy-cascade", "candy-drag", "cascade", "centred-wide", "four-in-row", "hover-fps",
+         "phaser3", "pixi", "react-dnd", "touch-only", "wide-start")
 VENDORED = {"phaser3": ["phaser.min.js"], "pixi": ["pixi.min.js"],
             "react-dnd": ["react.production.min.js", "react-dom.production.min.js"]}
 VIEWPORT = {"width": 390, "height": 844}
@@ -237,7 +237,7 @@ def touch_swipe(game, a, b):
     cdp.detach()
 
 
-INPUT = {"busy-cascade": mouse_drag, "candy-drag": html5_drop, "phaser3": polled_drag, "pixi": two_taps, "react-dnd": html5_drop,
+INPUT = {"busy-cascade": mouse_drag, "candy-drag": html5_drop, "centred-wide": mouse_drag, "phaser3": polled_drag, "pixi": two_taps, "react-dnd": html5_drop,
          "wide-start": mouse_drag, "cascade": mouse_drag, "touch-only": touch_swipe,
          "four-in-row": mouse_drag, "hover-fps": mouse_drag}
 

@@ -294,9 +294,29 @@ DRAIN_JS = "() => (window.__lingxiDrain ? window.__lingxiDrain() : [[], 0])"
 SEEN_JS = "() => (window.__lingxiSeen ? window.__lingxiSeen() : {})"
 ACTIVITY_JS = "() => (window.__lingxiActivity ? window.__lingxiActivity() : null)"
 RISKS_JS = "() => (window.__lingxiRisks ? window.__lingxiRisks() : [])"
-# The size of the page's content in CSS pixels (what the camera must fit).
-PAGE_SIZE_JS = """() => { const d = document.documentElement, b = document.body || d;
-  return [Math.max(d.scrollWidth, b.scrollWidth), Math.max(d.scrollHeight, b.scrollHeight)]; }"""
+# The extent of the page's content in CSS pixels (what the camera must fit): the union of
+# the visible elements' boxes in document coordinates, from the document's origin (content
+# left of or above it cannot be scrolled to, but a wider window re-centres a centred
+# layout). Not scrollWidth: a stage centred with translateX(-50%) overflows on both sides,
+# and scrollWidth counts only the right half, so each fit would reveal more to fit
+# (issue 24.5: seven zooms over six actions). Up to 5000 elements are read.
+PAGE_SIZE_JS = """() => {
+  const d = document.documentElement, b = document.body || d;
+  let right = Math.max(d.clientWidth, 1), bottom = Math.max(d.clientHeight, 1), left = 0, top = 0;
+  const sx = window.scrollX, sy = window.scrollY;
+  const all = b.getElementsByTagName('*');
+  for (let i = 0; i < all.length && i < 5000; i++) {
+    const r = all[i].getBoundingClientRect();
+    if (r.width < 1 || r.height < 1) continue;
+    const x0 = r.left + sx, y0 = r.top + sy, x1 = r.right + sx, y1 = r.bottom + sy;
+    if (x0 >= left && y0 >= top && x1 <= right && y1 <= bottom) continue;  // inside already
+    const style = getComputedStyle(all[i]);
+    if (style.visibility === 'hidden' || style.display === 'none') continue;
+    left = Math.min(left, x0); top = Math.min(top, y0);
+    right = Math.max(right, x1); bottom = Math.max(bottom, y1);
+  }
+  return [Math.ceil(right - left), Math.ceil(bottom - top)];
+}"""
 
 SNAPSHOT_JS = r"""
 () => {
