@@ -94,3 +94,30 @@ def test_the_camera_fits_a_centred_wide_layout_once(browser, tmp_path):
     for step in evidence["steps"]:
         assert "no board found" not in (step["selection"] or {}).get("reason", ""), step["actionId"]
     assert evidence["summary"]["responses"] == 4
+
+
+def test_a_2048_clone_is_played_with_the_arrows_and_new_game_is_avoided(browser, tmp_path):
+    """24.6: the explorer learns the arrow keys play and score; "New Game" (a reset) is
+    pressed at most once; greedy-match3 says it is not Match-3 and hands over."""
+    explorer = play(browser, "slide-2048", tmp_path / "explorer", actor="explorer", budget=15)
+    keys = [s for s in explorer["steps"] if s["normalized"]["kind"] == "key"]
+    assert sum(s["causalGameResponse"] for s in keys) >= 8
+    assert explorer["summary"]["scoreGained"] and explorer["summary"]["scoreGained"] > 0
+    starts = [e for e in explorer["events"] if e["type"] == "start"]
+    assert len(starts) <= 2  # the game's own start, and at most one press of New Game
+    greedy = play(browser, "slide-2048", tmp_path / "greedy", budget=12)
+    reasons = [(s["selection"] or {}).get("reason", "") for s in greedy["steps"]]
+    assert any(r.startswith("not a Match-3 game") for r in reasons)
+    assert len([e for e in greedy["events"] if e["type"] == "start"]) <= 2
+    assert greedy["summary"]["responses"] >= 5
+
+
+def test_a_tap_only_pairs_game_is_played_with_taps(browser, tmp_path):
+    """24.6: the explorer taps the cards (almost every tap received); greedy-match3, which
+    would drag between cards, hands over to it."""
+    explorer = play(browser, "pairs", tmp_path / "explorer", actor="explorer", budget=12)
+    assert explorer["summary"]["responses"] >= 9
+    flips = [e for e in explorer["events"] if e["type"] == "flip"]
+    assert len(flips) >= 9
+    greedy = play(browser, "pairs", tmp_path / "greedy", budget=10)
+    assert greedy["summary"]["responses"] >= 5

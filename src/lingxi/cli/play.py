@@ -46,7 +46,7 @@ def board_line(summary: dict) -> str:
 @click.command("play")
 @click.argument("game")
 @click.option("--actor", "actor_name", required=True,
-              help="Who plays: random, greedy-match3, scripted, human or llm.")
+              help="Who plays: random, greedy-match3, explorer, scripted, human or llm.")
 @click.option("--actor-option", "actor_option", multiple=True, metavar="KEY=VALUE",
               help="An option for the actor (repeatable), e.g. script=moves.json, url=…, model=….")
 @click.option("--budget", type=click.IntRange(1, 100_000), default=20, show_default=True,
