@@ -9,6 +9,7 @@ so a judged field with any name is probed.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
@@ -16,6 +17,7 @@ from lingxi.contract.commit_reveal import matches
 from lingxi.session import errors as codes
 from lingxi.session.core.adversaries import ROLES, Case, MutateNth, can_differ, different_value
 from lingxi.session.core.descriptor import describe
+from lingxi.session.core.modes.round_layout import round_layout
 
 
 def _first_result(honest: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
@@ -30,8 +32,6 @@ def _judged(honest: dict[str, list[dict[str, Any]]]) -> list[str]:
 
 
 def round_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case]:
-    from lingxi.session.core.modes.rounds import round_layout
-
     layout = round_layout(spec)
     value_field, reveal = layout.value_field, layout.reveal or "reveal"
     commit = layout.commit or "commit"
@@ -146,8 +146,6 @@ def _shadow_lie(result: dict[str, Any] | None, schema: Any, judged: list[str]) -
 
 def verify_commitments(entries: list[dict[str, Any]], spec: Any) -> list[str]:
     """Offline: every reveal in the transcript matches its side's commitment."""
-    from lingxi.session.core.modes.rounds import round_layout
-
     layout = round_layout(spec)
     if layout.commit is None or layout.reveal is None:
         return []
@@ -168,7 +166,7 @@ def verify_commitments(entries: list[dict[str, Any]], spec: Any) -> list[str]:
     return problems
 
 
-def round_lines(events: list[dict[str, Any]], hooks: Any) -> list[str]:
+def round_lines(events: Iterable[dict[str, Any]], hooks: Any) -> list[str]:
     """One line per round: the hooks' description of the result, else both values."""
     lines = []
     for event in events:
