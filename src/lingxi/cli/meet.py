@@ -49,6 +49,15 @@ async def tell_nickname(client: Any, agent_id: Any, public_key: Any, live: Any) 
         live.info["peer_nickname"] = record["nickname"]
 
 
+async def _give_back(client: Any, invitation_id: str, session_id: str) -> None:
+    """Release a claim whose connection failed, so the next guest need not wait for its
+    deadline (best effort: the deadline still ends it if the registry is unreachable)."""
+    try:
+        await client.release(invitation_id, session_id)
+    except LingxiError:
+        pass
+
+
 class TicketGate:
     """The host's handshake authoriser for one posted invitation."""
 
@@ -190,9 +199,14 @@ async def join_invitation(client: Any, invitation_id: str, *, protocol_dir: str 
 
     connector = guest_reach(client, claim.session_id, reach or Reach(),
                             lambda line: click.echo(line, err=True))
-    result = await guest_session(loaded, invitation["endpoint"], identity=identity,
-                                 expected_host_key=invitation["host_public_key"],
-                                 expected_protocol_id=invitation["protocol_id"],
-                                 ticket=claim.ticket, reach=connector, **session_kwargs)
+    try:
+        result = await guest_session(loaded, invitation["endpoint"], identity=identity,
+                                     expected_host_key=invitation["host_public_key"],
+                                     expected_protocol_id=invitation["protocol_id"],
+                                     ticket=claim.ticket, reach=connector, **session_kwargs)
+    except LingxiError as error:
+        if error.code.startswith(("transport.", "handshake.")):  # never connected: give the
+            await _give_back(client, invitation_id, claim.session_id)  # claim back at once
+        raise
     await _post_receipt(client, claim.session_id, result)
     return result

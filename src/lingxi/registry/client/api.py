@@ -293,6 +293,14 @@ class RegistryClient:
         return (await self._call("POST", f"/v1/invitations/{invitation_id}/confirm",
                                  signed=True, body={"session_id": session_id}))["invitation"]
 
+    async def release(self, invitation_id: str, session_id: str, *,
+                      refuse: bool = False) -> dict[str, Any]:
+        """End a live claim now: the guest's own (its connection failed), or, as the host,
+        anyone's (``refuse`` bars that guest from the invitation)."""
+        return (await self._call("POST", f"/v1/invitations/{invitation_id}/release",
+                                 signed=True, body={"session_id": session_id,
+                                                    "refuse": refuse}))["invitation"]
+
     async def cancel(self, invitation_id: str) -> dict[str, Any]:
         return (await self._call("POST", f"/v1/invitations/{invitation_id}/cancel",
                                  signed=True, body={}))["invitation"]

@@ -187,6 +187,9 @@ def create_app(store: Store, *, cache_ttl: float = 1.0,
     async def confirm(request: Request) -> Response:
         return await signed_write(request, store.confirm, _path_id(request, "invitation_id"))
 
+    async def release(request: Request) -> Response:
+        return await signed_write(request, store.release, _path_id(request, "invitation_id"))
+
     async def cancel(request: Request) -> Response:
         iid = _path_id(request, "invitation_id")
         return await signed_write(request, lambda s, d, txt: store.cancel(s, iid, txt))
@@ -283,6 +286,7 @@ def create_app(store: Store, *, cache_ttl: float = 1.0,
         ("/v1/invitations/{invitation_id}/claim", claim, ["POST"]),
         ("/v1/invitations/{invitation_id}/confirm", confirm, ["POST"]),
         ("/v1/invitations/{invitation_id}/cancel", cancel, ["POST"]),
+        ("/v1/invitations/{invitation_id}/release", release, ["POST"]),
         ("/v1/sessions", list_sessions, ["GET"]),
         ("/v1/sessions/{session_id}", get_session, ["GET"]),
         ("/v1/sessions/{session_id}/receipts", post_receipt, ["POST"]),

@@ -125,18 +125,23 @@ def openapi_document() -> dict[str, Any]:
                                    *PAGING],
                     "responses": _responses("a page of open invitations", 400)},
             **_write("Post an invitation (options checked against the spec)", invitation_body,
-                     404, 413, 422)},
+                     404, 413, 422, 429)},
         "/v1/invitations/{invitation_id}": {"get": {
             "summary": "One invitation", "parameters": inv_id,
             "responses": _responses("invitation", 404)}},
         "/v1/invitations/{invitation_id}/claim": _write(
             "Claim an invitation: exactly one guest wins and gets a single-use ticket",
-            OBJECT, 404, 409, params=inv_id),
+            OBJECT, 403, 404, 409, 429, params=inv_id),
         "/v1/invitations/{invitation_id}/confirm": _write(
             "Host: the claimed guest completed its handshake (the claim stays)",
             {"type": "object", "required": ["session_id"],
              "properties": {"session_id": {"type": "string"}}}, 403, 404, 409, 422,
             params=inv_id, created=False),
+        "/v1/invitations/{invitation_id}/release": _write(
+            "End the live claim now (its guest, or the host; refuse: bar that guest)",
+            {"type": "object", "required": ["session_id"],
+             "properties": {"session_id": {"type": "string"}, "refuse": {"type": "boolean"}}},
+            403, 404, 409, params=inv_id, created=False),
         "/v1/invitations/{invitation_id}/cancel": _write(
             "Host: withdraw the invitation", OBJECT, 403, 404, 409, params=inv_id,
             created=False),

@@ -118,7 +118,9 @@ invitations = Table("invitations", metadata,
                     Column("session_id", String(64)),
                     Column("guest_agent_id", String(32)),
                     Column("claim_deadline", Float),
+                    Column("refused", Text),  # JSON list of guests the host refused
                     Column("seq", BigInteger, nullable=False, unique=True),
+                    Index("ix_invitations_host", "host_agent_id", "status"),
                     Index("ix_invitations_open", "status", "expires_at"),
                     Index("ix_invitations_protocol", "protocol_id"))
 
@@ -138,4 +140,5 @@ sessions = Table("sessions", metadata,
                  Column("verified", Boolean),
                  Column("seq", BigInteger, nullable=False, unique=True),
                  Index("ix_sessions_invitation", "invitation_id"),
-                 Index("ix_sessions_status", "status"))
+                 Index("ix_sessions_status", "status"),
+                 Index("ix_sessions_guest", "guest_agent_id", "status"))

@@ -60,6 +60,8 @@ from lingxi.registry.storage.keylog import (
 from lingxi.registry.storage.secrets import ENV, key_path, load_server_key, write_secret
 
 MAX_LIMIT = 100
+MAX_OPEN_INVITATIONS = 20
+MAX_LIVE_CLAIMS = 3
 
 
 def _relay_servers(store: Store) -> list[str]:
@@ -124,6 +126,9 @@ class Store:
         self.postgres = self.writer.dialect.name == "postgresql"
         self.claim_timeout = claim_timeout
         self.endpoint_policy = endpoint_policy  # records.check_endpoint: "lan" or "public"
+        self.reclaim_backoff = claim_timeout  # a lapsed or released claimant waits this long
+        self.max_open_invitations = MAX_OPEN_INVITATIONS  # per host
+        self.max_live_claims = MAX_LIVE_CLAIMS  # per guest
         self.clock = clock
         self.window = window
         # SQLite's busy handler waits by sleeping with back-off, which gives long tails when
@@ -695,6 +700,15 @@ class Store:
         invitation_id = new_id("inv")
 
         def decide(conn: Connection, now: float, seq: int) -> Change:
+            open_now = conn.execute(select(func.count()).select_from(t.invitations).where(
+                t.invitations.c.host_agent_id == signed.agent_id,
+                t.invitations.c.status.in_(("open", "claimed")),
+                t.invitations.c.expires_at > now)).scalar() or 0
+            if open_now >= self.max_open_invitations:
+                raise RegistryError("registry.too_many_invitations",
+                                    f"this host already has {open_now} open invitations (at "
+                                    f"most {self.max_open_invitations}); cancel one first",
+                                    status=429)
             row = {"invitation_id": invitation_id, "protocol_id": protocol_id,
                    "host_agent_id": signed.agent_id, "host_public_key": host_key,
                    "endpoint": endpoint, "options": canonical_json(options), "note": note,
@@ -772,11 +786,14 @@ class Store:
             if row["host_agent_id"] == signed.agent_id:
                 raise RegistryError("registry.own_invitation",
                                     "a host cannot claim its own invitation", status=409)
+            self._claim_allowed(conn, row, signed.agent_id, now)
             session_id = new_id("ses")
             deadline = min(now + self.claim_timeout, row["expires_at"])
             if row["session_id"]:  # an earlier claim lapsed without a handshake
-                conn.execute(update(t.sessions).where(t.sessions.c.session_id == row["session_id"])
-                             .values(status="abandoned", updated_at=now))
+                conn.execute(update(t.sessions).where(
+                    t.sessions.c.session_id == row["session_id"],
+                    t.sessions.c.status == "claimed").values(status="abandoned",
+                                                             updated_at=now))
             won = conn.execute(update(t.invitations).where(
                 t.invitations.c.invitation_id == invitation_id,
                 t.invitations.c.seq == row["seq"],
@@ -846,6 +863,66 @@ class Store:
             return {"session_id": session_id}
 
         return self._host_action(signed, invitation_id, text, "confirm", act)
+
+    def _claim_allowed(self, conn: Connection, row: Any, guest: str, now: float) -> None:
+        """Refused guests, the re-claim back-off and the per-guest limit of live claims."""
+        if guest in json.loads(row["refused"] or "[]"):
+            raise RegistryError("registry.claim_refused",
+                                "the host refused this agent's claims on this invitation",
+                                status=403)
+        last = row["claim_deadline"]
+        if row["guest_agent_id"] == guest and last is not None \
+                and now < last + self.reclaim_backoff:
+            raise RegistryError("registry.reclaim_backoff",
+                                f"this agent's last claim on this invitation ended "
+                                f"{max(0, int(now - last))} s ago; others go first for "
+                                f"{int(self.reclaim_backoff)} s", status=409)
+        live = conn.execute(select(func.count()).select_from(t.sessions).where(
+            t.sessions.c.guest_agent_id == guest, t.sessions.c.status == "claimed",
+            t.sessions.c.claim_deadline > now)).scalar() or 0
+        if live >= self.max_live_claims:
+            raise RegistryError("registry.too_many_claims",
+                                f"this agent holds {live} live claims (at most "
+                                f"{self.max_live_claims}); finish or release one", status=429)
+
+    def release(self, signed: SignedRequest, invitation_id: str, body: dict[str, Any],
+                text: str) -> dict[str, Any]:
+        """End the current claim now: by its guest (its connection failed) or by the host
+        (``refuse: true`` also bars that guest from this invitation). The invitation is
+        open again at once; the released guest waits the back-off before re-claiming."""
+        self.authenticate(signed)
+        session_id, refuse = body.get("session_id"), body.get("refuse", False)
+        if not isinstance(session_id, str) or not isinstance(refuse, bool):
+            raise _bad("session_id (string) is required; refuse is a boolean", status=422)
+
+        def decide(conn: Connection, now: float, seq: int) -> Change:
+            row = self._load_invitation(conn, invitation_id)
+            host = row["host_agent_id"] == signed.agent_id
+            if not host and row["guest_agent_id"] != signed.agent_id:
+                raise RegistryError("registry.not_party", "only the host or the claiming "
+                                    "guest may release a claim", status=403)
+            if refuse and not host:
+                raise RegistryError("registry.not_host", "only the host may refuse a guest",
+                                    status=403)
+            if row["session_id"] != session_id or self._status(row, now) != "claimed":
+                raise RegistryError("registry.session_not_current",
+                                    f"session {session_id} is not this invitation's live claim",
+                                    status=409)
+            refused = json.loads(row["refused"] or "[]")
+            if refuse:
+                refused.append(row["guest_agent_id"])
+            conn.execute(update(t.invitations).where(
+                t.invitations.c.invitation_id == invitation_id).values(
+                status="open", claim_deadline=now, refused=json.dumps(refused[-100:])))
+            conn.execute(update(t.sessions).where(t.sessions.c.session_id == session_id)
+                         .values(status="abandoned", updated_at=now))
+            fresh = self._load_invitation(conn, invitation_id)
+            return Change("release", invitation_id,
+                          {"invitation_id": invitation_id, "session_id": session_id,
+                           "by": "host" if host else "guest", "refused": refuse},
+                          {"invitation": self._invitation(fresh, now)}, created=False)
+
+        return self._write(signed, text, decide)
 
     def cancel(self, signed: SignedRequest, invitation_id: str, text: str) -> dict[str, Any]:
         def act(conn: Connection, row: Any, now: float) -> dict[str, Any]:
