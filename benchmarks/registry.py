@@ -136,12 +136,12 @@ async def load(port: int, make_request, seconds: float, concurrency: int) -> dic
 
 
 def get_request(path: str) -> bytes:
-    return f"GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n".encode()
+    return f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
 
 
 def post_request(path: str, body: bytes, headers: dict[str, str]) -> bytes:
     extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-    return (f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+    return (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n{extra}\r\n").encode() + body
 
 
@@ -244,7 +244,8 @@ async def main() -> None:
                 url, drop = made
             port = free_port()
             server = start(["-m", "lingxi", "server", "--port", str(port), "--database-url",
-                            url], port, str(work / backend))
+                            url, "--max-open-invitations", str(10 ** 9)],  # one host posts all
+                           port, str(work / backend))
             try:
                 host, pid = await populate(f"http://127.0.0.1:{port}", args.invitations)
                 path = "/v1/invitations?limit=20"

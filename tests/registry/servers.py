@@ -20,7 +20,7 @@ def free_port() -> int:
 
 class ServerProcess:
     def __init__(self, database_url: str, home: str, claim_timeout: float = 30,
-                 key_file: str | None = None) -> None:
+                 key_file: str | None = None, extra: tuple[str, ...] = ()) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         # processes on one database share one key file (beside their homes by default)
@@ -28,7 +28,7 @@ class ServerProcess:
         env = {**os.environ, "LINGXI_HOME": home, "LINGXI_REGISTRY_KEY_FILE": key_file}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "lingxi", "server", "--port", str(self.port),
-             "--database-url", database_url, "--claim-timeout", str(claim_timeout)],
+             "--database-url", database_url, "--claim-timeout", str(claim_timeout), *extra],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def wait_ready(self, timeout: float = 30) -> ServerProcess:

@@ -16,6 +16,7 @@ from .conftest import fresh_postgres_database, rps_spec
 from .servers import ServerProcess
 
 POSTS = 200
+MANY = ("--max-open-invitations", "1000")  # one host posts them all
 
 
 async def _post_and_kill(server: ServerProcess) -> list[dict]:
@@ -64,7 +65,7 @@ def _check(url: str, acknowledged: list[dict], key_file) -> None:
 
 async def test_sigkill_on_sqlite_loses_nothing_acknowledged(tmp_path):
     url = f"sqlite:///{tmp_path / 'registry.db'}"
-    server = ServerProcess(url, str(tmp_path / "home")).wait_ready()
+    server = ServerProcess(url, str(tmp_path / "home"), extra=MANY).wait_ready()
     try:
         acknowledged = await _post_and_kill(server)
     finally:
@@ -76,7 +77,7 @@ async def test_sigkill_on_sqlite_loses_nothing_acknowledged(tmp_path):
 async def test_sigkill_on_postgres_loses_nothing_acknowledged(tmp_path):
     url, drop = fresh_postgres_database()
     try:
-        server = ServerProcess(url, str(tmp_path / "home")).wait_ready()
+        server = ServerProcess(url, str(tmp_path / "home"), extra=MANY).wait_ready()
         try:
             acknowledged = await _post_and_kill(server)
         finally:

@@ -142,6 +142,7 @@ async def test_full_audit_reverifies_every_signed_request(store, alice, bob, tmp
 async def test_verify_is_logarithmic_in_the_log_size(store, alice, tmp_path):
     """The proofs mode asks for one consistency proof and one inclusion proof per kept
     record, each of O(log n) hashes, never for the entries."""
+    store.max_open_invitations = 100  # one host posts them all
     async with _client(store, alice, tmp_path / "a") as a:
         await a.register("alice")
         assert (await verify_registry(a, a.ledger))["ok"]

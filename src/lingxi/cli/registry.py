@@ -35,10 +35,12 @@ from lingxi.files import write_private_json
               help="Which invitation endpoints to accept: public and loopback addresses "
                    "(public), or also private LAN ones (lan). Link-local (cloud metadata) "
                    "addresses are always refused.")
+@click.option("--max-open-invitations", type=click.IntRange(1), default=20, show_default=True,
+              help="Open invitations one host may have at a time.")
 @handle_errors
 def server(host: str, port: int, database_url: str | None, claim_timeout: float,
            access_log: bool, relay: tuple[str, ...], key_file: str | None,
-           endpoint_policy: str) -> None:
+           endpoint_policy: str, max_open_invitations: int) -> None:
     """Run the community registry: JSON API under /v1, docs at /docs, the page at /.
 
     The database is migrated on start. Several processes may share one
@@ -56,7 +58,7 @@ def server(host: str, port: int, database_url: str | None, claim_timeout: float,
 
     serve(host, port, database_url, claim_timeout=claim_timeout, access_log=access_log,
           ready=ready, relay=check_relay_urls(relay), key_file=key_file,
-          endpoint_policy=endpoint_policy)
+          endpoint_policy=endpoint_policy, max_open_invitations=max_open_invitations)
 
 
 @click.command("register")

@@ -11,7 +11,8 @@ from lingxi.registry.storage.store import Store
 def serve(host: str = "127.0.0.1", port: int = 8470, database_url: str | None = None, *,
           claim_timeout: float = 60.0, access_log: bool = False,
           ready: object = None, relay: tuple[str, ...] = (),
-          key_file: str | None = None, endpoint_policy: str = "lan") -> None:
+          key_file: str | None = None, endpoint_policy: str = "lan",
+          max_open_invitations: int | None = None) -> None:
     """Open (and migrate) the database, then serve until interrupted.
 
     ``relay``: the NATS URLs of the relay (``lingxi relay serve``) whose
@@ -21,6 +22,8 @@ def serve(host: str = "127.0.0.1", port: int = 8470, database_url: str | None = 
 
     store = Store(database_url, claim_timeout=claim_timeout, key_file=key_file,
                   endpoint_policy=endpoint_policy)
+    if max_open_invitations is not None:
+        store.max_open_invitations = max_open_invitations
     if relay:
         store.relay_servers = list(relay)  # type: ignore[attr-defined]
     loopback = host in ("127.0.0.1", "localhost", "::1")
