@@ -10,13 +10,22 @@ WORKERS ?= 4
 COVERAGE_FLOOR ?= 93
 PYTEST := $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadscope
 
-.PHONY: demo demo-relay test test-slow lint bench browser relay-deps clean
+.PHONY: demo demo-relay test test-slow lint bench browser relay-deps sodium clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
+
+# The system's libsodium (1.0.18+): the cards layer's ristretto255 group (PyNaCl's bundled
+# copy is built without it). Debian's package; skipped when present.
+sodium:
+	@if ! $(PY) -c "import ctypes; ctypes.CDLL('libsodium.so.23')" 2>/dev/null && \
+	    ! $(PY) -c "import ctypes; ctypes.CDLL('libsodium.so.26')" 2>/dev/null; then \
+		echo "installing Debian libsodium23"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libsodium23; \
+	fi
 
 # Debian's Chromium and the emoji font for the play-loop tests; skipped when present.
 browser:
@@ -36,15 +45,15 @@ relay-deps:
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; \
 	fi
 
-demo: $(STAMP)
+demo: $(STAMP) sodium
 	$(BIN)/lingxi demo
 
 # The same journey across the relay: a registry tied to a nats-server of its own, a host
 # that cannot be reached directly, a guest that meets it through the relay.
-demo-relay: $(STAMP) relay-deps
+demo-relay: $(STAMP) sodium relay-deps
 	$(BIN)/lingxi demo --relay
 
-test: $(STAMP) browser relay-deps
+test: $(STAMP) sodium browser relay-deps
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports --no-logo
 	$(BIN)/mypy
@@ -52,7 +61,7 @@ test: $(STAMP) browser relay-deps
 	$(BIN)/python tests/coverage_gate.py --floor $(COVERAGE_FLOOR)
 
 # Long stress and whole-game cases (marked slow); CI runs them after `make test`.
-test-slow: $(STAMP) browser relay-deps
+test-slow: $(STAMP) sodium browser relay-deps
 	$(PYTEST) -m slow
 
 lint: $(STAMP)

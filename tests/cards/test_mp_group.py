@@ -12,7 +12,7 @@ from lingxi.cards.driver import seeded_entropy
 
 ENT = seeded_entropy("group")
 P = g.hash_point(b"test", b"P")
-ORDER4 = bytes(32)  # y = 0: a point of order 4
+ORDER4 = bytes(32)  # y = 0: order 4 on Ed25519; the identity's encoding in ristretto255
 ORDER2 = (2**255 - 19 - 1).to_bytes(32, "little")  # y = -1: the point of order 2
 ORDER8 = bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a")
 
@@ -22,16 +22,28 @@ def test_hash_to_curve_lands_in_the_subgroup() -> None:
     assert len(points) == 20 and all(g.is_point(p) for p in points)
 
 
-@pytest.mark.parametrize("torsion", [ORDER2, ORDER4, ORDER8])
+@pytest.mark.parametrize("torsion", [ORDER2, ORDER8])
 def test_small_order_and_mixed_points_are_refused(torsion) -> None:
+    """Ed25519's torsion points have no ristretto255 encoding: every operation refuses
+    them, so a peer cannot smuggle a cofactor component into a product or a sum."""
     assert not g.is_point(torsion)
     x = g.random_scalar(ENT)
     with pytest.raises(g.Degenerate):
         g.mul(x, torsion)
-    mixed = g.add(P, torsion)  # on the curve, outside the prime-order subgroup
-    assert not g.is_point(mixed)
     with pytest.raises(g.Degenerate):
-        g.mul(x, mixed)
+        g.add(P, torsion)
+    with pytest.raises(g.Degenerate):
+        g.sub(P, torsion)
+
+
+def test_the_identity_is_no_key_and_no_product() -> None:
+    """All-zero bytes encode the identity: not a point a peer may send (is_point), and
+    every product with it is refused (an identity result), so it cannot cancel a layer."""
+    identity = ORDER4
+    assert not g.is_point(identity)
+    with pytest.raises(g.Degenerate):
+        g.mul(g.random_scalar(ENT), identity)
+    assert g.add(P, identity) == P  # a group element: ristretto255 has no cofactor
 
 
 def test_non_canonical_and_short_inputs_are_refused() -> None:
@@ -104,10 +116,27 @@ def test_shuffle_proof_binds_statement() -> None:
     assert not sh.verify_shuffle(b"ctx", key, cards, swapped, proof)
     assert not sh.verify_shuffle(b"ctx", key, cards, deck, proof[:-1])
     assert not sh.verify_shuffle(b"ctx", key, cards, deck[:-1], proof)
-    mixed = [g.add(deck[0], ORDER4)] + deck[1:]
-    assert not sh.verify_shuffle(b"ctx", key, cards, mixed, proof)
+    for foreign in (ORDER4, ORDER8):  # the identity, and an encoding outside the group
+        assert not sh.verify_shuffle(b"ctx", key, cards, [foreign] + deck[1:], proof)
 
 
 def test_permutations_are_permutations() -> None:
     for n in (2, 3, 52, 100):
         assert sorted(sh.sample_permutation(ENT, n)) == list(range(n))
+
+
+def test_a_machine_without_ristretto255_gets_one_clear_error(monkeypatch) -> None:
+    """No libsodium with ristretto255 under any known name: the layer says what to install
+    instead of failing later on a missing symbol."""
+    from lingxi.cards import sodium
+
+    monkeypatch.setattr(sodium, "_NAMES", ("libdoes-not-exist.so.1", "libc.so.6"))
+    with pytest.raises(sodium.SodiumMissing, match="libsodium 1.0.18"):
+        sodium._load()
+
+
+def test_hash_to_the_group_needs_64_uniform_bytes() -> None:
+    from lingxi.cards import sodium
+
+    assert sodium.from_hash(bytes(32)) is None
+    assert g.is_point(sodium.from_hash(bytes(range(64))) or b"")

@@ -1,7 +1,7 @@
 """Mental poker: fair two-party card games with hidden hands and no dealer.
 
-Pure (no I/O, no clocks, entropy injected) and built only on PyNaCl's
-Ed25519 group operations. See docs/mental-poker.md for the construction.
+Pure (no I/O, no clocks, entropy injected), built on libsodium: ristretto255
+points (cards.sodium), PyNaCl's scalars and Ed25519 signatures. See docs/mental-poker.md for the construction.
 """
 
 from lingxi.cards.audit import AuditReport, audit, verify_receipt

@@ -1,11 +1,18 @@
-"""The Ed25519 prime-order group through libsodium (PyNaCl bindings).
+"""The ristretto255 prime-order group through libsodium.
 
-Points are 32-byte canonical encodings, scalars 32-byte little-endian values
-below the group order ``L``. Every variable-base multiplication goes through
-``crypto_scalarmult_ed25519_noclamp``, which refuses non-canonical encodings,
-small-order points and points outside the prime-order subgroup, so a point a
-peer sent is subgroup-checked the first time it is multiplied. Secret scalar
-arithmetic stays in libsodium's constant-time ``crypto_core_ed25519_scalar_*``.
+Points are 32-byte canonical ristretto255 encodings, scalars 32-byte
+little-endian values below the group order ``L``. Ristretto255 is a prime-order
+group built on Curve25519: every valid encoding is a group element, so no
+cofactor or small-order point can reach a product, and a variable-base product
+is one scalar multiplication (``crypto_scalarmult_ed25519_noclamp`` on the raw
+Ed25519 group must also multiply by ``L`` to check the subgroup; that was half
+of a game's CPU). Every point operation refuses an invalid encoding and an
+identity result. Secret scalar arithmetic stays in libsodium's constant-time
+``crypto_core_ed25519_scalar_*`` (the scalar field is the same).
+
+PyNaCl's bundled libsodium is built without the ristretto255 functions, so the
+point operations call the system's libsodium (Debian's ``libsodium23``, 1.0.18
+or newer) through :mod:`cards.sodium`; scalars and signatures stay on PyNaCl.
 
 A degenerate result (the identity, a rejected point) raises :class:`Degenerate`;
 callers that process peer input turn it into the code of the failed check.
@@ -20,6 +27,8 @@ from functools import lru_cache
 from nacl import _sodium
 from nacl import bindings as _b
 
+from lingxi.cards import sodium as _r
+
 L = 2**252 + 27742317777372353535851937790883648493
 SCALAR_ZERO = bytes(32)
 
@@ -27,46 +36,46 @@ Entropy = Callable[[int], bytes]
 
 
 class Degenerate(Exception):
-    """A group operation on a point that is not in the prime-order subgroup."""
+    """A group operation on a point that is not a group element, or an identity result."""
 
 
 _lib, _ffi = _sodium.lib, _sodium.ffi
 _new, _buf = _ffi.new, _ffi.buffer
-_valid = _lib.crypto_core_ed25519_is_valid_point
 _reduce = _b.crypto_core_ed25519_scalar_reduce
-_from_uniform = _b.crypto_core_ed25519_from_uniform
 
 
-def _call2(fn, a: bytes, b: bytes) -> bytes:
-    if len(a) != 32 or len(b) != 32:
-        raise Degenerate("group elements are 32 bytes")
-    out = _new("unsigned char[32]")
-    if fn(out, a, b) != 0:
+def _point(result: bytes | None) -> bytes:
+    if result is None:
         raise Degenerate("libsodium refused the operation")
-    return _buf(out, 32)[:]
+    return result
+
+
+def _sized(*values: bytes) -> None:
+    for value in values:
+        if len(value) != 32:
+            raise Degenerate("group elements and scalars are 32 bytes")
 
 
 def mul(s: bytes, p: bytes) -> bytes:
-    """``s·P`` for a subgroup point ``P`` (libsodium checks it is one)."""
-    return _call2(_lib.crypto_scalarmult_ed25519_noclamp, s, p)
+    """``s·P``; libsodium refuses a ``P`` that is not a ristretto255 encoding."""
+    _sized(s, p)
+    return _point(_r.scalarmult(s, p))
 
 
 def base(s: bytes) -> bytes:
-    """``s·G`` for the standard base point."""
-    if len(s) != 32:
-        raise Degenerate("scalars are 32 bytes")
-    out = _new("unsigned char[32]")
-    if _lib.crypto_scalarmult_ed25519_base_noclamp(out, s) != 0:
-        raise Degenerate("libsodium refused the operation")
-    return _buf(out, 32)[:]
+    """``s·G`` for the standard generator."""
+    _sized(s)
+    return _point(_r.scalarmult_base(s))
 
 
 def add(p: bytes, q: bytes) -> bytes:
-    return _call2(_lib.crypto_core_ed25519_add, p, q)
+    _sized(p, q)
+    return _point(_r.add(p, q))
 
 
 def sub(p: bytes, q: bytes) -> bytes:
-    return _call2(_lib.crypto_core_ed25519_sub, p, q)
+    _sized(p, q)
+    return _point(_r.sub(p, q))
 
 
 def _scalar_op(fn, a: bytes, b: bytes) -> bytes:
@@ -101,8 +110,8 @@ def sc_inv(s: bytes) -> bytes:
 
 
 def is_point(p: bytes) -> bool:
-    """Canonical, not of small order, and in the prime-order subgroup."""
-    return len(p) == 32 and _valid(p) == 1
+    """A canonical ristretto255 encoding of a group element other than the identity."""
+    return len(p) == 32 and p != SCALAR_ZERO and _r.is_valid_point(p)
 
 
 def is_scalar(s: bytes) -> bool:
@@ -146,11 +155,12 @@ def hash_scalars(domain: bytes, seed: bytes, count: int) -> list[bytes]:
 
 @lru_cache(maxsize=4096)
 def hash_point(domain: bytes, data: bytes) -> bytes:
-    """Hash to the curve: Elligator 2 (libsodium clears the cofactor)."""
+    """Hash to the group: ristretto255's one-way map of 64 uniform bytes (two Elligator
+    maps added), so nobody knows the discrete log of one result relative to another."""
     digest = hashlib.sha512(domain + len(data).to_bytes(4, "big") + data).digest()
-    p = _from_uniform(digest[:32])
-    if not is_point(p):  # libsodium maps into the prime-order subgroup; belt and braces
-        raise Degenerate("hash to curve left the subgroup")
+    p = _point(_r.from_hash(digest))
+    if not is_point(p):  # the map never gives the identity in practice; belt and braces
+        raise Degenerate("hash to the group gave the identity")
     return p
 
 

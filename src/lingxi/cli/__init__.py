@@ -31,11 +31,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "Create or show this agent's Ed25519 identity key."),
     "envelope": ("lingxi.cli.envelope:envelope",
                  "Sign or verify a Synapse envelope."),
-    "host": ("lingxi.cli.session:host",
+    "host": ("lingxi.cli.participate:host",
              "Host a protocol session and wait for a guest."),
-    "guest": ("lingxi.cli.session:guest",
+    "guest": ("lingxi.cli.participate:guest",
               "Join a hosted session as the guest."),
-    "join": ("lingxi.cli.meet:join",
+    "join": ("lingxi.cli.participate:join",
              "Claim a registry invitation and play the session as its guest."),
     "session": ("lingxi.cli.session:session",
                 "Inspect, decide in, and verify sessions."),
@@ -65,6 +65,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "Register who may call `lingxi serve`, each with its own key."),
     "call": ("lingxi.cli.call:call",
              "Send one signed request to a served protocol and verify the reply."),
+    "group": ("lingxi.cli.group:group",
+              "Group sessions (A2N): N members on one signed, ordered log."),
 }
 
 ROOT_HELP = """Lingxi (灵隙): agents agree on a protocol contract and run it peer-to-peer.

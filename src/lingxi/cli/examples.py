@@ -44,6 +44,7 @@ EXAMPLES: dict[str, str] = {
     "protocol preflight": "lingxi protocol preflight my-game/spec.json",
     "protocol register": "lingxi protocol register my-game --server http://127.0.0.1:8470",
     "protocol search": "lingxi protocol search dice --server http://127.0.0.1:8470",
+    "protocol skeleton": "lingxi protocol skeleton my-game",
     "protocol test": "lingxi protocol test rock-paper-scissors --adversarial --seed 7",
     "protocol validate": "lingxi protocol validate \"$(lingxi protocol path crazy-eights)\"",
     "register": "lingxi register --nickname alice --server http://127.0.0.1:8470",
@@ -55,8 +56,8 @@ EXAMPLES: dict[str, str] = {
     "session decide": "lingxi session decide rock",
     "session events": "lingxi session events --follow",
     "session list": "lingxi session list --json",
+    "session skeleton": "lingxi session skeleton my-game  # moved: lingxi protocol skeleton",
     "session show": "lingxi session show ~/.lingxi/sessions/<id>-host",
-    "session skeleton": "lingxi session skeleton my-game",
     "skill": "lingxi skill install --target ~/.claude/skills",
     "skill install": "lingxi skill install --target ~/.claude/skills",
     "session ui": "lingxi session ui ~/.lingxi/sessions/<id>-guest --open",
@@ -69,6 +70,9 @@ EXAMPLES: dict[str, str] = {
     "callers remove": "lingxi callers remove alice",
     "call": "lingxi call http://127.0.0.1:8088/ '{\"action\": \"request\", \"text\": \"one two\"}' "
             "--protocol-dir word-count --from alice --key-file alice.key",
+    "group": "lingxi group test group-vote --seats 5 --adversarial",
+    "group test": "lingxi group test holdem --seats 4 --record table.json",
+    "group verify": "lingxi group verify table.json",
     "validate": "lingxi validate rock-paper-scissors '{\"action\":\"join\"}' --direction "
                 "guest_to_host",
 }

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import click
 
-from lingxi.cli.common import handle_errors, json_option, print_json
+from lingxi.cli.common import handle_errors, json_option, key_values, print_json
+from lingxi.playtest.errors import PlayInputError
 
 
 def _parse_options(pairs: tuple[str, ...]) -> dict[str, str]:
-    from lingxi.cli.common import key_values
-
     return key_values(pairs, "--actor-option", "play.bad_actor_option")
 
 
@@ -21,6 +20,15 @@ def _run_id(game: str, seed: int) -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", game.rstrip("/").split("/")[-1] or "game")[:40]
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{stem.strip('-') or 'game'}-s{seed}-{stamp}"
+
+
+def score_line(summary: dict) -> str:
+    """The score the actor's actions gained (not what the game scored on its own first)."""
+    gained = summary.get("scoreGained")
+    if gained is None:
+        return "no score reported"
+    before = summary.get("scoreBeforeActions")
+    return f"score {gained:+g} from its actions" + (f" ({before:g} before them)" if before else "")
 
 
 def board_line(summary: dict) -> str:
@@ -37,7 +45,7 @@ def board_line(summary: dict) -> str:
 @click.command("play")
 @click.argument("game")
 @click.option("--actor", "actor_name", required=True,
-              help="Who plays: random, greedy-match3, scripted, human or llm.")
+              help="Who plays: random, greedy-match3, explorer, scripted, human or llm.")
 @click.option("--actor-option", "actor_option", multiple=True, metavar="KEY=VALUE",
               help="An option for the actor (repeatable), e.g. script=moves.json, url=…, model=….")
 @click.option("--budget", type=click.IntRange(1, 100_000), default=20, show_default=True,
@@ -86,8 +94,6 @@ def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
     replay = None
     if check_replay:
         if actor_name == "human":
-            from lingxi.playtest.errors import PlayInputError
-
             raise PlayInputError("play.bad_option", "--check-replay cannot replay a human player")
 
         def replay() -> object:
@@ -105,11 +111,14 @@ def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
     if as_json:
         print_json({"ok": True, "runId": evidence["runId"], "out": str(out), "summary": summary})
         return
-    click.echo(f"run {evidence['runId']}: {summary['actions']} actions "
-               f"({summary['validActions']} valid, {summary['protocolErrors']} protocol errors), "
-               + ("no score reported" if summary["score"] is None
-                  else f"score {summary['score']}"))
+    click.echo(f"run {evidence['runId']}: {summary.get('responses', 0)} of {summary['actions']} "
+               f"actions received by the game, " + score_line(summary))
+    click.echo(f"actions: {summary['validActions']} valid, {summary['protocolErrors']} "
+               "protocol errors")
     click.echo(board_line(summary))
+    blocked = (summary.get("blocked") or {}).get("count", 0)
+    if blocked:
+        click.echo(f"blocked: {blocked} requests or navigations off the machine (see evidence.json)")
     if summary.get("cameraScale"):
         click.echo(f"camera: zoomed out to {summary['cameraScale']:.2f} to fit the page")
     verdict = summary.get("replay") or {}

@@ -10,8 +10,9 @@ from typing import Any
 import click
 
 from lingxi.cli.common import handle_errors, json_option, print_json, safe_line
-from lingxi.cli.registry_common import run, server_option
+from lingxi.cli.registry_common import _import_registry, run, server_option
 from lingxi.errors import EXIT_FAILED, EXIT_USAGE, InputError, LingxiError
+from lingxi.files import write_private_json
 
 
 @click.command("server")
@@ -26,15 +27,17 @@ from lingxi.errors import EXIT_FAILED, EXIT_USAGE, InputError, LingxiError
 @click.option("--relay", "relay", multiple=True, metavar="nats://HOST:PORT",
               help="The relay (lingxi relay serve) whose credentials this registry signs; "
                    "repeat for every node of a cluster. Default: $LINGXI_RELAY.")
+@click.option("--key-file", type=click.Path(dir_okay=False), default=None,
+              help="The registry's Ed25519 key file (0600; created if missing). Default: "
+                   "$LINGXI_REGISTRY_KEY_FILE, else $LINGXI_HOME/registry/server.key.")
 @handle_errors
 def server(host: str, port: int, database_url: str | None, claim_timeout: float,
-           access_log: bool, relay: tuple[str, ...]) -> None:
+           access_log: bool, relay: tuple[str, ...], key_file: str | None) -> None:
     """Run the community registry: JSON API under /v1, docs at /docs, the page at /.
 
     The database is migrated on start. Several processes may share one
     PostgreSQL database and act as one registry.
     """
-    from lingxi.cli.registry_common import _import_registry
 
     _import_registry()
     from lingxi.registry.server.run import serve
@@ -46,7 +49,7 @@ def server(host: str, port: int, database_url: str | None, claim_timeout: float,
     from lingxi.cli.relay import check_relay_urls
 
     serve(host, port, database_url, claim_timeout=claim_timeout, access_log=access_log,
-          ready=ready, relay=check_relay_urls(relay))
+          ready=ready, relay=check_relay_urls(relay), key_file=key_file)
 
 
 @click.command("register")
@@ -244,7 +247,6 @@ def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_i
         target.write_bytes(content)
         written.append(f"ui/{path}")
     if files:  # the page is a registry's: the UI serves it isolated, naming its bundle
-        from lingxi.files import write_private_json
         from lingxi.ui import BUNDLE_META
 
         write_private_json(folder / "ui" / BUNDLE_META, {"bundle_id": chosen,
