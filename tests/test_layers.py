@@ -31,6 +31,7 @@ VIOLATIONS = {
     "playtest": ("playtest/geometry.py", "import lingxi.hooks"),
     "cards": ("cards/group.py", "import time"),
     "group": ("group/log.py", "import lingxi.session"),
+    "groupnet": ("groupnet/runtime.py", "import lingxi.session.runner"),
     "registry-server": ("registry/server/app.py", "import lingxi.session"),
     "registry-client": ("registry/client/api.py", "import lingxi.session.runner"),
     "deciders": ("deciders/__init__.py", "import lingxi.wire.channel"),

@@ -241,3 +241,135 @@ def _spec_from_log(record: Any) -> Any:
         raise InputError("group.malformed", "the record does not start with an open entry "
                          "naming its protocol_id; pass --protocol-dir") from None
     return load_spec(folder_for_id(pid))
+
+
+def _signer(ephemeral: bool) -> Any:
+    """This agent's identity as a group signer (a fresh key with --ephemeral)."""
+    import os
+
+    from lingxi.group import Signer
+    from lingxi.wire.identity import Identity
+
+    if ephemeral:
+        return Signer(os.urandom(32))
+    identity, _ = Identity.load_or_create()
+
+    class IdentitySigner(Signer):
+        def __init__(self) -> None:  # the key stays in the Identity
+            self.key = identity.public_hex
+
+        def sign(self, data: bytes) -> str:
+            return identity.sign(data).hex()
+    return IdentitySigner()
+
+
+def _endpoint(text: str) -> tuple[str, int]:
+    import re
+
+    match = re.fullmatch(r"tcp://([A-Za-z0-9.:-]+):([0-9]{1,5})", text)
+    if match is None or int(match.group(2)) > 65535:
+        raise InputError("group.bad_endpoint", f"an endpoint is tcp://HOST:PORT, not {text!r}")
+    return match.group(1), int(match.group(2))
+
+
+def _finish(outcome: Any, record_path: str | None, as_json: bool) -> None:
+    from lingxi.group import verify_records
+
+    if record_path:
+        _write(record_path, outcome.record)
+    verdict = verify_records([outcome.record], require_receipts=True)
+    data = {"ok": verdict.ok and outcome.problem is None, "result": outcome.result,
+            "problem": outcome.problem, "entries": len(outcome.record["entries"]),
+            "head": verdict.head, "record_verified": verdict.ok}
+    if as_json:
+        print_json(data)
+    else:
+        click.echo(safe_line(f"group over: {data['entries']} entries, head {data['head'][:16]}…, "
+                             f"record {'verified' if verdict.ok else 'FAILED'}"))
+        if outcome.problem:
+            click.echo(safe_line(f"problem: {outcome.problem['code']}: "
+                                 f"{outcome.problem['message']}"))
+        click.echo(safe_line(f"result: {json.dumps(outcome.result, ensure_ascii=False)}",
+                             limit=600))
+    if not data["ok"]:
+        raise SystemExit(EXIT_FAILED)
+
+
+@group.command("host")
+@click.argument("protocol")
+@click.option("--seats", type=click.IntRange(min=2, max=16), required=True,
+              help="How many members, this one included (within the spec's seats).")
+@click.option("--listen", "listen", default="tcp://127.0.0.1:0", show_default=True,
+              help="Where members connect (port 0: any free port, printed on stderr).")
+@click.option("--group-id", default=None, help="The group id (default: a fresh one).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Seconds a member that owes the next step may stay silent (then it "
+                   "forfeits).")
+@click.option("--record", "record_path", metavar="FILE", help="Write this seat's record.")
+@click.option("--ephemeral", is_flag=True, help="Use a fresh key instead of this agent's "
+              "identity.")
+@json_option
+@handle_errors
+def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeout: float,
+             record_path: str | None, ephemeral: bool, as_json: bool) -> None:
+    """Host a group PROTOCOL over TCP: sequence its log and play seat 0.
+
+    Prints `group host on tcp://HOST:PORT` on stderr once members can join
+    (`lingxi group join`); ends when the game is over and every member
+    signed the final head. Exit 0 with a verified record, 1 otherwise.
+    """
+    import asyncio
+    import os
+
+    from lingxi.group.agents import agent_for
+    from lingxi.groupnet.runtime import GroupHost
+
+    spec = _group_spec(protocol)
+    count = _seats(spec, seats)
+    address, port = _endpoint(listen)
+    gid = group_id or f"group-{os.urandom(6).hex()}"
+    host = GroupHost(spec, count, _signer(ephemeral), agent_for(spec, 0, os.urandom),
+                     group_id=gid, timeout=timeout)
+
+    def ready(endpoint: str) -> None:
+        click.echo(f"group host on {endpoint} (group {gid}, {count} seats)", err=True)
+    _finish(asyncio.run(host.run(address, port, ready)), record_path, as_json)
+
+
+@group.command("join")
+@click.argument("endpoint")
+@click.option("--protocol", "protocol", required=True, metavar="DIR|NAME",
+              help="The group's protocol (its protocol_id must be the one the host opened).")
+@click.option("--seat", type=click.IntRange(min=1, max=15), required=True,
+              help="The seat to take (seat 0 is the host's).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Seconds to wait for the host.")
+@click.option("--record", "record_path", metavar="FILE", help="Write this seat's record.")
+@click.option("--ephemeral", is_flag=True, help="Use a fresh key instead of this agent's "
+              "identity.")
+@json_option
+@handle_errors
+def join_cmd(endpoint: str, protocol: str, seat: int, timeout: float, record_path: str | None,
+             ephemeral: bool, as_json: bool) -> None:
+    """Join the group hosted at ENDPOINT (tcp://HOST:PORT) and play one seat to the end.
+
+    Checks every entry of the log itself; ends with this seat's record and the
+    game's result. Exit 0 with a verified record, 1 otherwise.
+    """
+    import asyncio
+    import os
+
+    from lingxi.group.agents import agent_for
+    from lingxi.groupnet.runtime import join_group
+
+    spec = _group_spec(protocol)
+    _endpoint(endpoint)
+    try:
+        outcome = asyncio.run(join_group(
+            spec, endpoint, seat, _signer(ephemeral), agent_for(spec, seat, os.urandom),
+            timeout=timeout,
+            joined=lambda gid: click.echo(f"joined group {gid} as seat {seat}", err=True)))
+    except OSError as error:
+        raise InputError("group.unreachable", f"cannot reach {endpoint}: "
+                         f"{error.strerror or error}") from None
+    _finish(outcome, record_path, as_json)

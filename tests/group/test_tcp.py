@@ -1,0 +1,92 @@
+"""Issue 23 (done when): Hold'em and group-vote over TCP, every seat a separate process."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lingxi.group import verify_records
+
+LINGXI = [sys.executable, "-m", "lingxi"]
+
+
+def _env(tmp_path: Path, who: str) -> dict[str, str]:
+    return {**os.environ, "LINGXI_HOME": str(tmp_path / f"home-{who}")}
+
+
+def _host(tmp_path: Path, protocol: str, seats: int, *extra: str):
+    host = subprocess.Popen([*LINGXI, "group", "host", protocol, "--seats", str(seats),
+                             "--record", str(tmp_path / "r0.json"), "--json", *extra],
+                            env=_env(tmp_path, "0"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert host.stderr is not None
+    line = host.stderr.readline()
+    match = re.search(r"on (tcp://[0-9.]+:[0-9]+)", line)
+    assert match, line
+    return host, match.group(1)
+
+
+def _join(tmp_path: Path, endpoint: str, protocol: str, seat: int):
+    return subprocess.Popen([*LINGXI, "group", "join", endpoint, "--protocol", protocol,
+                             "--seat", str(seat), "--record", str(tmp_path / f"r{seat}.json"),
+                             "--json"], env=_env(tmp_path, str(seat)), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _play(tmp_path: Path, protocol: str, seats: int) -> list[dict]:
+    host, endpoint = _host(tmp_path, protocol, seats)
+    members = [_join(tmp_path, endpoint, protocol, seat) for seat in range(1, seats)]
+    outputs = []
+    for proc in [host, *members]:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, (out, err)
+        outputs.append(json.loads(out))
+    return outputs
+
+
+@pytest.mark.parametrize(("protocol", "seats"), [("holdem", 4), ("group-vote", 5)])
+def test_every_seat_in_its_own_process_ends_with_the_same_verified_record(
+        tmp_path, protocol, seats) -> None:
+    outputs = _play(tmp_path, protocol, seats)
+    assert all(o["ok"] and o["record_verified"] for o in outputs)
+    assert len({o["head"] for o in outputs}) == 1
+    assert all(o["result"] == outputs[0]["result"] for o in outputs)
+    records = [json.loads((tmp_path / f"r{s}.json").read_text()) for s in range(seats)]
+    verdict = verify_records(records)  # a third party with every member's record: no fork
+    assert verdict.ok and all(m["receipt"] for m in verdict.members)
+    keys = {m["key"] for m in verdict.members}
+    assert len(keys) == seats  # each process signed with its own identity
+
+
+@pytest.mark.slow
+def test_a_six_seat_hand_over_tcp(tmp_path) -> None:
+    outputs = _play(tmp_path, "holdem", 6)
+    assert len({o["head"] for o in outputs}) == 1 and outputs[0]["result"]["kind"]
+
+
+def test_a_member_that_dies_while_it_owes_forfeits_and_only_it_pays(tmp_path) -> None:
+    host, endpoint = _host(tmp_path, "holdem", 3, "--timeout", "2")
+    members = [_join(tmp_path, endpoint, "holdem", seat) for seat in (1, 2)]
+    assert "joined group" in members[1].stderr.readline()
+    members[1].send_signal(signal.SIGKILL)  # seat 2 vanishes before it has shuffled
+    out, err = host.communicate(timeout=120)
+    members[0].communicate(timeout=60)
+    members[1].wait(timeout=10)
+    data = json.loads(out)
+    result = data["result"]
+    assert result["kind"] == "forfeit" and result["culprit_seat"] == 2, (out, err)
+    assert all(d >= 0 for s, d in enumerate(result["delta"]) if s != 2)
+
+
+def test_a_group_whose_seats_never_fill_ends_as_stalled(tmp_path) -> None:
+    host, _ = _host(tmp_path, "holdem", 3, "--timeout", "1")
+    out, _ = host.communicate(timeout=60)
+    data = json.loads(out)
+    assert host.returncode == 1 and data["problem"]["code"] == "group.stalled"
