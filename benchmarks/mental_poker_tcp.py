@@ -30,8 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from lingxi.cards.driver import play_game  # noqa: E402
-from lingxi.session import guest_session, host_session  # noqa: E402
 from lingxi.session.core.machine import SessionConfig  # noqa: E402
+from lingxi.session.net import guest_session, host_session  # noqa: E402
 from lingxi.session.runner import load_protocol, run_pair  # noqa: E402
 from lingxi.wire.identity import Identity  # noqa: E402
 

@@ -19,13 +19,8 @@ import itertools
 import tempfile
 from pathlib import Path
 
-from lingxi.session import (
-    RequestDecision,
-    SessionConfig,
-    guest_session,
-    host_session,
-    load_protocol,
-)
+from lingxi.session import RequestDecision, SessionConfig, load_protocol
+from lingxi.session.net import guest_session, host_session
 from lingxi.wire.identity import Identity
 
 

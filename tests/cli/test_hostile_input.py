@@ -319,8 +319,8 @@ TARGETS += [
            lambda d, t: (["protocol", "fetch", t or "x"], None), "text"),
     Target("join TEXT (an invitation id)",
            lambda d, t: (["join", t or "x"], None), "text"),
-    Target("session skeleton (hostile spec.json)",
-           lambda d, b: (["session", "skeleton", str(Path(_file(d, "spec.json", b)).parent),
+    Target("protocol skeleton (hostile spec.json)",
+           lambda d, b: (["protocol", "skeleton", str(Path(_file(d, "spec.json", b)).parent),
                           "--force"], None)),
 ]
 
@@ -364,6 +364,6 @@ def test_the_table_covers_every_command_in_this_area():
     assert any(t.name.startswith("validate ") for t in TARGETS)
     for command in ("session verify", "session show", "session decide", "session list",
                     "session events", "session abort", "host --decider", "protocol test",
-                    "host --input", "host --options", "session skeleton", "play --brief",
+                    "host --input", "host --options", "protocol skeleton", "play --brief",
                     "play --actor", "protocol preflight", "protocol register", "join TEXT"):
         assert command in {" ".join(t.name.split()[:2]) for t in TARGETS}, command

@@ -19,12 +19,13 @@ from session_helpers import LOOP_SPEC, PingPong
 from lingxi.cli import cli
 from lingxi.contract import SpecError, load_spec
 from lingxi.contract.commit_reveal import CommitReveal
-from lingxi.session import SessionConfig, load_protocol, memory_session, run_adversarial, run_pair
+from lingxi.session import SessionConfig, load_protocol, run_adversarial, run_pair
 from lingxi.session.core.adversaries import MutateNth
 from lingxi.session.core.entropy import seeded
 from lingxi.session.core.events import Send, Start
 from lingxi.session.core.modes.loop import SessionLoopMachine
 from lingxi.session.drivers.memory import LocalPair
+from lingxi.session.net import memory_session
 from lingxi.session.record.receipts import check_receipt, settle
 from lingxi.session.record.transcript import Transcript
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from lingxi.errors import LingxiError
-from lingxi.session import SessionConfig, guest_session, host_session, load_protocol
+from lingxi.session import SessionConfig, load_protocol
 from lingxi.session.drivers import network
+from lingxi.session.net import guest_session, host_session
 from lingxi.wire.identity import Identity
 
 HANG_GUARD = 30  # seconds; only stops a broken run from hanging the suite
@@ -144,7 +145,7 @@ def test_a_peers_abort_text_cannot_forge_terminal_lines() -> None:
     """Regression: a peer's abort reason printed raw let it forge a 'session completed' line."""
     from click.testing import CliRunner
 
-    from lingxi.cli import session as cli_session
+    from lingxi.cli import participate
 
     forged = "bye\r\x1b[2K\nsession completed (peer receipt verified)\x1b]0;owned\x07"
 
@@ -161,7 +162,7 @@ def test_a_peers_abort_text_cannot_forge_terminal_lines() -> None:
 
     @__import__("click").command()
     def show() -> None:
-        cli_session._report(Result(), False)
+        participate._report(Result(), False)
 
     out = runner.invoke(show).output
     assert "\x1b" not in out and "\r" not in out and "\x07" not in out

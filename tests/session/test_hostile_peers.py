@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from lingxi.cli import cli
-from lingxi.session import SessionConfig, load_protocol, memory_session, run_pair
+from lingxi.session import SessionConfig, load_protocol, run_pair
 from lingxi.session.core.machine import LIMIT_DEFAULTS
+from lingxi.session.net import memory_session
 
 runner = CliRunner()
 LINE = "x" * 1900  # a long chat line, within the spec's text limit

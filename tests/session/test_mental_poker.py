@@ -307,7 +307,7 @@ HANG_GUARD = 60
 async def test_a_game_over_the_network_driver_in_memory(name, tmp_path) -> None:
     import asyncio
 
-    from lingxi.session import memory_session
+    from lingxi.session.net import memory_session
 
     host, guest = await asyncio.wait_for(memory_session(
         load_protocol(name), seed=5, state_dir=tmp_path, config=SessionConfig(peer_timeout=10)),
@@ -322,7 +322,8 @@ async def test_a_game_over_the_network_driver_in_memory(name, tmp_path) -> None:
 async def test_a_game_over_loopback_tcp(name, tmp_path) -> None:
     import asyncio
 
-    from lingxi.session import guest_session, host_session, verify_session
+    from lingxi.session import verify_session
+    from lingxi.session.net import guest_session, host_session
     from lingxi.wire.identity import Identity
 
     protocol = load_protocol(name)
@@ -347,8 +348,8 @@ async def test_a_cheat_over_loopback_tcp_is_caught_with_its_code(tmp_path) -> No
     import asyncio
 
     from lingxi.cards.cheats import CHEATS
-    from lingxi.session import guest_session, host_session
     from lingxi.session.core.modes import mental_poker as mp
+    from lingxi.session.net import guest_session, host_session
     from lingxi.wire.identity import Identity
 
     protocol = load_protocol("crazy-eights")
@@ -426,7 +427,7 @@ async def test_every_cheat_is_caught_over_loopback_tcp(case, tmp_path) -> None:
     """The same cheating peers as the in-memory run, through the network driver over TCP."""
     import asyncio
 
-    from lingxi.session import guest_session, host_session
+    from lingxi.session.net import guest_session, host_session
     from lingxi.wire.identity import Identity
 
     protocol = load_protocol("crazy-eights")

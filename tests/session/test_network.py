@@ -173,7 +173,7 @@ def test_tcp_session_between_two_processes(tmp_path) -> None:
 
 
 async def test_a_bad_handshake_does_not_stop_the_host(tmp_path) -> None:
-    from lingxi.session import guest_session, host_session
+    from lingxi.session.net import guest_session, host_session
 
     protocol = load_protocol("word-count")
     ready: asyncio.Future = asyncio.get_running_loop().create_future()
@@ -199,7 +199,7 @@ async def test_a_bad_handshake_does_not_stop_the_host(tmp_path) -> None:
 
 async def test_guest_without_the_protocol_tells_the_host(tmp_path) -> None:
     from lingxi.errors import LingxiError
-    from lingxi.session import guest_session, host_session
+    from lingxi.session.net import guest_session, host_session
 
     protocol = load_protocol("word-count")
     protocol.spec.protocol_id = "ab" * 32  # a protocol no guest has

@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 from lingxi.cli import cli
 from lingxi.errors import LingxiError
-from lingxi.session import guest_session, host_session
 from lingxi.session.core.machine import SessionConfig
+from lingxi.session.net import guest_session, host_session
 from lingxi.session.runner import load_protocol
 from lingxi.wire.identity import Identity
 

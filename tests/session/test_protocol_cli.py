@@ -156,13 +156,24 @@ def test_session_skeleton_then_refusal_lists_methods(tmp_path: Path, monkeypatch
     folder.mkdir()
     (folder / "spec.json").write_text((builtin_dir("word-count") / "spec.json").read_text())
     missing = run("protocol", "test", str(folder))
-    assert missing.exit_code == 2 and "lingxi session skeleton" in missing.output
-    made = run("session", "skeleton", str(folder), "--json")
+    assert missing.exit_code == 2 and "lingxi protocol skeleton" in missing.output
+    made = run("protocol", "skeleton", str(folder), "--json")
     assert json.loads(made.output)["methods"] == ["proto_next_message", "proto_on_message"]
     assert (folder / ".lingxi-hooks.json").is_file()
-    assert run("session", "skeleton", str(folder)).exit_code == 2  # no silent overwrite
+    assert run("protocol", "skeleton", str(folder)).exit_code == 2  # no silent overwrite
     refused = run("protocol", "test", str(folder))
     assert refused.exit_code == 2 and "proto_on_message" in refused.output
+
+
+def test_session_skeleton_still_works_and_says_where_it_moved(tmp_path: Path) -> None:
+    folder = tmp_path / "wc"
+    folder.mkdir()
+    (folder / "spec.json").write_text((builtin_dir("word-count") / "spec.json").read_text())
+    made = CliRunner().invoke(cli, ["session", "skeleton", str(folder), "--json"])
+    assert made.exit_code == 0, made.output
+    assert "lingxi protocol skeleton" in made.stderr
+    assert json.loads(made.stdout)["methods"] == ["proto_next_message", "proto_on_message"]
+    assert "skeleton" not in CliRunner().invoke(cli, ["session", "--help"]).output
 
 
 def test_the_published_mental_poker_spec_now_runs_up_to_its_missing_hooks(

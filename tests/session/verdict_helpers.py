@@ -109,8 +109,8 @@ async def tcp_pair(name: str, tmp_path: Path, *, host: dict[str, Any] | None = N
                    guest: dict[str, Any] | None = None, peer_timeout: float = 10,
                    seed: int = 1) -> tuple[Any, Any]:
     """Host and guest of ``name`` over loopback TCP, each with its own identity and folder."""
-    from lingxi.session import guest_session, host_session
     from lingxi.session.core.entropy import seeded
+    from lingxi.session.net import guest_session, host_session
 
     config = SessionConfig(peer_timeout=peer_timeout)
     extra = {"host": dict(host or {}), "guest": dict(guest or {})}

@@ -21,9 +21,27 @@ from typing import Any
 import click
 
 from lingxi.cli.common import handle_errors, json_option, safe_line
+from lingxi.cli.console import _protocol_ui, _ui_server
+from lingxi.errors import LingxiError
+from lingxi.home import sessions_dir
+from lingxi.session.core.decisions import legal_value
+from lingxi.session.core.events import RequestDecision
+from lingxi.session.errors import SessionFailed
+from lingxi.session.record.folder import SessionFolder, event_records, newest
+from lingxi.session.record.recorder import is_running, write_inbox
+from lingxi.session.record.snapshot import pending_decision
+from lingxi.wire.timefmt import parse_rfc3339
 
 POLL = 0.2  # seconds between reads of the folder
 HISTORY = 2000
+
+
+def _deadline(stamp: Any) -> float | None:
+    """A pending decision's RFC 3339 deadline as a Unix time (None: none or unreadable)."""
+    try:
+        return parse_rfc3339(stamp) if stamp else None
+    except LingxiError:
+        return None
 
 
 class FolderSession:
@@ -31,6 +49,7 @@ class FolderSession:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self.folder_model = SessionFolder(folder)
         self.events: deque[dict[str, Any]] = deque(maxlen=HISTORY)
         self.pending: Any = None
         self.deadline: float | None = None
@@ -66,10 +85,6 @@ class FolderSession:
                 "finished": self.finished, "outcome": self.outcome}
 
     def answer(self, value: Any, point_id: str | None = None) -> str:
-        from lingxi.session import SessionFailed
-        from lingxi.session.core.decisions import legal_value
-        from lingxi.session.record.recorder import write_inbox
-
         request = self.pending
         if self.finished:
             raise SessionFailed("session.finished", "the session has ended")
@@ -85,16 +100,11 @@ class FolderSession:
         return str(request.point_id)
 
     def abort(self, reason: str = "aborted in the browser") -> None:
-        from lingxi.session import SessionFailed
-        from lingxi.session.record.recorder import write_inbox
-
         if self.finished:
             raise SessionFailed("session.finished", "the session has ended")
         write_inbox(self.folder, {"abort": reason[:500] or "aborted"})
 
     def send_input(self, line: str) -> None:
-        from lingxi.session import SessionFailed
-
         raise SessionFailed("session.no_input", "lines of a chat are typed where the session "
                             "runs; this page only watches and decides")
 
@@ -103,13 +113,18 @@ class FolderSession:
         """Take in what the folder says now: new events (each told to the listeners), the
         open decision, the outcome; finished once the process is gone or the receipts are
         in."""
-        from lingxi.session import RequestDecision
-        from lingxi.session.record.recorder import EVENTS, SNAPSHOT, is_running
-        from lingxi.session.record.snapshot import pending_decision, read_object
-        from lingxi.wire.timefmt import parse_rfc3339
+        receipts = self._read_events()
+        snapshot = self.folder_model.snapshot()  # {} while not written yet or being replaced
+        for key in ("protocol", "protocol_id", "mode", "role", "session_id"):
+            if snapshot.get(key) is not None:
+                self.info[key] = snapshot[key]
+        self._take_pending(snapshot)
+        self._check_end(snapshot, receipts)
 
+    def _read_events(self) -> bool:
+        """Tell the listeners the new complete lines; True when the receipts came."""
         try:
-            with open(self.folder / EVENTS, "rb") as handle:
+            with open(self.folder_model.events, "rb") as handle:
                 handle.seek(self._position)
                 chunk = handle.read()
         except OSError:
@@ -117,27 +132,17 @@ class FolderSession:
         self._position += len(chunk)
         complete, _, self._partial = (self._partial + chunk).rpartition(b"\n")
         receipts = False
-        for raw in complete.splitlines():
-            try:
-                record = json.loads(raw)
-            except (ValueError, UnicodeDecodeError, RecursionError):
-                continue
-            if not isinstance(record, dict) or not isinstance(record.get("event"), str):
-                continue
+        for record in event_records(complete):
             receipts = receipts or record["event"] == "receipts.exchanged"
             self.events.append(record)
             for callback in self._listeners:
                 callback(record)
-        try:
-            snapshot = read_object(self.folder / SNAPSHOT)
-        except Exception:  # not written yet, or being replaced: the next poll reads it
-            snapshot = {}
-        for key in ("protocol", "protocol_id", "mode", "role", "session_id"):
-            if snapshot.get(key) is not None:
-                self.info[key] = snapshot[key]
+        return receipts
+
+    def _take_pending(self, snapshot: dict[str, Any]) -> None:
         try:
             pending = pending_decision(snapshot)
-        except Exception:
+        except LingxiError:
             pending = None
         if pending is None or snapshot.get("state") == "finished":
             self.pending, self.deadline = None, None
@@ -148,11 +153,9 @@ class FolderSession:
                 dict(pending.get("view") or {}), float(pending.get("timeout_seconds") or 0),
                 tuple(bounds) if bounds else None, pending.get("message"),
                 dict(pending.get("peer_text") or {}))
-            try:
-                self.deadline = parse_rfc3339(pending["deadline"]) \
-                    if pending.get("deadline") else None
-            except Exception:
-                self.deadline = None
+            self.deadline = _deadline(pending.get("deadline"))
+
+    def _check_end(self, snapshot: dict[str, Any], receipts: bool) -> None:
         if snapshot.get("state") == "finished" and isinstance(snapshot.get("outcome"), dict):
             self.outcome = snapshot["outcome"]
             if receipts or any(e["event"] == "receipts.exchanged" for e in self.events) \
@@ -182,11 +185,9 @@ def ui_cmd(state_dir: str | None, open_browser: bool, as_json: bool) -> None:
     The page is the protocol's own (a registry's page isolated, as with --ui); it
     stops once the session has ended and the page has its end.
     """
-    from lingxi.cli.console import _protocol_ui, _ui_server
-    from lingxi.cli.session import _live_folder, _newest
-
-    folder = Path(state_dir) if state_dir else _newest("running")
-    _live_folder(folder)
+    found = SessionFolder(Path(state_dir)) if state_dir else newest(sessions_dir(), "running")
+    found.live_snapshot()
+    folder = found.path
     live = FolderSession(folder)
     start_ui = _ui_server()
 

@@ -14,6 +14,8 @@ from lingxi.cli.common import (
 )
 from lingxi.cli.envelope import ALGORITHM_CHOICE, _read_key
 from lingxi.errors import InputError
+from lingxi.wire import AgentEndpoint
+from lingxi.wire.agent_fields import endpoint_url_problem
 
 
 @click.command("call")
@@ -54,8 +56,6 @@ def call(url: str, payload: str, protocol: str, sender: str, key_file: str, to: 
     from lingxi.serve.client import call as do_call
     from lingxi.serve.client import caller_endpoint
     from lingxi.session import load_protocol
-    from lingxi.wire import AgentEndpoint
-    from lingxi.wire.agent_fields import endpoint_url_problem
 
     if endpoint_url_problem(url) is not None or not url.lower().startswith(("http://",
                                                                              "https://")):

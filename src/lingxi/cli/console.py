@@ -13,14 +13,18 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
-from lingxi.cli.common import key_values, peer_text, safe_line
+from lingxi.cli.common import key_values, peer_text, print_json, safe_line
+from lingxi.deciders import make_decider
 from lingxi.deciders.terminal import Terminal, plain, shown, view_lines
 from lingxi.errors import InputError, LingxiError
+from lingxi.protocols.catalogue import folder_for_id
+from lingxi.session.net import LiveSession
 
 SETTLES = ("decision.made", "decision.timeout_fallback", "decision.declined_fallback",
            "session.finished")
@@ -134,6 +138,136 @@ def _move(record: dict[str, Any], role: Any) -> str:
     return line
 
 
+@dataclass(frozen=True)
+class _Seen:
+    """What an event's line depends on besides the event: the session and this terminal."""
+
+    info: dict[str, Any]
+    role: Any
+    asks_here: bool
+
+    @property
+    def cards(self) -> bool:  # every move of a card game is told by its mp.move event
+        return self.info.get("mode") == "mental_poker"
+
+
+def _started(record: dict[str, Any], seen: _Seen) -> list[str]:
+    side = safe_line(seen.role or "?", 20)
+    protocol = safe_line(seen.info.get("protocol") or "?", 120)
+    options = record.get("options")
+    extra = ""
+    if isinstance(options, dict) and options:  # a guest's options are the host's words
+        extra = ", options " + (peer_text(_words(options), 200) if side == "guest"
+                                else _compact(options, 200))
+    return [f"session started: {protocol}, you are the {side}, playing "
+            f"{peer_name(seen.info)}{extra}"]
+
+
+def _message(record: dict[str, Any], seen: _Seen) -> list[str]:
+    text = record.get("text")
+    if record.get("shown_as") == "round" or seen.cards or not (isinstance(text, str) and text):
+        return []
+    if record.get("event") == "message.sent":
+        return [f"you: {safe_line(text, 600)}"]
+    return [f"the peer: {peer_text(text, 600)}"]
+
+
+def _round(record: dict[str, Any], seen: _Seen) -> list[str]:
+    text = record.get("text")
+    if isinstance(text, str) and text:
+        return [safe_line(text, 600)]
+    peer = "guest" if seen.role == "host" else "host"
+    return [f"round {safe_line(record.get('round'), 12)}: you "
+            f"{shown(record.get(str(seen.role)), 80)}, the peer {shown(record.get(peer), 80)}"]
+
+
+def _rejected(record: dict[str, Any], seen: _Seen) -> list[str]:
+    legal = ", ".join(shown(v, 60) for v in (record.get("legal") or [])[:30])
+    return [f"{shown(record.get('value'), 80)} is not allowed"
+            + (f" (choose one of: {legal})" if legal else "")]
+
+
+def _deciding(record: dict[str, Any], seen: _Seen) -> list[str]:
+    seconds = record.get("seconds")
+    up_to = f"{seconds:g}" if isinstance(seconds, int | float) else "?"
+    return [f"the peer decides by hand (up to {up_to} s a move)"]
+
+
+def _table(record: dict[str, Any], seen: _Seen) -> list[str]:
+    up = " ".join(safe_line(c, 8) for c in record.get("cards") or [])
+    hand = " ".join(safe_line(c, 8) for c in record.get("hand") or [])
+    return [f"face up: {up or '-'}; your hand: {hand or '-'}"]
+
+
+def _mp_receipt(record: dict[str, Any], seen: _Seen) -> list[str]:
+    audit = _dict(_dict(record.get("receipt")).get("audit"))
+    return ["every shuffle, card and play checks out" if audit.get("ok")
+            else f"the card audit failed: {safe_line(audit.get('code'), 80)}"]
+
+
+def _receipts(record: dict[str, Any], seen: _Seen) -> list[str]:
+    if record.get("verified"):
+        return ["receipts: both signed, the peer's verified"]
+    return ["receipts: the peer's is NOT verified: "
+            + safe_line("; ".join(map(str, record.get("problems") or [])), 300)]
+
+
+def _reason(record: dict[str, Any], limit: int = 300) -> str:
+    return safe_line(record.get("reason"), limit)
+
+
+_Lines = Callable[[dict[str, Any], _Seen], list[str]]
+
+# event name -> its lines; an event not here is bookkeeping (or a decider's own record)
+_LINES: dict[str, _Lines] = {
+    "session.started": _started,
+    "message.sent": _message,
+    "message.received": _message,
+    "round": _round,
+    "decision.requested": lambda r, seen: [] if seen.asks_here
+    else decision_hint(r, seen.info.get("state_dir")),
+    "decision.made": lambda r, seen: [] if seen.cards else [f"you chose {shown(r.get('value'))}"],
+    "decision.timeout_fallback": lambda r, _: [
+        f"time is up: {shown(r.get('value'))} was played for you"],
+    "decision.declined": lambda r, _: [f"the decider gave up: {_reason(r)}"],
+    "decision.declined_fallback": lambda r, _: [f"{shown(r.get('value'))} was played instead"],
+    "decision.rejected": _rejected,
+    "decision.ignored": lambda r, _: [f"an answer came too late: {_reason(r, 200)}"],
+    "peer.deciding": _deciding,
+    "mp.table": _table,
+    "mp.move": lambda r, seen: [_move(r, seen.role)],
+    "mp.game_over": lambda r, _: [
+        "game over: both sides now open the deck, and every card is checked"],
+    "mp.receipt": _mp_receipt,
+    "mp.forfeit": lambda r, seen: [
+        f"a forfeit is recorded against {_who(r.get('against'), seen.role)}"],
+    "violation": lambda r, _: [
+        f"the session stops: {safe_line(r.get('code'), 80)}: {_reason(r, 400)}"],
+    "peer.aborted": lambda r, _: [f"the peer aborted: code {peer_text(r.get('code'), 80)}, "
+                                  f"reason {peer_text(r.get('reason'), 300)}"],
+    "peer.closed": lambda r, _: [
+        f"the peer closed the session: {peer_text(r.get('reason'), 300)}"],
+    "session.abort_requested": lambda r, _: [f"aborting: {_reason(r)}"],
+    "session.finished": lambda r, seen: [f"outcome: {outcome_words(r, seen.role)}"],
+    "transport.send_failed": lambda r, _: [f"could not send: {_reason(r)}"],
+    "receipts.exchanged": _receipts,
+}
+
+
+def _decider_lines(name: str, record: dict[str, Any]) -> list[str] | None:
+    """A model decider's own records (prompts, answers); None for one not told."""
+    who = safe_line(record.get("model") or record.get("decider") or "the decider", 60)
+    point = safe_line(record.get("point_id"), 40)
+    told = {
+        "decider.prompt": f"asking {who} for {point} "
+                          f"(attempt {safe_line(record.get('attempt'), 8)})",
+        "decider.answer": f"{who} answered {point}: {safe_line(record.get('text'), 200)}",
+        "decider.refused": f"{who}'s answer refused: {_reason(record)}",
+        "decider.error": f"{who} failed: {safe_line(record.get('code'), 80)}",
+    }.get(name)
+    return None if told is None else [told]
+
+
 def event_lines(record: dict[str, Any], info: dict[str, Any] | None = None, *,
                 asks_here: bool = False, unknown: bool = False) -> list[str]:
     """The lines an event prints as (none for bookkeeping events): one line per event, in
@@ -150,97 +284,12 @@ def event_lines(record: dict[str, Any], info: dict[str, Any] | None = None, *,
     name = record.get("event")
     if not isinstance(name, str):
         return []
-    role = record.get("role") or info.get("role")
-    point = safe_line(record.get("point_id"), 40)
-    if name == "session.started":
-        side = safe_line(record.get("role") or info.get("role") or "?", 20)
-        protocol = safe_line(info.get("protocol") or "?", 120)
-        options = record.get("options")
-        extra = ""
-        if isinstance(options, dict) and options:  # a guest's options are the host's words
-            extra = ", options " + (peer_text(_words(options), 200) if side == "guest"
-                                    else _compact(options, 200))
-        return [f"session started: {protocol}, you are the {side}, playing "
-                f"{peer_name(info)}{extra}"]
-    cards = info.get("mode") == "mental_poker"  # every move is told by its mp.move event
-    if name in ("message.sent", "message.received"):
-        text = record.get("text")
-        if record.get("shown_as") == "round" or cards or not (isinstance(text, str) and text):
-            return []
-        if name == "message.sent":
-            return [f"you: {safe_line(text, 600)}"]
-        return [f"the peer: {peer_text(text, 600)}"]
-    if name == "round":
-        text = record.get("text")
-        if isinstance(text, str) and text:
-            return [safe_line(text, 600)]
-        peer = "guest" if role == "host" else "host"
-        return [f"round {safe_line(record.get('round'), 12)}: you "
-                f"{shown(record.get(str(role)), 80)}, the peer {shown(record.get(peer), 80)}"]
-    if name == "decision.requested":
-        return [] if asks_here else decision_hint(record, info.get("state_dir"))
-    if name == "decision.made":
-        return [] if cards else [f"you chose {shown(record.get('value'))}"]
-    if name == "decision.timeout_fallback":
-        return [f"time is up: {shown(record.get('value'))} was played for you"]
-    if name == "decision.declined":
-        return [f"the decider gave up: {safe_line(record.get('reason'), 300)}"]
-    if name == "decision.declined_fallback":
-        return [f"{shown(record.get('value'))} was played instead"]
-    if name == "decision.rejected":
-        legal = ", ".join(shown(v, 60) for v in (record.get("legal") or [])[:30])
-        return [f"{shown(record.get('value'), 80)} is not allowed"
-                + (f" (choose one of: {legal})" if legal else "")]
-    if name == "decision.ignored":
-        return [f"an answer came too late: {safe_line(record.get('reason'), 200)}"]
-    if name == "peer.deciding":
-        seconds = record.get("seconds")
-        up_to = f"{seconds:g}" if isinstance(seconds, int | float) else "?"
-        return [f"the peer decides by hand (up to {up_to} s a move)"]
-    if name == "mp.table":
-        cards = " ".join(safe_line(c, 8) for c in record.get("cards") or [])
-        hand = " ".join(safe_line(c, 8) for c in record.get("hand") or [])
-        return [f"face up: {cards or '-'}; your hand: {hand or '-'}"]
-    if name == "mp.move":
-        return [_move(record, role)]
-    if name == "mp.game_over":
-        return ["game over: both sides now open the deck, and every card is checked"]
-    if name == "mp.receipt":
-        receipt = _dict(record.get("receipt"))
-        audit = _dict(receipt.get("audit"))
-        return ["every shuffle, card and play checks out" if audit.get("ok")
-                else f"the card audit failed: {safe_line(audit.get('code'), 80)}"]
-    if name == "mp.forfeit":
-        return [f"a forfeit is recorded against {_who(record.get('against'), role)}"]
-    if name == "violation":
-        return [f"the session stops: {safe_line(record.get('code'), 80)}: "
-                f"{safe_line(record.get('reason'), 400)}"]
-    if name == "peer.aborted":
-        return [f"the peer aborted: code {peer_text(record.get('code'), 80)}, "
-                f"reason {peer_text(record.get('reason'), 300)}"]
-    if name == "peer.closed":
-        return [f"the peer closed the session: {peer_text(record.get('reason'), 300)}"]
-    if name == "session.abort_requested":
-        return [f"aborting: {safe_line(record.get('reason'), 300)}"]
-    if name == "session.finished":
-        return [f"outcome: {outcome_words(record, role)}"]
-    if name.startswith("decider."):  # a model decider's own records (prompts, answers)
-        who = safe_line(record.get("model") or record.get("decider") or "the decider", 60)
-        attempt = safe_line(record.get("attempt"), 8)
-        if name == "decider.prompt":
-            return [f"asking {who} for {point} (attempt {attempt})"]
-        if name == "decider.answer":
-            return [f"{who} answered {point}: {safe_line(record.get('text'), 200)}"]
-        if name == "decider.refused":
-            return [f"{who}'s answer refused: {safe_line(record.get('reason'), 300)}"]
-        if name == "decider.error":
-            return [f"{who} failed: {safe_line(record.get('code'), 80)}"]
-    if name == "transport.send_failed":
-        return [f"could not send: {safe_line(record.get('reason'), 300)}"]
-    if name == "receipts.exchanged":
-        return ["receipts: both signed, the peer's verified" if record.get("verified")
-                else "receipts: the peer's is NOT verified: "
-                + safe_line("; ".join(map(str, record.get("problems") or [])), 300)]
+    lines = _LINES.get(name)
+    if lines is not None:
+        return lines(record, _Seen(info, record.get("role") or info.get("role"), asks_here))
+    told = _decider_lines(name, record) if name.startswith("decider.") else None
+    if told is not None:
+        return told
     if name in QUIET_EVENTS or not unknown:
         return []
     return [safe_line(name, 80)]
@@ -286,6 +335,23 @@ class Participation:
 
     def prepare(self, control_mode: str | None, input_source: str | None) -> Any:
         """Build the decider and the LiveSession (typed usage errors for clashing options)."""
+        kind, follows_spec = self._decider_kind(control_mode, input_source)
+        if kind is not None:
+            self._make_decider(kind, follows_spec, input_source)
+        if self.ui:
+            _ui_server()  # refuse before listening or connecting when there is no UI
+        self.live = LiveSession()
+        if not self.quiet:
+            reader = getattr(self.decider, "reader", None) if kind == "terminal" else None
+            self.live.listen(Console(  # once the terminal's input ended, say how to answer
+                self.live, self.terminal,
+                asks_here=lambda: reader is not None and not reader.ended))
+        return self.live
+
+    def _decider_kind(self, control_mode: str | None,
+                      input_source: str | None) -> tuple[str | None, bool]:
+        """Which decider this terminal runs (None: the hooks decide), and whether it only
+        follows the spec's decision.mode."""
         kind = self.kind
         if kind is None and control_mode in ("human", "hybrid"):
             kind = "terminal"
@@ -302,33 +368,22 @@ class Participation:
             raise InputError("usage.decider_unused",
                              f"--decider {safe_line(kind, 40)} is never asked with "
                              "--control-mode autonomous")
-        if kind is not None:
-            from lingxi.deciders import make_decider
+        return kind, follows_spec
 
-            extra = {"terminal": self.terminal} if kind == "terminal" else {}
-            try:
-                self.decider = make_decider(kind, self.options, **extra)
-                if follows_spec:
-                    self.decider.follows_spec = True  # with_decider keeps the spec's mode
-            except ImportError:
-                raise LingxiError("decider.unavailable", f"the {safe_line(kind, 40)} decider "
-                                  "is not installed in this build", exit_code=2) from None
-            if input_source == "-" and getattr(self.decider, "reads_stdin", False):
-                raise InputError("usage.stdin_conflict",
-                                 "--input - and a person deciding at this terminal cannot both "
-                                 "read stdin: give --input FILE, or --decider-option "
-                                 "input=/dev/tty")
-        if self.ui:
-            _ui_server()  # refuse before listening or connecting when there is no UI
-        from lingxi.session.drivers.live import LiveSession
-
-        self.live = LiveSession()
-        if not self.quiet:
-            reader = getattr(self.decider, "reader", None) if kind == "terminal" else None
-            self.live.listen(Console(  # once the terminal's input ended, say how to answer
-                self.live, self.terminal,
-                asks_here=lambda: reader is not None and not reader.ended))
-        return self.live
+    def _make_decider(self, kind: str, follows_spec: bool, input_source: str | None) -> None:
+        extra = {"terminal": self.terminal} if kind == "terminal" else {}
+        try:
+            self.decider = make_decider(kind, self.options, **extra)
+            if follows_spec:
+                self.decider.follows_spec = True  # with_decider keeps the spec's mode
+        except ImportError:
+            raise LingxiError("decider.unavailable", f"the {safe_line(kind, 40)} decider "
+                              "is not installed in this build", exit_code=2) from None
+        if input_source == "-" and getattr(self.decider, "reads_stdin", False):
+            raise InputError("usage.stdin_conflict",
+                             "--input - and a person deciding at this terminal cannot both "
+                             "read stdin: give --input FILE, or --decider-option "
+                             "input=/dev/tty")
 
     def driver_kwargs(self) -> dict[str, Any]:
         out: dict[str, Any] = {"live": self.live}
@@ -363,7 +418,6 @@ class Participation:
 
     def interrupted(self, as_json: bool) -> None:
         """Ctrl-C: the driver told the peer; one line (or JSON), exit 1."""
-        from lingxi.cli.common import print_json
 
         state_dir = (self.live.info.get("state_dir") if self.live is not None else "") or ""
         if as_json:
@@ -385,7 +439,6 @@ def _a_person_is_here() -> bool:
 
 def _protocol_ui(protocol_id: Any) -> Path | None:
     """The ``ui/`` folder of a locally known protocol (built-in or cached), if it has one."""
-    from lingxi.protocols.catalogue import folder_for_id
 
     try:
         folder = folder_for_id(str(protocol_id)) / "ui"

@@ -96,17 +96,78 @@ def _registry_call(call):
     return run(EMBEDDED, call, identity=True, quiet=True)  # the demo names it itself
 
 
-def _main_job(name: str, seed: int, work: Path) -> bool:
-    """Two agents meet through the embedded registry and play over loopback TCP."""
-    os.environ["LINGXI_DATABASE_URL"] = f"sqlite:///{work / 'registry.db'}"
-    homes = {who: work / f"{who}-home" for who in ("alice", "bob")}
-    envs = {who: {**os.environ, "LINGXI_HOME": str(home)} for who, home in homes.items()}
+def _register_agents(homes: dict[str, Path], envs: dict[str, dict[str, str]]) -> bool:
     for who in homes:
         done = subprocess.run(_lingxi("register", "--nickname", who), env=envs[who],
                               capture_output=True, text=True, check=False)
         if done.returncode != 0:
             click.echo(f"  register {who}: {done.stderr.strip()}")
             return False
+    return True
+
+
+def _posted_invitation(host: subprocess.Popen[str]) -> str | None:
+    """Read alice's console until her invitation is posted (her endpoint line echoed)."""
+    assert host.stderr is not None
+    for line in host.stderr:
+        found = INVITATION_LINE.search(line)
+        if found:
+            return found.group(1)
+        if ENDPOINT_LINE.search(line):
+            click.echo(f"  alice: {line.strip()}")
+    return None
+
+
+def _bob_joins(invitation: str, seed: int, env: dict[str, str],
+               guest_dir: Path) -> subprocess.CompletedProcess[str]:
+    listed = _registry_call(lambda c: c.browse())["items"]
+    mine = next((i for i in listed if i["invitation_id"] == invitation), None) or {}
+    click.echo(f"  bob browses: {len(listed)} open invitation(s); {invitation} by "
+               f"{mine.get('host_agent_id', '?')} for {mine.get('protocol_id', '?')[:16]}…")
+    click.echo(f"  bob joins: lingxi join {invitation} — claims it at the registry (a "
+               "single-use ticket bound to bob's key), connects to alice's endpoint, "
+               "and alice's host checks the ticket in the handshake")
+    guest = subprocess.run(
+        _lingxi("join", invitation, "--seed", str(seed), "--state-dir", str(guest_dir)),
+        env=env, capture_output=True, text=True, check=False, timeout=60)
+    for line in guest.stderr.splitlines():  # bob's console: the claim played out
+        if line.startswith(("session started", "round ", "outcome:")):
+            click.echo(f"    bob: {line.strip()}")
+    return guest
+
+
+def _folders_verify(folders: tuple[Path, ...]) -> bool:
+    ok = True
+    for folder in folders:
+        check = subprocess.run(_lingxi("session", "verify", str(folder)),
+                               capture_output=True, text=True, check=False)
+        verdict = check.stdout.strip().splitlines()[-1:] or [check.stderr.strip()]
+        click.echo(f"  lingxi session verify {folder.name}: {verdict[0]}")
+        ok &= check.returncode == 0
+    return ok
+
+
+def _registry_settled(invitation: str, env: dict[str, str]) -> bool:
+    """The registry holds the session as finished, and bob's copy of its log verifies."""
+    sessions = _registry_call(lambda c: c.sessions())
+    record: dict = next((s for s in sessions.get("items", [])
+                         if s.get("invitation_id") == invitation), {})
+    click.echo(f"  registry session {record.get('session_id', '?')}: {record.get('status')}, "
+               f"receipts {'both verified' if record.get('status') == 'finished' else 'missing'}")
+    log = subprocess.run(_lingxi("registry", "verify"), env=env,
+                         capture_output=True, text=True, check=False)
+    click.echo(f"  lingxi registry verify (bob's copy): "
+               f"{(log.stdout.strip().splitlines() or [log.stderr.strip()])[-1]}")
+    return record.get("status") == "finished" and log.returncode == 0
+
+
+def _main_job(name: str, seed: int, work: Path) -> bool:
+    """Two agents meet through the embedded registry and play over loopback TCP."""
+    os.environ["LINGXI_DATABASE_URL"] = f"sqlite:///{work / 'registry.db'}"
+    homes = {who: work / f"{who}-home" for who in ("alice", "bob")}
+    envs = {who: {**os.environ, "LINGXI_HOME": str(home)} for who, home in homes.items()}
+    if not _register_agents(homes, envs):
+        return False
     os.environ["LINGXI_HOME"] = str(homes["alice"])
     registered = _register_builtins()
     click.echo(f"  registry: {work / 'registry.db'}; alice and bob registered; "
@@ -118,33 +179,12 @@ def _main_job(name: str, seed: int, work: Path) -> bool:
                 "--state-dir", str(host_dir)),
         env=envs["alice"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        invitation = None
-        assert host.stderr is not None
-        for line in host.stderr:
-            found = INVITATION_LINE.search(line)
-            if found:
-                invitation = found.group(1)
-                break
-            if ENDPOINT_LINE.search(line):
-                click.echo(f"  alice: {line.strip()}")
+        invitation = _posted_invitation(host)
         if invitation is None:
             click.echo("  alice did not post an invitation")
             return False
         os.environ["LINGXI_HOME"] = str(homes["bob"])
-        listed = _registry_call(lambda c: c.browse())["items"]
-        mine = next((i for i in listed if i["invitation_id"] == invitation), None)
-        click.echo(f"  bob browses: {len(listed)} open invitation(s); {invitation} by "
-                   f"{(mine or {}).get('host_agent_id', '?')} for "
-                   f"{(mine or {}).get('protocol_id', '?')[:16]}…")
-        click.echo(f"  bob joins: lingxi join {invitation} — claims it at the registry (a "
-                   "single-use ticket bound to bob's key), connects to alice's endpoint, "
-                   "and alice's host checks the ticket in the handshake")
-        guest = subprocess.run(
-            _lingxi("join", invitation, "--seed", str(seed), "--state-dir", str(guest_dir)),
-            env=envs["bob"], capture_output=True, text=True, check=False, timeout=60)
-        for line in guest.stderr.splitlines():  # bob's console: the claim played out
-            if line.startswith(("session started", "round ", "outcome:")):
-                click.echo(f"    bob: {line.strip()}")
+        guest = _bob_joins(invitation, seed, envs["bob"], guest_dir)
         host_out, _ = host.communicate(timeout=60)
     finally:
         if host.poll() is None:
@@ -153,23 +193,8 @@ def _main_job(name: str, seed: int, work: Path) -> bool:
         lines = text.strip().splitlines()[:2]
         click.echo(f"  {label}: {' | '.join(lines) if lines else guest.stderr.strip()}")
     ok = host.returncode == 0 and guest.returncode == 0
-    for folder in (host_dir, guest_dir):
-        check = subprocess.run(_lingxi("session", "verify", str(folder)),
-                               capture_output=True, text=True, check=False)
-        verdict = check.stdout.strip().splitlines()[-1:] or [check.stderr.strip()]
-        click.echo(f"  lingxi session verify {folder.name}: {verdict[0]}")
-        ok &= check.returncode == 0
-    sessions = _registry_call(lambda c: c.sessions())
-    record: dict = next((s for s in sessions.get("items", [])
-                   if s.get("invitation_id") == invitation), {})
-    click.echo(f"  registry session {record.get('session_id', '?')}: {record.get('status')}, "
-               f"receipts {'both verified' if record.get('status') == 'finished' else 'missing'}")
-    ok &= record.get("status") == "finished"
-    log = subprocess.run(_lingxi("registry", "verify"), env=envs["bob"],
-                         capture_output=True, text=True, check=False)
-    click.echo(f"  lingxi registry verify (bob's copy): "
-               f"{(log.stdout.strip().splitlines() or [log.stderr.strip()])[-1]}")
-    return ok and log.returncode == 0
+    ok &= _folders_verify((host_dir, guest_dir))
+    return _registry_settled(invitation, envs["bob"]) and ok
 
 
 def _register_builtins() -> int:

@@ -22,7 +22,7 @@ from typing import Any
 import click
 
 from lingxi.cli.common import handle_errors, json_option, print_json, safe_line
-from lingxi.cli.registry_common import EMBEDDED, server_option
+from lingxi.cli.registry_common import EMBEDDED, make_client, server_option
 from lingxi.errors import EXIT_FAILED, LingxiError
 
 SKEW_WARN = 5.0     # seconds: fine for the registry (300 s) and envelopes (120 s), but drifting
@@ -209,7 +209,6 @@ def doctor(server: str, port: int, as_json: bool) -> None:
 
     Example: lingxi doctor --server http://127.0.0.1:8470
     """
-    from lingxi.cli.registry_common import make_client
 
     identity_check, identity = check_identity()
     checks = [identity_check]

@@ -15,7 +15,19 @@ from lingxi.cli.common import (
     read_bytes,
     safe_line,
 )
+from lingxi.errors import InputError
+from lingxi.wire import (
+    Envelope,
+    EnvelopeError,
+    ReceivePipeline,
+    format_rfc3339,
+    parse_rfc3339,
+    seal_envelope,
+    sign_envelope,
+    signature_content,
+)
 from lingxi.wire.agent_fields import lingxi_endpoint
+from lingxi.wire.identity import Identity
 
 ALGORITHM_CHOICE = click.Choice(["HMAC-SHA256", "HMAC-SHA512"])
 
@@ -30,8 +42,6 @@ def envelope() -> None:
 
 
 def _read_key(path: str) -> bytes:
-    from lingxi.errors import InputError
-
     data = read_bytes(path, "key file")
     if data.endswith(b"\r\n"):
         data = data[:-2]
@@ -45,7 +55,6 @@ def _read_key(path: str) -> bytes:
 def _read_aead_key(path: str | None) -> bytes | None:
     if path is None:
         return None
-    from lingxi.errors import InputError
 
     text = _read_key(path).strip()
     try:
@@ -109,18 +118,6 @@ def sign(key_file: str, kind: str | None, to: str | None, to_system: str,
     """
     import time
     import uuid
-
-    from lingxi.errors import InputError
-    from lingxi.wire import (
-        Envelope,
-        EnvelopeError,
-        format_rfc3339,
-        parse_rfc3339,
-        seal_envelope,
-        sign_envelope,
-        signature_content,
-    )
-    from lingxi.wire.identity import Identity
 
     key = _read_key(key_file)
     aead_key = _read_aead_key(aead_key_file)
@@ -191,9 +188,6 @@ def verify(key_file: str, prefix: str | None, window: float, at: str | None, ign
     envelope.stale, …); 2 when stdin is not JSON or the key is unreadable.
     """
     import time
-
-    from lingxi.errors import InputError
-    from lingxi.wire import EnvelopeError, ReceivePipeline, parse_rfc3339
 
     key = _read_key(key_file)
     aead_key = _read_aead_key(aead_key_file)

@@ -9,6 +9,7 @@ import click
 
 from lingxi.cli.common import handle_errors, json_option, print_json, safe_line
 from lingxi.errors import InputError, LingxiError
+from lingxi.files import write_private_text
 
 SKILL_NAME = "lingxi"
 
@@ -52,7 +53,6 @@ def install(target: Path, force: bool, as_json: bool) -> None:
     """Write the Lingxi skill (what Lingxi is, its commands, the safety rules) for an
     assistant that reads skills.
     """
-    from lingxi.files import write_private_text
 
     folder = target.expanduser() / SKILL_NAME
     path = folder / "SKILL.md"

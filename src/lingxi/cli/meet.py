@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from lingxi.errors import EXIT_FAILED, LingxiError
+from lingxi.errors import EXIT_FAILED, InputError, LingxiError
 
 
 async def ensure_registered(client: Any, spec: Any, *, reason: str | None = None) -> None:
@@ -89,12 +89,10 @@ async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str
     """Host one session for whoever claims the invitation posted at ``server``."""
     from lingxi.cli.reach import RelayHost, concrete_endpoint
     from lingxi.cli.registry_common import make_client
-    from lingxi.session import host_session
+    from lingxi.session.net import host_session
     from lingxi.wire.identity import Identity
 
     if via == "relay" and advertise is None and endpoint.rstrip("/").endswith(":0"):
-        from lingxi.errors import InputError
-
         raise InputError("input.relay_needs_endpoint", "with --via relay nothing listens on "
                          "TCP, but an invitation names an endpoint: give --endpoint with a "
                          "port, or --advertise")
@@ -178,7 +176,7 @@ async def join_invitation(client: Any, invitation_id: str, *, protocol_dir: str 
                           allow_skeleton: bool, reach: Any = None,
                           **session_kwargs: Any) -> Any:
     """Claim ``invitation_id`` and play the guest's side; post the receipt at the end."""
-    from lingxi.session import guest_session
+    from lingxi.session.net import guest_session
     from lingxi.wire.identity import Identity
 
     identity, _ = Identity.load_or_create()
@@ -198,62 +196,3 @@ async def join_invitation(client: Any, invitation_id: str, *, protocol_dir: str 
                                  ticket=claim.ticket, reach=connector, **session_kwargs)
     await _post_receipt(client, claim.session_id, result)
     return result
-
-
-def _join_command() -> Any:
-    from lingxi.cli.console import participation_options
-    from lingxi.cli.reach import reach_options
-    from lingxi.cli.registry_common import server_option
-    from lingxi.cli.session import _config, _inputs, _play, _report, session_options
-
-    @click.command("join")
-    @click.argument("invitation_id")
-    @server_option
-    @click.option("--protocol-dir", "protocol", metavar="DIR|NAME",
-                  help="Local protocol folder or built-in name (default: the built-ins and the "
-                       "protocol cache; a missing spec is fetched from the registry).")
-    @click.option("--seed", type=int, default=None,
-                  help="Seed the hooks' game randomness only; never nonces or keys.")
-    @session_options
-    @participation_options
-    @reach_options
-    def join(invitation_id: str, server: str, protocol: str | None, seed: int | None,
-             peer_timeout: float | None, idle_timeout: float, control_mode: str | None,
-             input_source: str | None, state_dir: str | None, max_messages: int | None,
-             max_bytes: int | None, max_state_bytes: int | None,
-             allow_skeleton_hooks: bool, as_json: bool, part: Any, reach: Any) -> None:
-        """Claim INVITATION_ID at a registry and play the session as its guest.
-
-        The host's identity key is checked against the invitation in the
-        handshake; the session runs peer to peer; both signed receipts go to the
-        registry at the end.
-        """
-        from lingxi.cli.registry_common import explain, make_client
-
-        limits = {"max_messages": max_messages, "max_bytes": max_bytes,
-                  "max_state_bytes": max_state_bytes}
-
-        part.prepare(control_mode, input_source)
-        config = _config(peer_timeout, control_mode, None, idle_timeout, limits)
-        inputs = _inputs(input_source)
-
-        async def main() -> Any:
-            client = make_client(server, identity="create")
-            try:
-                async with client:
-                    return await join_invitation(
-                        client, invitation_id, protocol_dir=protocol,
-                        allow_skeleton=allow_skeleton_hooks, config=config,
-                        state_dir=state_dir, seed=seed, inputs=inputs, seal=reach.seal,
-                        reach=reach, **part.driver_kwargs())
-            except LingxiError as error:  # say which registry was asked
-                if error.code.startswith("registry."):
-                    raise explain(error, server) from None
-                raise
-
-        _report(_play(part, main, None, as_json), as_json)
-
-    return join
-
-
-join = _join_command()

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import click
 
-from lingxi.cli.common import handle_errors, json_option, print_json
+from lingxi.cli.common import handle_errors, json_option, key_values, print_json
+from lingxi.playtest.errors import PlayInputError
 
 
 def _parse_options(pairs: tuple[str, ...]) -> dict[str, str]:
-    from lingxi.cli.common import key_values
-
     return key_values(pairs, "--actor-option", "play.bad_actor_option")
 
 
@@ -86,8 +85,6 @@ def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
     replay = None
     if check_replay:
         if actor_name == "human":
-            from lingxi.playtest.errors import PlayInputError
-
             raise PlayInputError("play.bad_option", "--check-replay cannot replay a human player")
 
         def replay() -> object:

@@ -17,6 +17,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
              "Play a protocol's hooks against each other (optionally against cheaters)."),
     "list": ("lingxi.cli.protocol_runtime:list_cmd",
              "List the built-in protocols."),
+    "skeleton": ("lingxi.cli.protocol_runtime:skeleton_cmd",
+                 "Write a hooks.py skeleton for a protocol folder's spec.json."),
     "path": ("lingxi.cli.protocol_runtime:path_cmd",
              "Print the folder of a built-in protocol."),
     "register": ("lingxi.cli.registry:protocol_register",

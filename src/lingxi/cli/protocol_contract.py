@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from lingxi.cli.common import handle_errors, json_option, print_json, safe_line
+from lingxi.errors import Finding, InputError, WriteFailed
 
 
 def _echo_findings(findings, *, err: bool = False) -> None:
@@ -17,7 +18,6 @@ def _echo_findings(findings, *, err: bool = False) -> None:
 
 def _runtime_findings(mode: object, findings: list) -> list:
     """Whether the runtime runs the mode: asked of the session layer, not the contract."""
-    from lingxi.errors import Finding
     from lingxi.session import runnable_modes
 
     if not isinstance(mode, str) or any(f.code == "spec.mode_not_supported" for f in findings):
@@ -131,7 +131,6 @@ def create_cmd(template: str | None, output: str | None, title: str | None, forc
 
     from lingxi.contract import load_spec
     from lingxi.contract.catalog import TEMPLATES, template_document
-    from lingxi.errors import InputError, WriteFailed
 
     if list_only:
         if as_json:

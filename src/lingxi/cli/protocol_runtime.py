@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +19,10 @@ from lingxi.cli.common import (
     safe_line,
 )
 from lingxi.errors import EXIT_FAILED, InputError
+from lingxi.home import sessions_dir
+
+if TYPE_CHECKING:
+    from lingxi.session.adversarial import AdversarialReport
 
 
 def parse_json_arg(text: str | None, what: str) -> Any:
@@ -121,7 +126,6 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
     --adversarial, every cheat is detected), 1 otherwise, 2 for bad input.
     """
     from lingxi.cli.group import group_spec_or_none, run_group_test
-    from lingxi.home import sessions_dir
     from lingxi.session import SessionConfig, flow_mode, load_protocol, run_pair
 
     options = parse_options(options_text)
@@ -132,7 +136,7 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
         return
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
     check_local_options(loaded.spec, options, strict_options)
-    inputs = None
+    inputs: dict[str, list[str | None]] | None = None
     if inputs_file:
         data = parse_json_arg("@" + inputs_file, "--inputs")
         if not isinstance(data, dict):
@@ -140,9 +144,9 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
         inputs = {r: [str(x) for x in data.get(r, [])] for r in ("host", "guest")}
     if peer_timeout <= 0:
         raise InputError("input.bad_timeout", "--timeout must be positive")
-    limits = {"max_messages": max_messages, "max_bytes": max_bytes,
-              "max_state_bytes": max_state_bytes}
-    config = SessionConfig(peer_timeout=peer_timeout, control_mode=control_mode, **limits)
+    config = SessionConfig(peer_timeout=peer_timeout, control_mode=control_mode,
+                           max_messages=max_messages, max_bytes=max_bytes,
+                           max_state_bytes=max_state_bytes)
     if no_input and interactive:
         raise InputError("usage.conflicting_options", "--no-input and --interactive exclude "
                          "each other")
@@ -155,9 +159,10 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
                                    role=person_role)
         if adversarial:  # the cheats are played by the machines alone, as without a person
             from lingxi.session import run_adversarial
-            report = run_adversarial(loaded, options=options, seed=seed, config=config)
-            data["adversarial"] = report.to_dict()
-            data["ok"] = data["ok"] and report.ok
+            cheats = run_adversarial(loaded, options=options, seed=seed,
+                                     config=dataclasses.replace(config))
+            data["adversarial"] = cheats.to_dict()
+            data["ok"] = data["ok"] and cheats.ok
         _finish_test(data, as_json)
         return
     result = run_pair(loaded, options=options, seed=seed, state_dir=folder, config=config,
@@ -165,12 +170,11 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
     lines = flow_mode(loaded.spec.flow.mode).summary(result.events["host"],
                                                      result.machines["host"].hooks)
     ok = result.host.ok and result.guest.ok and result.receipts_verified
-    report = None
+    report: AdversarialReport | None = None
     if adversarial:
         from lingxi.session import run_adversarial
         report = run_adversarial(loaded, options=options, seed=seed,
-                                 config=SessionConfig(peer_timeout=peer_timeout,
-                                                      control_mode=control_mode, **limits))
+                                 config=dataclasses.replace(config))
         ok = ok and report.ok
     data = {"ok": ok, "protocol": loaded.spec.name, "protocol_id": loaded.spec.protocol_id,
             "folder": str(loaded.folder), "mode": loaded.spec.flow.mode, "seed": seed,
@@ -220,7 +224,8 @@ def _played_by_a_person(loaded: Any, *, options: dict[str, Any], seed: int, conf
     from dataclasses import replace
 
     from lingxi.cli.console import Participation
-    from lingxi.session import flow_mode, memory_session
+    from lingxi.session import flow_mode
+    from lingxi.session.net import memory_session
 
     part = Participation(quiet=False, decider="terminal", decider_options=(), ui=False,
                          open_ui=False)
@@ -333,3 +338,30 @@ def path_cmd(name: str) -> None:
         raise InputError("protocol.not_found",
                          f"no built-in protocol {name!r}; built-ins: {', '.join(builtin_names())}")
     click.echo(str(folder))
+
+
+@click.command("skeleton")
+@click.argument("protocol_dir", type=click.Path(file_okay=False))
+@click.option("--force", is_flag=True, help="Overwrite an existing hooks.py.")
+@json_option
+@handle_errors
+def skeleton_cmd(protocol_dir: str, force: bool, as_json: bool) -> None:
+    """Write a hooks.py skeleton (and .lingxi-hooks.json) for PROTOCOL_DIR's spec.json.
+
+    The skeleton lists the spec's constraints and one placeholder per hook the
+    flow mode needs; host, guest and `protocol test` refuse it until every
+    placeholder is written and the LINGXI_SKELETON line removed.
+    """
+    from lingxi.contract import load_spec
+    from lingxi.hooks import write_skeleton
+    from lingxi.session import flow_mode
+
+    spec = load_spec(protocol_dir)
+    mode = flow_mode(spec.flow.mode)
+    written = mode.skeleton_methods(spec.raw)
+    path = write_skeleton(spec, protocol_dir, written, protocol_id=spec.protocol_id, force=force)
+    methods = [m.name for m in written]
+    if as_json:
+        print_json({"ok": True, "hooks": str(path), "mode": spec.flow.mode, "methods": methods})
+    else:
+        click.echo(f"wrote {path} ({spec.flow.mode}); write: {', '.join(methods)}")

@@ -13,6 +13,8 @@ from typing import Any
 
 import click
 
+from lingxi.errors import LingxiError
+
 VIAS = ("auto", "direct", "relay")
 
 
@@ -117,8 +119,6 @@ class RelayHost:
     async def _watch(self, invitation_id: str) -> None:
         import asyncio
 
-        from lingxi.errors import LingxiError
-
         while True:
             try:
                 invitation = await self.client.invitation(invitation_id)
@@ -175,7 +175,6 @@ def guest_reach(client: Any, session_id: str, reach: Reach, echo: Callable[[str]
     """The guest's connect for ``guest_session``: direct first (by ``reach``), then the relay."""
 
     async def connect_via(endpoint: str, identity: Any, local: Any, **options: Any) -> Any:
-        from lingxi.errors import LingxiError
         from lingxi.wire.connection import connect
 
         failure: Exception | None = None

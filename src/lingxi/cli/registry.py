@@ -10,8 +10,9 @@ from typing import Any
 import click
 
 from lingxi.cli.common import handle_errors, json_option, print_json, safe_line
-from lingxi.cli.registry_common import run, server_option
+from lingxi.cli.registry_common import _import_registry, run, server_option
 from lingxi.errors import EXIT_FAILED, EXIT_USAGE, InputError, LingxiError
+from lingxi.files import write_private_json
 
 
 @click.command("server")
@@ -34,7 +35,6 @@ def server(host: str, port: int, database_url: str | None, claim_timeout: float,
     The database is migrated on start. Several processes may share one
     PostgreSQL database and act as one registry.
     """
-    from lingxi.cli.registry_common import _import_registry
 
     _import_registry()
     from lingxi.registry.server.run import serve
@@ -244,7 +244,6 @@ def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_i
         target.write_bytes(content)
         written.append(f"ui/{path}")
     if files:  # the page is a registry's: the UI serves it isolated, naming its bundle
-        from lingxi.files import write_private_json
         from lingxi.ui import BUNDLE_META
 
         write_private_json(folder / "ui" / BUNDLE_META, {"bundle_id": chosen,

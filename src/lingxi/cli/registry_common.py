@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from lingxi.cli.common import safe_line
 from lingxi.errors import EXIT_USAGE, LingxiError
 
 EMBEDDED = "embedded"
@@ -42,7 +43,6 @@ def registry_name(server: str) -> str:
     database of this home (others see it only when they share it), a URL is a server."""
     if server != EMBEDDED:
         return server
-    from lingxi.cli.common import safe_line
 
     try:
         from lingxi.registry.storage.engine import resolve_url

@@ -21,8 +21,10 @@ from typing import Any
 import click
 
 from lingxi.cli.common import handle_errors, json_option, print_json
-from lingxi.cli.registry_common import server_option
+from lingxi.cli.registry_common import run, server_option
 from lingxi.errors import EXIT_USAGE, InputError, LingxiError
+from lingxi.home import lingxi_home
+from lingxi.textsafe import terminal_safe
 
 _HOSTPORT = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})")
 _NATS_URL = re.compile(r"nats://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})/?")
@@ -104,7 +106,6 @@ def serve(listen: str, server: str, cluster_listen: str | None, routes: tuple[st
 
     Example: lingxi relay serve --listen 0.0.0.0:4222 --server http://127.0.0.1:8470
     """
-    from lingxi.cli.registry_common import run
     from lingxi.registry.models.relay import server_config
 
     listen = _host_port(listen, "--listen")
@@ -121,7 +122,6 @@ def serve(listen: str, server: str, cluster_listen: str | None, routes: tuple[st
         else:
             click.echo(text, nl=False)
         return
-    from lingxi.home import lingxi_home
 
     folder = state_dir or (lingxi_home() / "relay")
     folder.mkdir(parents=True, exist_ok=True)
@@ -185,6 +185,5 @@ def _last_error(process: subprocess.Popen[bytes], log: Path) -> str:
         lines = []
     if not lines and process.stderr is not None:
         lines = (process.stderr.read() or b"").decode(errors="replace").splitlines()
-    from lingxi.textsafe import terminal_safe
 
     return terminal_safe(lines[-1] if lines else f"exit status {process.poll()}", 300)

@@ -18,6 +18,8 @@ from lingxi.cli.common import (
 )
 from lingxi.cli.protocol_runtime import allow_skeleton_option, parse_options
 from lingxi.errors import InputError
+from lingxi.files import write_private_text
+from lingxi.serve.errors import ServeError
 
 callers_option = click.option(
     "--callers", "callers_file", metavar="FILE", type=click.Path(dir_okay=False),
@@ -89,7 +91,6 @@ def serve(protocol: str, address: str, callers_file: str | None, agent_id: str |
     _need_http_stack()
     from lingxi.serve.app import create_app
     from lingxi.serve.callers import CallerBook
-    from lingxi.serve.errors import ServeError
     from lingxi.serve.run import bind, parse_address, serve_forever, url_for
     from lingxi.serve.service import Service
     from lingxi.session import load_protocol
@@ -173,7 +174,6 @@ def callers_add(agent_id: str, callers_file: str | None, save_key: str | None, r
     (give them to the caller privately). Exit 2 when AGENT_ID is not a valid
     id, is registered already (without --replace), or a file cannot be written.
     """
-    from lingxi.files import write_private_text
     from lingxi.serve.callers import add_caller, check_caller_id
 
     check_caller_id(agent_id)

@@ -13,6 +13,7 @@ from lingxi.cli.common import (
     read_json_source,
     safe_line,
 )
+from lingxi.errors import LingxiError
 
 
 def _read_message(text: str):
@@ -40,7 +41,6 @@ def validate(spec: str, message: str, direction: str | None, message_name: str |
     unreadable input (bad JSON, missing file, invalid spec).
     """
     from lingxi.contract import SpecError, load_spec
-    from lingxi.errors import LingxiError
     from lingxi.protocols.catalogue import resolve_folder
 
     source: str | Path = spec

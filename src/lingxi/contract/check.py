@@ -134,56 +134,72 @@ def _check_messages(doc: dict, report: Report) -> tuple[dict[str, dict], dict[st
             report.add("spec.bad_message", f"a message must be an object, got "
                        f"{json_kind(message)}", path)
             continue
-        name: Any = message.get("name")
-        ok = True
-        if not isinstance(name, str) or not name:
-            report.add("spec.missing_field" if name is None else "spec.bad_type",
-                       "message name must be a non-empty string", f"{path}.name")
-            ok = False
-        elif name in declared:
-            report.add("spec.duplicate_message", f"message name {name!r} is declared twice",
-                       f"{path}.name")
-            ok = False
-        else:
-            declared.setdefault(name, message)
-        direction: Any = message.get("direction")
-        if direction in GROUP_DIRECTIONS:
-            pass  # which spec may use them: check_group_directions
-        elif direction not in SCHEMA_DIRECTIONS:
-            report.add("spec.bad_direction", f"direction must be one of "
-                       f"{', '.join(SCHEMA_DIRECTIONS)}, got {direction!r}",
-                       f"{path}.direction")
-            ok = False
-        fields: Any = message.get("fields")
-        if not isinstance(fields, dict) or not fields:
-            report.add("spec.bad_fields", "fields must be a non-empty object",
-                       f"{path}.fields")
-            ok = False
-        else:
-            for fname, defn in fields.items():
-                if check_definition(defn, f"{path}.fields.{fname}", report,
-                                    allowed=MESSAGE_TYPES) is None:
-                    ok = False
-        if not ok:
+        if not _message_well_formed(message, path, declared, report) \
+                or _reserved_actions(message, path, report):
             continue
-        reserved = [a for a in message_actions(message) if reserved_prefix(a)]
-        for action in reserved:
-            report.add("spec.reserved_action", f"action {action!r} is in the engine's "
-                       f"reserved namespace {reserved_prefix(action)!r}; pick another name",
-                       f"{path}.fields.action" if "action" in fields else f"{path}.name")
-        if reserved:
-            continue
-        found[name] = message
-        for action in message_actions(message):
-            for side in (("host_to_guest", "guest_to_host") if direction == BOTH
-                         else (direction,)):
-                other = seen_actions.get((action, side))
-                if other is not None:
-                    report.add("spec.duplicate_action", f"action {action!r} {side} is claimed "
-                               f"by both {other!r} and {name!r}", f"{path}.fields.action")
-                else:
-                    seen_actions[(action, side)] = name
+        found[message["name"]] = message
+        _claim_actions(message, path, seen_actions, report)
     return found, declared
+
+
+def _message_well_formed(message: dict, path: str, declared: dict[str, dict],
+                         report: Report) -> bool:
+    """Name (declared once), direction and fields; a good name is declared even when
+    another part is wrong. Every problem is reported, not only the first."""
+    name: Any = message.get("name")
+    ok = True
+    if not isinstance(name, str) or not name:
+        report.add("spec.missing_field" if name is None else "spec.bad_type",
+                   "message name must be a non-empty string", f"{path}.name")
+        ok = False
+    elif name in declared:
+        report.add("spec.duplicate_message", f"message name {name!r} is declared twice",
+                   f"{path}.name")
+        ok = False
+    else:
+        declared.setdefault(name, message)
+    direction: Any = message.get("direction")
+    if direction in GROUP_DIRECTIONS:
+        pass  # which specs may use them: seats.check_group_directions
+    elif direction not in SCHEMA_DIRECTIONS:
+        report.add("spec.bad_direction", f"direction must be one of "
+                   f"{', '.join(SCHEMA_DIRECTIONS)}, got {direction!r}", f"{path}.direction")
+        ok = False
+    fields: Any = message.get("fields")
+    if not isinstance(fields, dict) or not fields:
+        report.add("spec.bad_fields", "fields must be a non-empty object", f"{path}.fields")
+        return False
+    for fname, defn in fields.items():
+        if check_definition(defn, f"{path}.fields.{fname}", report,
+                            allowed=MESSAGE_TYPES) is None:
+            ok = False
+    return ok
+
+
+def _reserved_actions(message: dict, path: str, report: Report) -> bool:
+    """Report every action in the engine's reserved namespace; True when there was one."""
+    reserved = [a for a in message_actions(message) if reserved_prefix(a)]
+    for action in reserved:
+        report.add("spec.reserved_action", f"action {action!r} is in the engine's "
+                   f"reserved namespace {reserved_prefix(action)!r}; pick another name",
+                   f"{path}.fields.action" if "action" in message["fields"] else f"{path}.name")
+    return bool(reserved)
+
+
+def _claim_actions(message: dict, path: str, seen: dict[tuple[str, str], str],
+                   report: Report) -> None:
+    """Each (action, direction) selects one message: a second claim is reported."""
+    direction = message["direction"]
+    sides = ("host_to_guest", "guest_to_host") if direction == BOTH else (direction,)
+    for action in message_actions(message):
+        for side in sides:
+            other = seen.get((action, side))
+            if other is not None:
+                report.add("spec.duplicate_action", f"action {action!r} {side} is claimed "
+                           f"by both {other!r} and {message['name']!r}",
+                           f"{path}.fields.action")
+            else:
+                seen[(action, side)] = message["name"]
 
 
 def message_actions(message: dict) -> list[str]:
@@ -247,49 +263,61 @@ def _check_flow(doc: dict, messages: dict[str, dict], params: dict[str, dict],
     if not isinstance(flow, dict):
         report.add("spec.bad_flow", f"flow must be an object, got {json_kind(flow)}", "flow")
         return
-    mode = flow.get("mode", DEFAULT_MODE)
-    if not isinstance(mode, str) or not mode:
-        report.add("spec.bad_flow", "flow.mode must be a non-empty string", "flow.mode")
-        mode = None
-    elif mode not in SUPPORTED_MODES:
-        known = " (a mode of the wider protocol family)" if mode in KNOWN_FUTURE_MODES else ""
-        report.warn("spec.mode_not_supported", f"flow mode {mode!r}{known} is not supported by "
-                    f"this runtime (supported: {', '.join(SUPPORTED_MODES)}); the spec loads "
-                    "and hashes but cannot be run", "flow.mode")
+    mode = _check_mode(flow.get("mode", DEFAULT_MODE), report)
     _check_phases(flow, messages, params, report)
     if mode == "simultaneous_round":
-        rnd = flow.get("round")
-        if not isinstance(rnd, dict):
-            report.add("spec.bad_round", "simultaneous_round requires flow.round with "
-                       "value_field and value_type_ref", "flow.round")
-        else:
-            field = rnd.get("value_field")
-            if not isinstance(field, str) or not field:
-                report.add("spec.bad_round", "round.value_field must be a non-empty string",
-                           "flow.round.value_field")
-            ref = rnd.get("value_type_ref")
-            if not isinstance(ref, str) or not ref:
-                report.add("spec.bad_round", "round.value_type_ref must be a string like "
-                           "'reveal.fields.choice'", "flow.round.value_type_ref")
-            elif _resolve_ref(ref, messages) is None:
-                report.add("spec.bad_round", f"round.value_type_ref {ref!r} does not name a "
-                           "declared message field (<message>.fields.<field>)",
-                           "flow.round.value_type_ref")
+        _check_round(flow.get("round"), messages, report)
     if "end_when" in flow:
-        end_when = flow["end_when"]
-        if end_when not in END_WHEN:
-            report.add("spec.bad_end_when", f"end_when must be one of {', '.join(END_WHEN)}, "
-                       f"got {end_when!r}", "flow.end_when")
-        elif mode != "free":
-            report.warn("spec.end_when_ignored", "end_when only applies to mode free",
-                        "flow.end_when")
-        elif "end" not in messages:
-            report.warn("spec.no_end_message", "end_when either_ends expects an 'end' message",
-                        "flow.end_when")
+        _check_end_when(flow["end_when"], mode, messages, report)
     for key, kind in (("realtime", "authoritative_realtime"), ("group", "authoritative_group")):
         if key in flow and not isinstance(flow[key], dict):
             report.add("spec.bad_flow", f"flow.{key} must be an object (used by mode {kind})",
                        f"flow.{key}")
+
+
+def _check_mode(mode: Any, report: Report) -> str | None:
+    """The flow mode; an unsupported one loads (and hashes) with a warning."""
+    if not isinstance(mode, str) or not mode:
+        report.add("spec.bad_flow", "flow.mode must be a non-empty string", "flow.mode")
+        return None
+    if mode not in SUPPORTED_MODES:
+        known = " (a mode of the wider protocol family)" if mode in KNOWN_FUTURE_MODES else ""
+        report.warn("spec.mode_not_supported", f"flow mode {mode!r}{known} is not supported by "
+                    f"this runtime (supported: {', '.join(SUPPORTED_MODES)}); the spec loads "
+                    "and hashes but cannot be run", "flow.mode")
+    return mode
+
+
+def _check_round(rnd: Any, messages: dict[str, dict], report: Report) -> None:
+    if not isinstance(rnd, dict):
+        report.add("spec.bad_round", "simultaneous_round requires flow.round with "
+                   "value_field and value_type_ref", "flow.round")
+        return
+    field = rnd.get("value_field")
+    if not isinstance(field, str) or not field:
+        report.add("spec.bad_round", "round.value_field must be a non-empty string",
+                   "flow.round.value_field")
+    ref = rnd.get("value_type_ref")
+    if not isinstance(ref, str) or not ref:
+        report.add("spec.bad_round", "round.value_type_ref must be a string like "
+                   "'reveal.fields.choice'", "flow.round.value_type_ref")
+    elif _resolve_ref(ref, messages) is None:
+        report.add("spec.bad_round", f"round.value_type_ref {ref!r} does not name a "
+                   "declared message field (<message>.fields.<field>)",
+                   "flow.round.value_type_ref")
+
+
+def _check_end_when(end_when: Any, mode: str | None, messages: dict[str, dict],
+                    report: Report) -> None:
+    if end_when not in END_WHEN:
+        report.add("spec.bad_end_when", f"end_when must be one of {', '.join(END_WHEN)}, "
+                   f"got {end_when!r}", "flow.end_when")
+    elif mode != "free":
+        report.warn("spec.end_when_ignored", "end_when only applies to mode free",
+                    "flow.end_when")
+    elif "end" not in messages:
+        report.warn("spec.no_end_message", "end_when either_ends expects an 'end' message",
+                    "flow.end_when")
 
 
 def _check_phases(flow: dict, messages: dict[str, dict], params: dict[str, dict],

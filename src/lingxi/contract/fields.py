@@ -119,64 +119,90 @@ def _nonneg_int(defn: dict, key: str, path: str, report: Report, *, positive: bo
                    _join(path, key))
 
 
-def _check_constraints(ftype: str, defn: dict, path: str, report: Report) -> None:
-    if ftype == "integer":
-        for key in ("min", "max"):
-            if key in defn and not _is_int(defn[key]):
-                report.add("spec.bad_constraint", f"{key} must be an integer, got {defn[key]!r}",
-                           _join(path, key))
-        lo, hi = defn.get("min"), defn.get("max")
-        if _is_int(lo) and _is_int(hi) and lo > hi:
-            report.add("spec.bad_constraint", f"min {lo} is greater than max {hi}",
-                       _join(path, "min"))
-    elif ftype == "enum":
-        values = defn.get("values")
-        if "values" not in defn:
-            report.add("spec.bad_constraint", "enum needs a values list", path)
-        elif not isinstance(values, list) or not values:
-            report.add("spec.bad_constraint", "enum values must be a non-empty array",
-                       _join(path, "values"))
-        else:
-            seen: set[str] = set()
-            for i, item in enumerate(values):
-                if not isinstance(item, str) or not item:
-                    report.add("spec.bad_constraint",
-                               f"enum values must be non-empty strings, got {item!r}",
-                               f"{_join(path, 'values')}[{i}]")
-                elif item in seen:
-                    report.add("spec.bad_constraint", f"enum value {item!r} is repeated",
-                               f"{_join(path, 'values')}[{i}]")
-                else:
-                    seen.add(item)
-    elif ftype in ("text", "ciphertext", "ot_blob"):
-        _nonneg_int(defn, "max_length", path, report, positive=True)
-        limit = defn.get("max_length")
-        if ftype == "ciphertext" and _is_int(limit) and 0 < limit < 2:
-            report.add("spec.bad_constraint", "ciphertext max_length must be at least 2 "
-                       "(one byte of hex)", _join(path, "max_length"))
-    elif ftype == "array":
-        if "items" not in defn:
-            report.add("spec.bad_constraint", "array needs an items definition", path)
-        else:
-            check_definition(defn["items"], _join(path, "items"), report,
-                             allowed=SCALAR_TYPES, where="array item")
-        _nonneg_int(defn, "min_items", path, report)
-        _nonneg_int(defn, "max_items", path, report)
-        _nonneg_int(defn, "max_total_bytes", path, report, positive=True)
-        lo, hi = defn.get("min_items"), defn.get("max_items")
-        if _is_int(lo) and _is_int(hi) and lo > hi:
-            report.add("spec.bad_constraint", f"min_items {lo} is greater than max_items {hi}",
-                       _join(path, "min_items"))
-    elif ftype == "json":
-        if "container" in defn and defn["container"] not in ("any", "object", "array"):
+def _integer_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
+    for key in ("min", "max"):
+        if key in defn and not _is_int(defn[key]):
+            report.add("spec.bad_constraint", f"{key} must be an integer, got {defn[key]!r}",
+                       _join(path, key))
+    lo, hi = defn.get("min"), defn.get("max")
+    if _is_int(lo) and _is_int(hi) and lo > hi:
+        report.add("spec.bad_constraint", f"min {lo} is greater than max {hi}",
+                   _join(path, "min"))
+
+
+def _enum_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
+    values = defn.get("values")
+    if "values" not in defn:
+        report.add("spec.bad_constraint", "enum needs a values list", path)
+        return
+    if not isinstance(values, list) or not values:
+        report.add("spec.bad_constraint", "enum values must be a non-empty array",
+                   _join(path, "values"))
+        return
+    seen: set[str] = set()
+    for i, item in enumerate(values):
+        if not isinstance(item, str) or not item:
             report.add("spec.bad_constraint",
-                       f"container must be any, object or array, got {defn['container']!r}",
-                       _join(path, "container"))
-        _nonneg_int(defn, "max_total_bytes", path, report, positive=True)
-    elif ftype == "table":
-        check_columns(defn.get("columns"), _join(path, "columns"), report)
-    elif ftype == "object":
-        check_columns(defn.get("fields"), _join(path, "fields"), report)
+                       f"enum values must be non-empty strings, got {item!r}",
+                       f"{_join(path, 'values')}[{i}]")
+        elif item in seen:
+            report.add("spec.bad_constraint", f"enum value {item!r} is repeated",
+                       f"{_join(path, 'values')}[{i}]")
+        else:
+            seen.add(item)
+
+
+def _text_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
+    _nonneg_int(defn, "max_length", path, report, positive=True)
+    limit = defn.get("max_length")
+    if ftype == "ciphertext" and _is_int(limit) and 0 < limit < 2:
+        report.add("spec.bad_constraint", "ciphertext max_length must be at least 2 "
+                   "(one byte of hex)", _join(path, "max_length"))
+
+
+def _array_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
+    if "items" not in defn:
+        report.add("spec.bad_constraint", "array needs an items definition", path)
+    else:
+        check_definition(defn["items"], _join(path, "items"), report,
+                         allowed=SCALAR_TYPES, where="array item")
+    _nonneg_int(defn, "min_items", path, report)
+    _nonneg_int(defn, "max_items", path, report)
+    _nonneg_int(defn, "max_total_bytes", path, report, positive=True)
+    lo, hi = defn.get("min_items"), defn.get("max_items")
+    if _is_int(lo) and _is_int(hi) and lo > hi:
+        report.add("spec.bad_constraint", f"min_items {lo} is greater than max_items {hi}",
+                   _join(path, "min_items"))
+
+
+def _json_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
+    if "container" in defn and defn["container"] not in ("any", "object", "array"):
+        report.add("spec.bad_constraint",
+                   f"container must be any, object or array, got {defn['container']!r}",
+                   _join(path, "container"))
+    _nonneg_int(defn, "max_total_bytes", path, report, positive=True)
+
+
+# field type -> the check of its own constraints (types without any are absent)
+_LIMIT_CHECKS: dict[str, Callable[[str, dict, str, Report], None]] = {
+    "integer": _integer_limits,
+    "enum": _enum_limits,
+    "text": _text_limits,
+    "ciphertext": _text_limits,
+    "ot_blob": _text_limits,
+    "array": _array_limits,
+    "json": _json_limits,
+    "table": lambda ftype, defn, path, report: check_columns(
+        defn.get("columns"), _join(path, "columns"), report),
+    "object": lambda ftype, defn, path, report: check_columns(
+        defn.get("fields"), _join(path, "fields"), report),
+}
+
+
+def _check_constraints(ftype: str, defn: dict, path: str, report: Report) -> None:
+    check = _LIMIT_CHECKS.get(ftype)
+    if check is not None:
+        check(ftype, defn, path, report)
 
 
 def check_columns(columns: Any, path: str, report: Report) -> None:

@@ -17,8 +17,9 @@ from typing import Any
 
 from lingxi.canonical import canonical_bytes
 from lingxi.errors import LingxiError
-from lingxi.group.escalate import endpoint
-from lingxi.wire.envelope import Envelope
+from lingxi.wire.agent_fields import lingxi_endpoint
+from lingxi.wire.envelope import AgentEndpoint, Envelope
+from lingxi.wire.identity import agent_id_for
 from lingxi.wire.timefmt import format_rfc3339
 
 MAX_FRAME = 256 * 1024
@@ -53,6 +54,12 @@ async def read_frame(reader: asyncio.StreamReader, timeout: float) -> dict[str, 
 def write_frame(writer: asyncio.StreamWriter, frame: dict[str, Any]) -> None:
     body = canonical_bytes(frame)
     writer.write(_HEADER.pack(len(body)) + body)
+
+
+def endpoint(key: str) -> AgentEndpoint:
+    """A member's AgentEndpoint from its identity key (agent id and default lingxi:// URL)."""
+    agent = agent_id_for(key)
+    return AgentEndpoint(agent_id=agent, system_id="lingxi", endpoint=lingxi_endpoint(agent))
 
 
 def entry_envelope(entry: dict[str, Any], when: float) -> dict[str, Any]:

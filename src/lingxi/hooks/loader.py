@@ -43,7 +43,7 @@ def hooks_path(folder: str | Path) -> Path:
     path = base / HOOKS_FILE
     if not path.is_file():
         raise HooksError("hooks.missing", f"{base} has no {HOOKS_FILE} "
-                         f"(start one with: lingxi session skeleton {base})")
+                         f"(start one with: lingxi protocol skeleton {base})")
     if path.resolve().parent != base.resolve():
         raise HooksError("hooks.not_local", f"{path} points outside its protocol folder")
     return path

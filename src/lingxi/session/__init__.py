@@ -1,45 +1,39 @@
-"""The session runtime's one surface for the CLI and library callers.
+"""The session runtime's surface for the CLI and library callers, without the network.
 
 - sans-IO machines in :mod:`lingxi.session.core` (one descriptor per flow mode);
 - drivers in :mod:`lingxi.session.drivers` (in-memory pair, network channel);
 - state folders in :mod:`lingxi.session.record` (events, transcript, receipts).
 
-Names are imported on first use: an in-memory ``protocol test`` never imports
-the network driver (nor asyncio, socket or ssl).
+Plain imports, so the layer contracts see every edge. Sessions over a channel (host,
+guest, live) are the network surface, :mod:`lingxi.session.net`: importing this one
+never loads asyncio, socket or ssl, so an in-memory ``protocol test`` does not either.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from lingxi.session.adversarial import run_adversarial
+from lingxi.session.api import verify_session
+from lingxi.session.core.decisions import DeciderContext, Decline
+from lingxi.session.core.events import RequestDecision
+from lingxi.session.core.machine import SessionConfig, SessionMachine
+from lingxi.session.core.oneshot import answer_once
+from lingxi.session.core.registry import (
+    flow_mode,
+    make_machine,
+    runnable_modes,
+    skeleton_methods_for,
+)
+from lingxi.session.core.registry import register as register_mode
+from lingxi.session.drivers.memory import PairResult
+from lingxi.session.errors import SessionError, SessionFailed
+from lingxi.session.record.recorder import is_running
+from lingxi.session.record.verify import Verification
+from lingxi.session.runner import LoadedProtocol, find_protocol, load_protocol, run_local, run_pair
 
-_WHERE = {
-    "SessionConfig": "core.machine", "SessionMachine": "core.machine",
-    "runnable_modes": "core.registry", "flow_mode": "core.registry",
-    "make_machine": "core.registry", "register_mode": "core.registry",
-    "skeleton_methods_for": "core.registry", "answer_once": "core.oneshot",
-    "SessionError": "errors", "SessionFailed": "errors",
-    "LoadedProtocol": "runner", "load_protocol": "runner", "find_protocol": "runner",
-    "run_pair": "runner", "run_local": "runner",
-    "PairResult": "drivers.memory",
-    "run_adversarial": "adversarial",
-    "host_session": "drivers.endpoints", "memory_session": "drivers.endpoints",
-    "DriveResult": "drivers.network", "lines_from": "drivers.network",
-    "guest_session": "api", "verify_session": "api",
-    "Verification": "record.verify",
-    "LiveSession": "drivers.live", "RequestDecision": "core.events",
-    "Decline": "core.decisions", "DeciderContext": "core.decisions",
-    "is_running": "record.recorder",
-}
-_ALIASES = {"register_mode": "register"}
-
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'lingxi.session' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"lingxi.session.{module}"), _ALIASES.get(name, name))
-    globals()[name] = value
-    return value
+__all__ = [
+    "DeciderContext", "Decline", "LoadedProtocol", "PairResult", "RequestDecision",
+    "SessionConfig", "SessionError", "SessionFailed", "SessionMachine", "Verification",
+    "answer_once", "find_protocol", "flow_mode", "is_running", "load_protocol",
+    "make_machine", "register_mode", "run_adversarial", "run_local", "run_pair",
+    "runnable_modes", "skeleton_methods_for", "verify_session",
+]

@@ -1,5 +1,6 @@
-"""Compositions the CLI and library callers use: a guest that finds its protocol,
-and an offline verification that includes the flow mode's own transcript check."""
+"""Compositions the CLI and library callers use: an offline verification that includes
+the flow mode's own transcript check (the guest that finds its protocol is in
+:mod:`lingxi.session.net`, with the other sessions over a channel)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,8 @@ from typing import Any
 
 from lingxi.errors import LingxiError
 from lingxi.session.core.registry import flow_mode
-from lingxi.session.drivers.endpoints import guest_session as _guest_session
-from lingxi.session.drivers.network import DriveResult
 from lingxi.session.record.verify import Verification, verify_state_dir
-from lingxi.session.runner import LoadedProtocol, find_protocol
-
-
-async def guest_session(protocol: LoadedProtocol | None, endpoint: str, *,
-                        allow_skeleton: bool | None = None, **kwargs: Any) -> DriveResult:
-    """Join the host at ``endpoint``; without ``protocol`` the host's offered id is
-    looked up among the built-ins and the protocol cache (ids re-verified)."""
-    return await _guest_session(
-        protocol, endpoint,
-        protocol_for=lambda pid: find_protocol(pid, allow_skeleton=allow_skeleton), **kwargs)
+from lingxi.session.runner import find_protocol
 
 
 def verify_session(state_dir: str | Path, *, peer_key: str | None = None,

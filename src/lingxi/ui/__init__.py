@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from lingxi.errors import InputError
 
 if TYPE_CHECKING:
-    from lingxi.session.drivers.live import LiveSession
+    from lingxi.session.net import LiveSession
     from lingxi.ui.server import UiServer
 
 __all__ = ["BUNDLE_META", "start_ui"]

@@ -53,7 +53,7 @@ from starlette.routing import Route
 
 from lingxi.errors import InputError, LingxiError
 from lingxi.home import protocol_cache_root
-from lingxi.session.drivers.live import LiveSession
+from lingxi.session.net import LiveSession
 from lingxi.ui import BUNDLE_META
 
 STATIC = Path(__file__).resolve().parent / "static"

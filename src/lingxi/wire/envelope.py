@@ -378,33 +378,15 @@ class Envelope:
 
     @classmethod
     def from_dict(cls, data: Any) -> Envelope:
-        """Check and build an envelope from a decoded JSON object."""
-        if not isinstance(data, dict):
-            raise _fail("envelope.malformed", "an envelope must be a JSON object", "$")
-        if "version" not in data:
-            raise _fail("envelope.missing_field", "envelope needs version", "$.version")
-        version = data["version"]
-        _, minor = check_version(version)
-        newer = minor > _OUR_MINOR
-        if not newer and not _REPLACEABLE.issuperset(data):
-            extra = data.keys() - _REPLACEABLE
-            if extra:
-                key = sorted(map(str, extra))[0]
-                raise _fail("envelope.unknown_field", f"unknown envelope field {key!r}",
-                            f"$.{key}")
-        if not _REQUIRED_SET <= data.keys():
-            key = next(k for k in REQUIRED_FIELDS if k not in data)
-            raise _fail("envelope.missing_field", f"envelope needs {key}", f"$.{key}")
+        """Check and build an envelope from a decoded JSON object (the first problem found,
+        in field order, is the typed error)."""
+        version, newer = _check_keys(data)
         get = data.get
         env_id = data["id"]
         if not isinstance(env_id, str) or not _UUID.fullmatch(env_id):
             raise _fail("envelope.malformed", "id must be a UUID", "$.id")
         kind = data["type"]
-        if not isinstance(kind, str) or not _TYPE.fullmatch(kind):
-            raise _fail("envelope.bad_type",
-                        f"type must be <prefix>:<name> with prefix one of {', '.join(PREFIXES)}",
-                        "$.type")
-        prefix = kind[:kind.index(":")]
+        prefix = _check_type(kind)
         sender = AgentEndpoint.from_dict(data["sender"], "$.sender", allow_extra=newer)
         receiver = get("receiver")
         if receiver is not None:
@@ -414,55 +396,16 @@ class Envelope:
             raise _fail("envelope.malformed", "payload must be a JSON object", "$.payload")
         timestamp = data["timestamp"]
         instant = parse_rfc3339(timestamp)
-        ttl = get("ttl")
-        if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int)
-                                or not 0 <= ttl <= _MAX_TTL):
-            raise _fail("envelope.malformed", "ttl must be a non-negative integer of seconds",
-                        "$.ttl")
-        broadcast = get("broadcast")
-        if broadcast is not None and broadcast is not True and broadcast is not False:
-            raise _fail("envelope.malformed", "must be true or false", "$.broadcast")
-        encrypt = get("encrypt")
-        if encrypt is not None and encrypt is not True and encrypt is not False:
-            raise _fail("envelope.malformed", "must be true or false", "$.encrypt")
-        group_id = get("group_id")
-        if group_id is not None:
-            _text(group_id, "$.group_id", limit=_MAX_ID)
-        if prefix in GROUP_PREFIXES:
-            if group_id is None:
-                raise _fail("envelope.missing_field", f"{prefix}: messages need group_id",
-                            "$.group_id")
-        else:
-            if receiver is None:
-                raise _fail("envelope.missing_field",
-                            f"{prefix}: messages need a receiver (only group messages may omit it)",
-                            "$.receiver")
-            if broadcast:
-                raise _fail("envelope.malformed",
-                            f"{prefix}: messages are point-to-point and cannot be broadcast",
-                            "$.broadcast")
-        signature = get("signature")
-        if signature is not None and not isinstance(signature, str):
-            raise _fail("envelope.bad_signature", "signature must be a string", "$.signature")
-        algorithm = get("signature_algorithm")
-        if algorithm is not None and (not isinstance(algorithm, str) or not algorithm):
-            raise _fail("envelope.unknown_algorithm", "signature_algorithm must be a non-empty "
-                        "string (leave it out for the default, HMAC-SHA256)",
-                        "$.signature_algorithm")
-        correlation_id = get("correlation_id")
-        if correlation_id is not None:
-            _text(correlation_id, "$.correlation_id", limit=_MAX_ID)
-        reply_to = get("reply_to")
-        if reply_to is not None:
-            _text(reply_to, "$.reply_to", limit=_MAX_ID)
-        conversation_id = get("conversation_id")
-        if conversation_id is not None:
-            _text(conversation_id, "$.conversation_id", limit=_MAX_ID)
-        try:  # refuse payloads that have no canonical form (lone surrogates…)
-            payload_json = canonical_bytes(payload)
-        except (ValueError, TypeError, RecursionError) as error:
-            raise _fail("envelope.malformed", f"payload is not JSON-encodable: {error}",
-                        "$.payload") from None
+        ttl = _check_ttl(get("ttl"))
+        broadcast = _check_flag(get("broadcast"), "$.broadcast")
+        encrypt = _check_flag(get("encrypt"), "$.encrypt")
+        group_id = _optional_id(get("group_id"), "$.group_id")
+        _check_routing(prefix, receiver, group_id, broadcast)
+        signature, algorithm = _check_signing(get("signature"), get("signature_algorithm"))
+        correlation_id = _optional_id(get("correlation_id"), "$.correlation_id")
+        reply_to = _optional_id(get("reply_to"), "$.reply_to")
+        conversation_id = _optional_id(get("conversation_id"), "$.conversation_id")
+        payload_json = _canonical_payload(payload)
         new = object.__new__(cls)
         object.__setattr__(new, "__dict__", {
             "id": env_id, "type": kind, "sender": sender, "payload": payload,
@@ -551,3 +494,87 @@ def json_string(text: str) -> bytes:
 
 
 _json_str = json_string
+
+
+# ---- the checks of Envelope.from_dict, one field (or one rule) each --------------------
+def _check_keys(data: Any) -> tuple[Any, bool]:
+    """An object with a version we read, no unknown field (unless a newer minor version
+    sent it) and every required one; returns the version and whether it is newer."""
+    if not isinstance(data, dict):
+        raise _fail("envelope.malformed", "an envelope must be a JSON object", "$")
+    if "version" not in data:
+        raise _fail("envelope.missing_field", "envelope needs version", "$.version")
+    version = data["version"]
+    _, minor = check_version(version)
+    newer = minor > _OUR_MINOR
+    if not newer and not _REPLACEABLE.issuperset(data):
+        key = sorted(map(str, data.keys() - _REPLACEABLE))[0]
+        raise _fail("envelope.unknown_field", f"unknown envelope field {key!r}", f"$.{key}")
+    if not _REQUIRED_SET <= data.keys():
+        key = next(k for k in REQUIRED_FIELDS if k not in data)
+        raise _fail("envelope.missing_field", f"envelope needs {key}", f"$.{key}")
+    return version, newer
+
+
+def _check_type(kind: Any) -> str:
+    """``<prefix>:<name>`` with a known prefix; returns the prefix."""
+    if not isinstance(kind, str) or not _TYPE.fullmatch(kind):
+        raise _fail("envelope.bad_type",
+                    f"type must be <prefix>:<name> with prefix one of {', '.join(PREFIXES)}",
+                    "$.type")
+    return kind[:kind.index(":")]
+
+
+def _check_ttl(ttl: Any) -> int | None:
+    if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int)
+                            or not 0 <= ttl <= _MAX_TTL):
+        raise _fail("envelope.malformed", "ttl must be a non-negative integer of seconds",
+                    "$.ttl")
+    return ttl
+
+
+def _check_flag(value: Any, path: str) -> bool | None:
+    if value is not None and value is not True and value is not False:
+        raise _fail("envelope.malformed", "must be true or false", path)
+    return value
+
+
+def _optional_id(value: Any, path: str) -> str | None:
+    return None if value is None else _text(value, path, limit=_MAX_ID)
+
+
+def _check_routing(prefix: str, receiver: Any, group_id: str | None,
+                   broadcast: bool | None) -> None:
+    """Group messages name their group; every other message one receiver, no broadcast."""
+    if prefix in GROUP_PREFIXES:
+        if group_id is None:
+            raise _fail("envelope.missing_field", f"{prefix}: messages need group_id",
+                        "$.group_id")
+        return
+    if receiver is None:
+        raise _fail("envelope.missing_field",
+                    f"{prefix}: messages need a receiver (only group messages may omit it)",
+                    "$.receiver")
+    if broadcast:
+        raise _fail("envelope.malformed",
+                    f"{prefix}: messages are point-to-point and cannot be broadcast",
+                    "$.broadcast")
+
+
+def _check_signing(signature: Any, algorithm: Any) -> tuple[str | None, str | None]:
+    if signature is not None and not isinstance(signature, str):
+        raise _fail("envelope.bad_signature", "signature must be a string", "$.signature")
+    if algorithm is not None and (not isinstance(algorithm, str) or not algorithm):
+        raise _fail("envelope.unknown_algorithm", "signature_algorithm must be a non-empty "
+                    "string (leave it out for the default, HMAC-SHA256)",
+                    "$.signature_algorithm")
+    return signature, algorithm
+
+
+def _canonical_payload(payload: dict[str, Any]) -> bytes:
+    """Refuse payloads that have no canonical form (lone surrogates…)."""
+    try:
+        return canonical_bytes(payload)
+    except (ValueError, TypeError, RecursionError) as error:
+        raise _fail("envelope.malformed", f"payload is not JSON-encodable: {error}",
+                    "$.payload") from None

@@ -145,26 +145,13 @@ class ReceivePipeline:
                expect_conversation_id: str | None = _UNSET,
                expect_group_id: str | None = None, check_clock: bool = True) -> Envelope:
         """The checked (and opened) envelope, or an :class:`EnvelopeError` with its code."""
-        if type(data) is bytes:
-            env = Envelope.parse(data)
-        elif isinstance(data, Envelope):
-            env = Envelope.from_dict(data.to_dict())
-        elif isinstance(data, dict):
-            env = Envelope.from_dict(data)
-        else:
-            env = Envelope.parse(data)
+        env = _envelope_of(data)
         key = self._fixed_key
         verify_signature(env, key if key is not None else self.key_for(env.sender.agent_id),
                          keyed=self._keyed)
         signature = env.signature
         if env.encrypt:
-            cipher = None
-            if self.aead_key is not None:
-                cached = self._aead
-                if cached is None or cached[0] is not self.aead_key:
-                    cached = self._aead = (self.aead_key, aead_cipher(self.aead_key))
-                cipher = cached[1]
-            env = open_envelope(env, cipher)
+            env = open_envelope(env, self._cipher())
         action = env.payload.get("action")
         if not (type(action) is str and expect_prefix in _PLAIN_PREFIXES
                 and env.type == expect_prefix + ":" + action):
@@ -174,15 +161,39 @@ class ReceivePipeline:
             self.guard.check_and_remember(signature or "", last, self.clock())
         conversation_id = (self.expect_conversation_id if expect_conversation_id is _UNSET
                            else expect_conversation_id)
-        sender, receiver = self.expect_sender, self.expect_receiver
-        if (expect_reply_to is None and expect_correlation_id is None and expect_group_id is None
-                and (conversation_id is None or env.conversation_id == conversation_id)
-                and (sender is None or env.sender is sender or env.sender == sender)
-                and (receiver is None or env.receiver is receiver or env.receiver == receiver)):
-            return env  # the common case: the standing expectations hold, nothing else asked
-        check_expectations(
-            env, reply_to=expect_reply_to, correlation_id=expect_correlation_id,
-            conversation_id=conversation_id, sender=sender, receiver=receiver,
-            group_id=expect_group_id)
+        asked = expect_reply_to is not None or expect_correlation_id is not None \
+            or expect_group_id is not None
+        if asked or not self._standing_hold(env, conversation_id):
+            check_expectations(
+                env, reply_to=expect_reply_to, correlation_id=expect_correlation_id,
+                conversation_id=conversation_id, sender=self.expect_sender,
+                receiver=self.expect_receiver, group_id=expect_group_id)
         return env
 
+    def _cipher(self) -> Any:
+        """The AEAD cipher of the current key (built once per key), None without a key."""
+        if self.aead_key is None:
+            return None
+        cached = self._aead
+        if cached is None or cached[0] is not self.aead_key:
+            cached = self._aead = (self.aead_key, aead_cipher(self.aead_key))
+        return cached[1]
+
+    def _standing_hold(self, env: Envelope, conversation_id: str | None) -> bool:
+        """The common case, checked without building errors: the standing expectations
+        (conversation, sender, receiver) hold."""
+        sender, receiver = self.expect_sender, self.expect_receiver
+        return ((conversation_id is None or env.conversation_id == conversation_id)
+                and (sender is None or env.sender is sender or env.sender == sender)
+                and (receiver is None or env.receiver is receiver or env.receiver == receiver))
+
+
+def _envelope_of(data: bytes | bytearray | str | dict[str, Any] | Envelope) -> Envelope:
+    """Parse (or re-check) what arrived; an Envelope object is checked as its dict."""
+    if type(data) is bytes:
+        return Envelope.parse(data)
+    if isinstance(data, Envelope):
+        return Envelope.from_dict(data.to_dict())
+    if isinstance(data, dict):
+        return Envelope.from_dict(data)
+    return Envelope.parse(data)

@@ -43,7 +43,10 @@ from lingxi.session import errors as codes
 from lingxi.session.core.descriptor import FlowMode
 from lingxi.session.core.events import Outcome, PeerAborted
 from lingxi.session.core.machine import SessionMachine, State
+from lingxi.session.core.modes import mental_poker_cases as cases
+from lingxi.session.core.modes import mental_poker_judge as judge
 from lingxi.session.core.modes import mental_poker_rules as endings
+from lingxi.session.core.modes.mental_poker_rules import pass_bytes
 
 BAD_SEAT = "mental_poker.bad_seat"
 DECK_MISMATCH = "mental_poker.deck_mismatch"
@@ -54,14 +57,7 @@ NO_IDENTITY = "mental_poker.no_identity"
 FORFEIT = "cards.forfeit"
 FALSE_FORFEIT = "cards.false_forfeit"
 RESIGNED = "mental_poker.resigned"
-PASS_DOMAIN = b"lingxi/session/mental_poker/pass/v1"
 MAX_MOVES = 10_000
-
-
-def pass_bytes(session_id: str, role: str, moves: int, head: str) -> bytes:
-    """What a ``pass`` signs: the cards session, the passer, the move number, the table head."""
-    return hashlib.sha256(PASS_DOMAIN + canonical_bytes(
-        {"session": session_id, "role": role, "moves": moves, "prev": head})).digest()
 
 
 def _owed_words(owed: Any) -> str:
@@ -625,9 +621,6 @@ class MentalPokerMachine(SessionMachine):
 
 
 def _descriptor() -> FlowMode:
-    from lingxi.session.core.modes import mental_poker_cases as cases
-    from lingxi.session.core.modes import mental_poker_judge as judge
-
     return FlowMode(
         "mental_poker", lambda spec: MentalPokerMachine,
         (hook_methods.MP_DECK_UNIVERSE, hook_methods.MP_INITIAL_DEAL,

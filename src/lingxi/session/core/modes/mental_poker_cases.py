@@ -22,6 +22,7 @@ from nacl.signing import SigningKey
 from lingxi.cards.cheats import CHEATS
 from lingxi.cards.payloads import PREFIX
 from lingxi.session.core.adversaries import Adversary, Case, Silent
+from lingxi.session.core.modes.mental_poker_rules import pass_bytes
 from lingxi.session.core.verdicts import verdict_line
 
 # cheat name -> (step whose message it replaces, which one of the cheater's, 0 = first game play)
@@ -140,7 +141,6 @@ class IllegalPass(Adversary):
                 or machine.table_cards is None):
             return [(payload, correlation_id)]
         self.done = True
-        from lingxi.session.core.modes.mental_poker import pass_bytes
         head = payload["prev"]
         key = SigningKey(bytes(32)) if self.forge else machine.signing_key
         sig = key.sign(pass_bytes(machine.session_key, machine.role,

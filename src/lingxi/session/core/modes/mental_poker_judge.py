@@ -34,6 +34,7 @@ from lingxi.cards.party import TRANSCRIPT_FORMAT
 from lingxi.cards.payloads import PREFIX, from_payload
 from lingxi.cards.table import Deal, Params, Table
 from lingxi.session.core.modes import mental_poker_rules as endings
+from lingxi.session.core.modes.mental_poker_rules import pass_bytes
 from lingxi.session.core.verdicts import is_fault
 
 FORFEIT = "cards.forfeit"
@@ -227,7 +228,6 @@ def replay(rec: Record) -> Replay:
 
 def _pass_problems(rec: Record, game: Replay) -> list[str]:
     """Every pass is signed by its sender's seat key for its place in the game."""
-    from lingxi.session.core.modes.mental_poker import pass_bytes
 
     transcript = rec.transcript
     if transcript is None or game.params is None:

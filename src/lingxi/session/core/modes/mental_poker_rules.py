@@ -79,3 +79,12 @@ def game_owed(decided: bool, turn: str | None) -> tuple[str, str] | None:
     if decided:
         return ("host", "open")
     return (turn, "move") if turn in ROLES else None
+
+
+PASS_DOMAIN = b"lingxi/session/mental_poker/pass/v1"
+
+
+def pass_bytes(session_id: str, role: str, moves: int, head: str) -> bytes:
+    """What a ``pass`` signs: the cards session, the passer, the move number, the table head."""
+    return hashlib.sha256(PASS_DOMAIN + canonical_bytes(
+        {"session": session_id, "role": role, "moves": moves, "prev": head})).digest()

@@ -16,6 +16,7 @@ from lingxi.contract.commit_reveal import matches
 from lingxi.session import errors as codes
 from lingxi.session.core.adversaries import ROLES, Case, MutateNth, can_differ, different_value
 from lingxi.session.core.descriptor import describe
+from lingxi.session.core.modes.round_layout import round_layout
 
 
 def _first_result(honest: dict[str, list[dict[str, Any]]]) -> dict[str, Any] | None:
@@ -30,8 +31,6 @@ def _judged(honest: dict[str, list[dict[str, Any]]]) -> list[str]:
 
 
 def round_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case]:
-    from lingxi.session.core.modes.rounds import round_layout
-
     layout = round_layout(spec)
     value_field, reveal = layout.value_field, layout.reveal or "reveal"
     commit = layout.commit or "commit"
@@ -146,8 +145,6 @@ def _shadow_lie(result: dict[str, Any] | None, schema: Any, judged: list[str]) -
 
 def verify_commitments(entries: list[dict[str, Any]], spec: Any) -> list[str]:
     """Offline: every reveal in the transcript matches its side's commitment."""
-    from lingxi.session.core.modes.rounds import round_layout
-
     layout = round_layout(spec)
     if layout.commit is None or layout.reveal is None:
         return []

@@ -13,69 +13,19 @@ every result and diffs the judged fields.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from typing import Any
 
 from lingxi.contract.commit_reveal import commitment, matches
-from lingxi.contract.model import MessageSchema
 from lingxi.hooks import methods as hook_methods
 from lingxi.hooks.base import implements
 from lingxi.hooks.result import DecisionPoint
 from lingxi.session import errors as codes
 from lingxi.session.core.descriptor import FlowMode, describe
-from lingxi.session.core.flow import FlowPlan, build_plan
 from lingxi.session.core.machine import TEXT_LIMIT, State
 from lingxi.session.core.modes.loop import SessionLoopMachine
 from lingxi.session.core.modes.round_cases import round_cases, round_lines, verify_commitments
+from lingxi.session.core.modes.round_layout import round_layout
 from lingxi.session.core.shadow import compared_fields, diff_judged
-
-
-def _field_of_type(message: MessageSchema | None, kind: str) -> str | None:
-    for name, schema in (message.fields if message else {}).items():
-        if isinstance(schema, dict) and schema.get("type") == kind:
-            return name
-    return None
-
-
-@dataclass(frozen=True)
-class RoundLayout:
-    """Which messages and fields carry a round's commit, reveal and result."""
-
-    value_field: str
-    value_schema: dict[str, Any]
-    commit: str | None
-    reveal: str | None
-    hash_field: str
-    nonce_field: str
-    phase_names: frozenset[str]
-
-
-def round_layout(spec: Any, plan: FlowPlan | None = None) -> RoundLayout:
-    """Found once from the spec, for the machine and for the offline check alike."""
-    plan = plan or build_plan(spec)
-    declared = spec.messages
-    rnd = spec.flow.round
-    value_field = rnd.value_field if rnd else "choice"
-    ref_schema = declared.get(rnd.message) if rnd else None
-    reveal = rnd.message if rnd and ref_schema is not None else None
-    value_schema = (ref_schema.fields.get(rnd.field or value_field) or {}
-                    if rnd and ref_schema is not None else {})
-    commit = None
-    steps: set[str] = set()
-    for phase in plan.phases:
-        names = {step.message for step in phase.steps}
-        if reveal in names or any(_field_of_type(declared.get(n), "hash") for n in names):
-            steps |= names
-    for name in sorted(steps):
-        schema = declared.get(name)
-        if commit is None and _field_of_type(schema, "hash"):
-            commit = name
-        if reveal is None and schema is not None and value_field in schema.fields:
-            reveal = name
-    return RoundLayout(value_field, value_schema, commit, reveal,
-                       _field_of_type(declared.get(commit), "hash") or "hash",
-                       _field_of_type(declared.get(reveal), "nonce") or "nonce",
-                       frozenset(steps))
 
 
 class SimultaneousRoundMachine(SessionLoopMachine):
