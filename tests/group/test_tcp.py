@@ -90,3 +90,18 @@ def test_a_group_whose_seats_never_fill_ends_as_stalled(tmp_path) -> None:
     out, _ = host.communicate(timeout=60)
     data = json.loads(out)
     assert host.returncode == 1 and data["problem"]["code"] == "group.stalled"
+
+
+def test_a_person_plays_a_seat_at_the_terminal(tmp_path) -> None:
+    host, endpoint = _host(tmp_path, "holdem", 2)
+    person = subprocess.Popen([*LINGXI, "group", "join", endpoint, "--protocol", "holdem",
+                               "--seat", "1", "--control-mode", "human", "--json"],
+                              env=_env(tmp_path, "1"), stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = person.communicate("check\ncall\n" * 40, timeout=300)
+    host.communicate(timeout=60)
+    assert person.returncode == 0, err
+    shown = [line for line in err.splitlines() if "seat 1 (you)" in line]
+    assert shown and "| board" in shown[0] and "| pot" in shown[0]
+    mine = json.loads(out)["result"]
+    assert mine["kind"] in ("showdown", "fold")

@@ -336,6 +336,25 @@ def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeo
     _finish(asyncio.run(host.run(address, port, ready)), record_path, as_json)
 
 
+def _terminal_seat(agent: Any, seat: int) -> None:
+    """A person plays the seat at this terminal: its own cards, the board, the pot, whose turn."""
+    from lingxi.group.agents import HoldemAgent
+
+    if not isinstance(agent, HoldemAgent):
+        raise InputError("group.no_console", "a person can play Hold'em seats only (group-vote "
+                         "seats vote by their seat agent)")
+    player = agent.player
+
+    def ask(hand: Any, me: int, legal: list[str]) -> str:
+        cards = " ".join(c or "?" for c in player.cards(hand, me))
+        board = " ".join(hand.board()) or "-"
+        stacks = ", ".join(f"seat {s}: {n}" for s, n in enumerate(hand.stacks))
+        click.echo(safe_line(f"[{hand.stage}] seat {me} (you): {cards} | board {board} | pot "
+                             f"{hand.pot()} | to call {hand.to_call(me)} | {stacks}"), err=True)
+        return click.prompt("your move", type=click.Choice(legal), err=True)
+    player.strategy = ask
+
+
 @group.command("join")
 @click.argument("endpoint")
 @click.option("--protocol", "protocol", required=True, metavar="DIR|NAME",
@@ -344,13 +363,16 @@ def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeo
               help="The seat to take (seat 0 is the host's).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
               help="Seconds to wait for the host.")
+@click.option("--control-mode", type=click.Choice(["autonomous", "human"]), default="autonomous",
+              show_default=True, help="human: you choose this seat's Hold'em moves at the "
+              "terminal (your cards, the board, the pot and whose turn are shown).")
 @click.option("--record", "record_path", metavar="FILE", help="Write this seat's record.")
 @click.option("--ephemeral", is_flag=True, help="Use a fresh key instead of this agent's "
               "identity.")
 @json_option
 @handle_errors
-def join_cmd(endpoint: str, protocol: str, seat: int, timeout: float, record_path: str | None,
-             ephemeral: bool, as_json: bool) -> None:
+def join_cmd(endpoint: str, protocol: str, seat: int, timeout: float, control_mode: str,
+             record_path: str | None, ephemeral: bool, as_json: bool) -> None:
     """Join the group hosted at ENDPOINT (tcp://HOST:PORT) and play one seat to the end.
 
     Checks every entry of the log itself; ends with this seat's record and the
@@ -364,9 +386,12 @@ def join_cmd(endpoint: str, protocol: str, seat: int, timeout: float, record_pat
 
     spec = _group_spec(protocol)
     _endpoint(endpoint)
+    agent = agent_for(spec, seat, os.urandom)
+    if control_mode == "human":
+        _terminal_seat(agent, seat)
     try:
         outcome = asyncio.run(join_group(
-            spec, endpoint, seat, _signer(ephemeral), agent_for(spec, seat, os.urandom),
+            spec, endpoint, seat, _signer(ephemeral), agent,
             timeout=timeout,
             joined=lambda gid: click.echo(f"joined group {gid} as seat {seat}", err=True)))
     except OSError as error:
