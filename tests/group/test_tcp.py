@@ -105,3 +105,57 @@ def test_a_person_plays_a_seat_at_the_terminal(tmp_path) -> None:
     assert shown and "| board" in shown[0] and "| pot" in shown[0]
     mine = json.loads(out)["result"]
     assert mine["kind"] in ("showdown", "fold")
+
+
+def _raw(endpoint: str):
+    import socket
+
+    host, _, port = endpoint.removeprefix("tcp://").rpartition(":")
+    return socket.create_connection((host, int(port)), timeout=30)
+
+
+def _frame(body: bytes) -> bytes:
+    return len(body).to_bytes(4, "big") + body
+
+
+def _read(sock) -> dict:
+    size = int.from_bytes(sock.recv(4, socket_flags()), "big")
+    data = b""
+    while len(data) < size:
+        data += sock.recv(size - len(data))
+    return json.loads(data)
+
+
+def socket_flags() -> int:
+    import socket
+
+    return socket.MSG_WAITALL
+
+
+def test_hostile_frames_are_refused_and_the_group_still_plays(tmp_path) -> None:
+    host, endpoint = _host(tmp_path, "group-vote", 3)
+    oversized = _raw(endpoint)
+    oversized.sendall((10**9).to_bytes(4, "big"))  # a frame far past the cap: dropped
+    garbage = _raw(endpoint)
+    garbage.sendall(_frame(b"\xff not json"))
+    liar = _raw(endpoint)
+    first = _read(liar)  # the backlog: the open entry, as a broadcast group: envelope
+    assert first["t"] == "entry" and first["envelope"]["type"] == "group:open"
+    assert first["envelope"]["broadcast"] is True and "receiver" not in first["envelope"]
+    forged = json.loads(json.dumps(first["envelope"]))
+    forged["payload"]["entry"]["body"]["seats"] = {"min": 2, "max": 16}
+    liar.sendall(_frame(json.dumps({"t": "submit", "envelope": forged}).encode()))
+    answer = _read(liar)
+    while answer["t"] == "entry":
+        answer = _read(liar)
+    assert answer["t"] == "refused" and answer["code"] in ("group.bad_signature",
+                                                           "group.stale")
+    members = [_join(tmp_path, endpoint, "group-vote", seat) for seat in (1, 2)]
+    out, err = host.communicate(timeout=300)
+    for proc in members:
+        proc.communicate(timeout=60)
+        assert proc.returncode == 0
+    assert host.returncode == 0, err
+    assert json.loads(out)["result"]["counts"]
+    for sock in (oversized, garbage, liar):
+        sock.close()

@@ -168,8 +168,11 @@ class GroupHost:
         watcher = asyncio.create_task(self._watch())
         try:
             await self.done.wait()
-            for writer in list(self.clients):
-                await writer.drain()
+            for writer in list(self.clients):  # a connection that never reads is not waited for
+                try:
+                    await asyncio.wait_for(writer.drain(), self.timeout)
+                except (TimeoutError, OSError):
+                    writer.close()
         finally:
             watcher.cancel()
             server.close()
