@@ -159,3 +159,47 @@ def test_hostile_frames_are_refused_and_the_group_still_plays(tmp_path) -> None:
     assert json.loads(out)["result"]["counts"]
     for sock in (oversized, garbage, liar):
         sock.close()
+
+
+def test_a_model_plays_a_seat_from_its_projection(tmp_path) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[dict] = []
+
+    class Chat(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server API)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            doc = json.loads(body["messages"][1]["content"])
+            seen.append(doc)
+            move = "call" if "call" in doc["legal"] else "check"
+            data = json.dumps({"choices": [{"index": 0, "message": {
+                "role": "assistant", "content": json.dumps({"value": move})}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Chat)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        host, endpoint = _host(tmp_path, "holdem", 2)
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        model = subprocess.Popen([*LINGXI, "group", "join", endpoint, "--protocol", "holdem",
+                                  "--seat", "1", "--decider", "llm", "--decider-option",
+                                  f"url={url}", "--decider-option", "model=fake", "--json"],
+                                 env=_env(tmp_path, "1"), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        out, err = model.communicate(timeout=300)
+        host.communicate(timeout=60)
+    finally:
+        server.shutdown()
+    assert model.returncode == 0, err
+    assert seen and all(len(d["view"]["your_cards"]) == 2 for d in seen)
+    assert all(set(d["legal"]) <= {"fold", "check", "call", "raise"} for d in seen)
+    assert "entry" not in json.dumps(seen)  # a projection, never a raw log entry
+    assert json.loads(out)["result"]["kind"] in ("showdown", "fold")

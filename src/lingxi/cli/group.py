@@ -355,6 +355,38 @@ def _terminal_seat(agent: Any, seat: int) -> None:
     player.strategy = ask
 
 
+def _decider_seat(agent: Any, seat: int, spec: Any, options: tuple[str, ...]) -> None:
+    """A decider (``llm``) plays the seat's bets from a projection: own cards, board, pot."""
+    from lingxi.deciders import make_decider
+    from lingxi.group.agents import HoldemAgent
+    from lingxi.session import DeciderContext, Decline, RequestDecision
+
+    if not isinstance(agent, HoldemAgent):
+        raise InputError("group.no_decider", "a decider plays Hold'em seats only")
+    pairs = {}
+    for item in options:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError("decider.bad_option", f"--decider-option is KEY=VALUE, not {item!r}")
+        pairs[key] = value
+    decider = make_decider("llm", pairs)
+    decider.bind(DeciderContext(spec, f"seat {seat}", lambda event: None))
+    player = agent.player
+
+    async def decide(hand: Any, me: int, legal: list[str]) -> str:
+        view = {"seat": me, "street": hand.stage, "your_cards": player.cards(hand, me),
+                "board": hand.board(), "pot": hand.pot(), "to_call": hand.to_call(me),
+                "stacks": list(hand.stacks), "folded": sorted(hand.folded),
+                "moves": [{"seat": s, "move": m, "paid": p} for s, m, p in hand.moves]}
+        request = RequestDecision(point_id=f"bet-{len(hand.moves)}", legal=legal, view=view,
+                                  timeout_seconds=30.0, message="hp_bet")
+        try:
+            return await decider(request)
+        except Decline:
+            return "check" if "check" in legal else "fold"
+    agent.decide = decide
+
+
 @group.command("join")
 @click.argument("endpoint")
 @click.option("--protocol", "protocol", required=True, metavar="DIR|NAME",
@@ -366,13 +398,18 @@ def _terminal_seat(agent: Any, seat: int) -> None:
 @click.option("--control-mode", type=click.Choice(["autonomous", "human"]), default="autonomous",
               show_default=True, help="human: you choose this seat's Hold'em moves at the "
               "terminal (your cards, the board, the pot and whose turn are shown).")
+@click.option("--decider", type=click.Choice(["llm"]), default=None,
+              help="A model plays this seat's Hold'em bets (see --decider-option).")
+@click.option("--decider-option", "decider_options", multiple=True, metavar="KEY=VALUE",
+              help="Options of the decider, e.g. url=http://127.0.0.1:8000/v1 model=m.")
 @click.option("--record", "record_path", metavar="FILE", help="Write this seat's record.")
 @click.option("--ephemeral", is_flag=True, help="Use a fresh key instead of this agent's "
               "identity.")
 @json_option
 @handle_errors
 def join_cmd(endpoint: str, protocol: str, seat: int, timeout: float, control_mode: str,
-             record_path: str | None, ephemeral: bool, as_json: bool) -> None:
+             decider: str | None, decider_options: tuple[str, ...], record_path: str | None,
+             ephemeral: bool, as_json: bool) -> None:
     """Join the group hosted at ENDPOINT (tcp://HOST:PORT) and play one seat to the end.
 
     Checks every entry of the log itself; ends with this seat's record and the
@@ -389,6 +426,8 @@ def join_cmd(endpoint: str, protocol: str, seat: int, timeout: float, control_mo
     agent = agent_for(spec, seat, os.urandom)
     if control_mode == "human":
         _terminal_seat(agent, seat)
+    elif decider is not None:
+        _decider_seat(agent, seat, spec, decider_options)
     try:
         outcome = asyncio.run(join_group(
             spec, endpoint, seat, _signer(ephemeral), agent,

@@ -8,7 +8,7 @@ sends next, so every process decides from its own copy of the log.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lingxi.contract import Spec
@@ -34,14 +34,31 @@ class SeatAgent:
         raise NotImplementedError
 
 
+Decide = Callable[[HoldemHand, int, list[str]], Awaitable[str]]
+
+
 class HoldemAgent(SeatAgent):
+    """A Hold'em seat; ``decide`` (async: a model, a remote person) replaces its strategy."""
+
     def __init__(self, rules: Rules, entropy: Entropy, seed: int) -> None:
         self.hand = HoldemHand(rules)
         self.player = HoldemPlayer(entropy, mixed(random.Random(seed)))
         self.observers = [self.hand]
+        self.decide: Decide | None = None
 
-    def next_payload(self, log: GroupLog, me: int) -> dict[str, Any] | None:
+    def next_payload(self, log: GroupLog, me: int) -> Any:
+        """The payload now, or (with ``decide``, on a bet) an awaitable of it."""
+        legal = self.hand.legal_moves(me)
+        if self.decide is not None and legal and self.hand.due() == me:
+            return self._decided(me, legal)
         return self.player.next_payload(self.hand, me)
+
+    async def _decided(self, me: int, legal: list[str]) -> dict[str, Any]:
+        assert self.decide is not None
+        move = await self.decide(self.hand, me, legal)
+        if move not in legal:  # a decider's answer is data: an illegal one is not played
+            move = "check" if "check" in legal else "fold"
+        return {"action": "hp_bet", "move": move}
 
     def finished(self) -> bool:
         return self.hand.stage == "over"

@@ -16,6 +16,7 @@ Frames (length-prefixed JSON): member -> host ``submit {envelope}``,
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -197,7 +198,7 @@ async def join_group(spec: Spec, endpoint: str, seat: int, signer: Signer, agent
         write_frame(writer, {"t": "submit", "envelope": entry_envelope(entry, time.time())})
         pending = True
 
-    def act() -> None:
+    async def act() -> None:
         assert view is not None
         log = view.log
         if pending or log.closed:
@@ -206,6 +207,8 @@ async def join_group(spec: Spec, endpoint: str, seat: int, signer: Signer, agent
             submit("join", {"seat": seat})
         elif log.started and problem is None and (
                 payload := agent.next_payload(log, seat)) is not None:
+            if inspect.isawaitable(payload):  # a decider (a model) answers in its own time
+                payload = await payload
             submit("message", {"payload": payload})
 
     try:
@@ -230,10 +233,10 @@ async def join_group(spec: Spec, endpoint: str, seat: int, signer: Signer, agent
                         joined(entry["group"])
                 if view.log.closed:
                     write_frame(writer, {"t": "receipt", "receipt": view.receipt()})
-                act()
+                await act()
             elif kind == "refused":
                 pending = False
-                act()
+                await act()
             elif kind == "done":
                 receipts = list(frame.get("receipts") or [])
                 break
