@@ -72,7 +72,8 @@ def test_a_six_seat_hand_over_tcp(tmp_path) -> None:
 
 
 def test_a_member_that_dies_while_it_owes_forfeits_and_only_it_pays(tmp_path) -> None:
-    host, endpoint = _host(tmp_path, "holdem", 3, "--timeout", "2")
+    # 10 s: long enough that a live seat slowed down by a busy machine is never the one
+    host, endpoint = _host(tmp_path, "holdem", 3, "--timeout", "10")
     members = [_join(tmp_path, endpoint, "holdem", seat) for seat in (1, 2)]
     assert "joined group" in members[1].stderr.readline()
     members[1].send_signal(signal.SIGKILL)  # seat 2 vanishes before it has shuffled
