@@ -305,13 +305,17 @@ def _finish(outcome: Any, record_path: str | None, as_json: bool) -> None:
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
               help="Seconds a member that owes the next step may stay silent (then it "
                    "forfeits).")
+@click.option("--control-mode", type=click.Choice(["autonomous", "human"]), default="autonomous",
+              show_default=True, help="human: you choose seat 0's Hold'em moves at the "
+              "terminal.")
 @click.option("--record", "record_path", metavar="FILE", help="Write this seat's record.")
 @click.option("--ephemeral", is_flag=True, help="Use a fresh key instead of this agent's "
               "identity.")
 @json_option
 @handle_errors
 def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeout: float,
-             record_path: str | None, ephemeral: bool, as_json: bool) -> None:
+             control_mode: str, record_path: str | None, ephemeral: bool,
+             as_json: bool) -> None:
     """Host a group PROTOCOL over TCP: sequence its log and play seat 0.
 
     Prints `group host on tcp://HOST:PORT` on stderr once members can join
@@ -328,8 +332,15 @@ def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeo
     count = _seats(spec, seats)
     address, port = _endpoint(listen)
     gid = group_id or f"group-{os.urandom(6).hex()}"
-    host = GroupHost(spec, count, _signer(ephemeral), agent_for(spec, 0, os.urandom),
-                     group_id=gid, timeout=timeout)
+    if group_id is not None:
+        from lingxi.group.log import GROUP_ID
+
+        if GROUP_ID.fullmatch(group_id) is None:
+            raise InputError("group.bad_group_id", "a group id is [A-Za-z0-9_.:-]{1,128}")
+    agent = agent_for(spec, 0, os.urandom)
+    if control_mode == "human":
+        _terminal_seat(agent, 0)
+    host = GroupHost(spec, count, _signer(ephemeral), agent, group_id=gid, timeout=timeout)
 
     def ready(endpoint: str) -> None:
         click.echo(f"group host on {endpoint} (group {gid}, {count} seats)", err=True)
