@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import time
 import subprocess
 import sys
 from pathlib import Path
@@ -204,3 +205,38 @@ def test_a_model_plays_a_seat_from_its_projection(tmp_path) -> None:
     assert all(set(d["legal"]) <= {"fold", "check", "call", "raise"} for d in seen)
     assert "entry" not in json.dumps(seen)  # a projection, never a raw log entry
     assert json.loads(out)["result"]["kind"] in ("showdown", "fold")
+
+
+def test_a_person_plays_a_seat_in_the_browser_page(tmp_path) -> None:
+    import httpx
+
+    host, endpoint = _host(tmp_path, "holdem", 2)
+    page = subprocess.Popen([*LINGXI, "group", "join", endpoint, "--protocol", "holdem",
+                             "--seat", "1", "--ui", "127.0.0.1:0", "--json"],
+                            env=_env(tmp_path, "1"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert page.stderr is not None
+    url = re.search(r"seat page on (\S+)", page.stderr.readline()).group(1)
+    base, token = url.split("/?t=")
+    assert httpx.get(base + "/state").status_code == 403  # no token, no cards
+    assert "textContent" in httpx.get(url).text and "innerHTML" not in httpx.get(url).text
+    moves = 0
+    for _ in range(600):
+        if page.poll() is not None:
+            break
+        try:
+            state = httpx.get(f"{base}/state?t={token}", timeout=5).json()
+        except httpx.HTTPError:
+            break
+        if state["legal"]:
+            assert len(state["your_cards"]) == 2 and state["due"] == 1
+            wrong = httpx.post(f"{base}/move?t={token}", json={"move": "nonsense"})
+            assert wrong.status_code == 409
+            choice = "check" if "check" in state["legal"] else "call"
+            assert httpx.post(f"{base}/move?t={token}", json={"move": choice}).json()["ok"]
+            moves += 1
+        time.sleep(0.05)
+    out, err = page.communicate(timeout=120)
+    host.communicate(timeout=60)
+    assert page.returncode == 0, err
+    assert moves >= 1 and json.loads(out)["result"]["kind"] in ("showdown", "fold")

@@ -413,14 +413,16 @@ def _decider_seat(agent: Any, seat: int, spec: Any, options: tuple[str, ...]) ->
               help="A model plays this seat's Hold'em bets (see --decider-option).")
 @click.option("--decider-option", "decider_options", multiple=True, metavar="KEY=VALUE",
               help="Options of the decider, e.g. url=http://127.0.0.1:8000/v1 model=m.")
+@click.option("--ui", "ui_address", metavar="HOST:PORT", default=None,
+              help="Play this Hold'em seat in the browser: serve its page there (port 0: any).")
 @click.option("--record", "record_path", metavar="FILE", help="Write this seat's record.")
 @click.option("--ephemeral", is_flag=True, help="Use a fresh key instead of this agent's "
               "identity.")
 @json_option
 @handle_errors
 def join_cmd(endpoint: str, protocol: str, seat: int, timeout: float, control_mode: str,
-             decider: str | None, decider_options: tuple[str, ...], record_path: str | None,
-             ephemeral: bool, as_json: bool) -> None:
+             decider: str | None, decider_options: tuple[str, ...], ui_address: str | None,
+             record_path: str | None, ephemeral: bool, as_json: bool) -> None:
     """Join the group hosted at ENDPOINT (tcp://HOST:PORT) and play one seat to the end.
 
     Checks every entry of the log itself; ends with this seat's record and the
@@ -439,11 +441,30 @@ def join_cmd(endpoint: str, protocol: str, seat: int, timeout: float, control_mo
         _terminal_seat(agent, seat)
     elif decider is not None:
         _decider_seat(agent, seat, spec, decider_options)
+    signer = _signer(ephemeral)
+
+    async def play() -> Any:
+        task = None
+        if ui_address is not None:
+            from lingxi.group.agents import HoldemAgent
+            from lingxi.groupnet.page import SeatPage
+
+            if not isinstance(agent, HoldemAgent):
+                raise InputError("group.no_console", "the seat page plays Hold'em seats only")
+            address, _, port = ui_address.rpartition(":")
+            if not port.isdigit():
+                raise InputError("group.bad_endpoint", f"--ui is HOST:PORT, not {ui_address!r}")
+            url, task = await SeatPage(agent, seat).start(address or "127.0.0.1", int(port))
+            click.echo(f"seat page on {url}", err=True)
+        try:
+            return await join_group(
+                spec, endpoint, seat, signer, agent, timeout=timeout,
+                joined=lambda gid: click.echo(f"joined group {gid} as seat {seat}", err=True))
+        finally:
+            if task is not None:
+                task.cancel()
     try:
-        outcome = asyncio.run(join_group(
-            spec, endpoint, seat, _signer(ephemeral), agent,
-            timeout=timeout,
-            joined=lambda gid: click.echo(f"joined group {gid} as seat {seat}", err=True)))
+        outcome = asyncio.run(play())
     except OSError as error:
         raise InputError("group.unreachable", f"cannot reach {endpoint}: "
                          f"{error.strerror or error}") from None
