@@ -6,9 +6,9 @@ import json
 import os
 import re
 import signal
-import time
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
