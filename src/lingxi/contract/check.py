@@ -160,7 +160,7 @@ def _message_well_formed(message: dict, path: str, declared: dict[str, dict],
         declared.setdefault(name, message)
     direction: Any = message.get("direction")
     if direction in GROUP_DIRECTIONS:
-        pass  # which specs may use them: seats.check_group_directions
+        pass  # which spec may use them: check_group_directions
     elif direction not in SCHEMA_DIRECTIONS:
         report.add("spec.bad_direction", f"direction must be one of "
                    f"{', '.join(SCHEMA_DIRECTIONS)}, got {direction!r}", f"{path}.direction")
