@@ -166,8 +166,8 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
         _finish_test(data, as_json)
         return
     result = run_pair(loaded, options=options, seed=seed, state_dir=folder, config=config,
-                      inputs=inputs)
-    lines = flow_mode(loaded.spec.flow.mode).summary(result.events["host"],
+                      inputs=inputs, keep_events=False)  # events stream to the folder
+    lines = flow_mode(loaded.spec.flow.mode).summary(result.iter_events("host"),
                                                      result.machines["host"].hooks)
     ok = result.host.ok and result.guest.ok and result.receipts_verified
     report: AdversarialReport | None = None
