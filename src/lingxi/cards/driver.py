@@ -19,7 +19,7 @@ from lingxi.cards.errors import CardsError
 from lingxi.cards.games import GAMES
 from lingxi.cards.party import MentalPokerParty
 
-Strategy = Callable[[list[dict], random.Random], dict]
+Strategy = Callable[[list[dict[str, Any]], random.Random], dict[str, Any]]
 
 
 def seeded_entropy(seed: int | str) -> Callable[[int], bytes]:
@@ -28,13 +28,13 @@ def seeded_entropy(seed: int | str) -> Callable[[int], bytes]:
     return rng.randbytes
 
 
-def first_legal(actions: list[dict], rng: random.Random) -> dict:
+def first_legal(actions: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
     """Play the first legal card; draw or pass only when no card fits."""
     plays = [a for a in actions if a["action"] == "play"]
     return plays[0] if plays else actions[0]
 
 
-def random_legal(actions: list[dict], rng: random.Random) -> dict:
+def random_legal(actions: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
     return rng.choice(actions)
 
 
@@ -73,7 +73,7 @@ class Wire:
         self.parties = {"host": host, "guest": guest}
         self.count = 0
         self.largest = 0
-        self.on_message: Callable[[dict], None] | None = None
+        self.on_message: Callable[[dict[str, Any]], None] | None = None
 
     def send(self, msg: dict[str, Any]) -> None:
         queue = [msg]
@@ -103,7 +103,7 @@ def play_game(game: str = "crazy_eights", seed: int | str = 0, *,
     wire = Wire(host, guest)
     result = GameResult(None, host, guest)
     if measure_sizes:
-        def size(m: dict) -> None:
+        def size(m: dict[str, Any]) -> None:
             result.largest_message = max(result.largest_message, len(json.dumps(m)))
         wire.on_message = size
     setup(host, guest, wire)

@@ -250,7 +250,7 @@ class Table:
             raise self._fail("cards.bad_sequence",
                              f"expected {due[1]} from the {due[0]}, got {kind} from the {sender}")
 
-    def _on_hello(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_hello(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "hello")
         key = body["key"]
         if not g.is_point(key):
@@ -274,11 +274,11 @@ class Table:
         if len(set(deck)) != n:
             raise self._fail("cards.deck_duplicate", "the deck repeats an entry")
 
-    def shuffle_statement(self, sender: str, msg: dict) -> tuple:
+    def shuffle_statement(self, sender: str, msg: dict[str, Any]) -> tuple[Any, ...]:
         return (context(bytes.fromhex(msg["prev"]), sender, "shuffle"), self.keys[sender],
                 self.decks[-1])
 
-    def _on_shuffle(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_shuffle(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "shuffle")
         deck = body["deck"]
         self.check_deck(deck)
@@ -295,7 +295,7 @@ class Table:
             return self._fail("cards.deck_corrupt", "a deck entry is not a subgroup point")
         return self._fail("cards.bad_shuffle", "the shuffle proof does not verify")
 
-    def _check_share(self, sender: str, msg: dict, kind: str, position: int, share: bytes,
+    def _check_share(self, sender: str, msg: dict[str, Any], kind: str, position: int, share: bytes,
                      proof: bytes, verified: bool) -> None:
         if verified:  # my own message: I made the share from the entry
             return
@@ -309,7 +309,7 @@ class Table:
         if result is proofs.Dleq.MISMATCH:
             raise self._fail("cards.bad_share", f"the share for position {position} is wrong")
 
-    def _on_deal(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_deal(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "deal")
         expected = self.params.deal.positions(other(sender))
         positions, shares, prfs = body["positions"], body["shares"], body["proofs"]
@@ -326,7 +326,7 @@ class Table:
             self.phase = "play"
             self.must_reveal = self.params.deal.table_positions()
 
-    def _on_draw(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_draw(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "draw")
         if self.phase != "play":
             raise self._fail("cards.bad_sequence", "no draws once the opening has begun")
@@ -336,7 +336,7 @@ class Table:
                              f"(next is {self.cursor}, {self.params.n} cards)")
         self.pending = (sender, pos)
 
-    def _on_share(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_share(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         if self.pending is None or self.pending[0] == sender:
             raise self._fail("cards.forged_response", "a share nobody asked for")
         pos = body["position"]
@@ -349,7 +349,7 @@ class Table:
         self.cursor += 1
         self.pending = None
 
-    def _on_play(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_play(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "play")
         if self.phase != "play":
             raise self._fail("cards.bad_sequence", "no plays once the opening has begun")
@@ -386,7 +386,7 @@ class Table:
         if self.must_reveal:
             self.must_reveal.pop(0)
 
-    def _on_open(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_open(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "open")
         if self.phase not in ("play", "opening") or sender in self.opened:
             raise self._fail("cards.bad_sequence", "no opening is due")
@@ -396,7 +396,7 @@ class Table:
         self.opened[sender] = secret
         self.phase = "opening" if len(self.opened) == 1 else "done"
 
-    def _on_forfeit(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_forfeit(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         if body["against"] == sender or self.phase == "done" or self.forfeit is not None:
             raise self._fail("cards.bad_sequence", "a forfeit claim names the other side, once")
         owed = self.owing()

@@ -59,11 +59,11 @@ def _playable(state: State, card: str) -> bool:
     return card[0] == "8" or card[1] == state.suit or card[0] == state.top[0]
 
 
-def legal_actions(state: State, role: str, hand: list[str]) -> list[dict]:
+def legal_actions(state: State, role: str, hand: list[str]) -> list[dict[str, Any]]:
     """Every action ``role`` may take now: plays (8s once per suit), draw, pass."""
     if state.result is not None or state.turn != role:
         return []
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for card in sorted(hand):
         if not _playable(state, card):
             continue
@@ -95,7 +95,7 @@ def validate_play(state: State, role: str, card: str, suit: str | None) -> str |
     return None
 
 
-def apply(state: State, role: str, action: dict) -> State:
+def apply(state: State, role: str, action: dict[str, Any]) -> State:
     """The next public state (the action must be legal)."""
     kind = action["action"]
     counts = dict(state.counts)

@@ -16,6 +16,7 @@ Rules (Lingxi's text):
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from lingxi.cards.table import Deal
 
@@ -47,7 +48,7 @@ def start(starter: str) -> State:
     return State(trump=starter[1])
 
 
-def legal_actions(state: State, role: str, hand: list[str]) -> list[dict]:
+def legal_actions(state: State, role: str, hand: list[str]) -> list[dict[str, Any]]:
     if state.result is not None or state.turn != role:
         return []
     cards = sorted(hand)
@@ -82,7 +83,7 @@ def _beats(state: State, a: str, b: str) -> bool:
     return b[1] == state.trump
 
 
-def apply(state: State, role: str, action: dict) -> State:
+def apply(state: State, role: str, action: dict[str, Any]) -> State:
     card = action["card"]
     if state.led is None:
         return replace(state, led=card, turn=_other(role))
