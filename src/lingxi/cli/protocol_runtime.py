@@ -228,7 +228,7 @@ def _played_by_a_person(loaded: Any, *, options: dict[str, Any], seed: int, conf
         inputs = loaded.default_inputs() or {}
     kwargs: dict[str, dict[str, Any]] = {"host": {}, "guest": {}}
     kwargs[role] = part.driver_kwargs()
-    if loaded.spec.flow.mode == "free":
+    if flow_mode(loaded.spec.flow.mode).takes_input:
         for side in ("host", "guest"):
             kwargs[side]["inputs"] = _script(list(inputs.get(side) or []))
     autonomous = replace(config, control_mode="autonomous")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lingxi.contract.model import DEFAULT_MODE
 from lingxi.session.core.descriptor import FlowMode
 from lingxi.session.core.machine import SessionMachine
 from lingxi.session.core.modes import free, loop, mental_poker, reqres, rounds
@@ -40,10 +41,16 @@ def flow_mode(name: str) -> FlowMode:
                            f"(it runs: {', '.join(runnable_modes())})") from None
 
 
+def takes_input(name: object) -> bool:
+    """Whether a session of mode ``name`` takes local lines (False for a mode not run here)."""
+    mode = _MODES.get(name) if isinstance(name, str) else None
+    return mode is not None and mode.takes_input
+
+
 def skeleton_methods_for(raw: dict[str, Any]) -> list[Any] | None:
     """The hook methods a skeleton for spec document ``raw`` holds (None: mode not run here)."""
     flow = raw.get("flow")
-    name = (flow.get("mode") if isinstance(flow, dict) else None) or "session_loop"
+    name = (flow.get("mode") if isinstance(flow, dict) else None) or DEFAULT_MODE
     mode = _MODES.get(name)
     return mode.skeleton_methods(raw) if mode is not None else None
 
