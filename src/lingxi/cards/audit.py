@@ -21,9 +21,10 @@ from nacl.signing import VerifyKey
 from lingxi.canonical import canonical_bytes
 from lingxi.cards import group as g
 from lingxi.cards.errors import CardsError
-from lingxi.cards.messages import HEX64, ROLES
+from lingxi.cards.messages import HEX64
 from lingxi.cards.party import RECEIPT_DOMAIN, RECEIPT_FORMAT, TRANSCRIPT_FORMAT
 from lingxi.cards.table import Deal, Params, Table
+from lingxi.roles import ROLES
 
 
 @dataclass

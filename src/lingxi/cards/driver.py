@@ -18,6 +18,7 @@ from lingxi.cards.audit import AuditReport, audit
 from lingxi.cards.errors import CardsError
 from lingxi.cards.games import GAMES
 from lingxi.cards.party import MentalPokerParty
+from lingxi.roles import peer_name
 
 Strategy = Callable[[list[dict[str, Any]], random.Random], dict[str, Any]]
 
@@ -82,7 +83,7 @@ class Wire:
             self.count += 1
             if self.on_message:
                 self.on_message(m)
-            to = self.parties["guest" if m["from"] == "host" else "host"]
+            to = self.parties[peer_name(m["from"])]
             queue.extend(to.receive(m, to.check(m)))
 
 
@@ -129,7 +130,7 @@ def play_game(game: str = "crazy_eights", seed: int | str = 0, *,
         elif action["action"] == "play":
             pos = next(p for p, c in hand.items() if c == action["card"])
             msg = me.play(pos, note=action.get("suit"))
-            peer = parties["guest" if me.role == "host" else "host"]
+            peer = parties[peer_name(me.role)]
             why = rules.validate_play(state, me.role, msg["card"], msg.get("note"))
             if why is not None:
                 raise CardsError("cards.state", f"illegal play: {why}")

@@ -36,7 +36,8 @@ from lingxi.canonical import canonical_bytes
 from lingxi.cards import group as g
 from lingxi.cards import proofs, shuffle
 from lingxi.cards.errors import CardsError
-from lingxi.cards.messages import ROLES, parse
+from lingxi.cards.messages import parse
+from lingxi.roles import ROLES, peer_name
 
 MAX_CARDS = 512
 LABEL = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
@@ -46,10 +47,6 @@ MSG_DOMAIN = b"lingxi/cards/message/v1"
 HEAD_DOMAIN = b"lingxi/cards/transcript/v1"
 CTX_DOMAIN = b"lingxi/cards/context/v1"
 NULLIFIER_DOMAIN = b"lingxi/cards/nullifier/v1"
-
-
-def other(role: str) -> str:
-    return "guest" if role == "host" else "host"
 
 
 @dataclass(frozen=True)
@@ -173,11 +170,11 @@ class Table:
         if self.phase == "deal":
             return ("host" if not self.dealt else "guest", "deal")
         if self.pending:
-            return (other(self.pending[0]), "share")
+            return (peer_name(self.pending[0]), "share")
         if self.must_reveal:
             return ("host", "play")
         if self.phase == "opening":
-            return (other(next(iter(self.opened))), "open")
+            return (peer_name(next(iter(self.opened))), "open")
         return None
 
     def owing(self) -> tuple[str, str] | None:
@@ -311,7 +308,7 @@ class Table:
 
     def _on_deal(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "deal")
-        expected = self.params.deal.positions(other(sender))
+        expected = self.params.deal.positions(peer_name(sender))
         positions, shares, prfs = body["positions"], body["shares"], body["proofs"]
         if positions != expected or len(shares) != len(expected) or len(prfs) != len(expected):
             raise self._fail("cards.forged_response",
@@ -319,7 +316,7 @@ class Table:
         for pos, share, proof in zip(positions, shares, prfs, strict=True):
             self._check_share(sender, msg, "deal", pos, share, proof, verified)
         for pos, share in zip(positions, shares, strict=True):
-            self.owner[pos] = other(sender)
+            self.owner[pos] = peer_name(sender)
             self.shares[pos] = share
         self.dealt.append(sender)
         if sender == "guest":
@@ -402,7 +399,7 @@ class Table:
         owed = self.owing()
         if owed is not None and owed[0] == sender:
             raise self._fail("cards.false_forfeit",
-                             f"the {sender} claims the {other(sender)} stopped, but the "
+                             f"the {sender} claims the {peer_name(sender)} stopped, but the "
                              f"{sender}'s own {owed[1]} was due")
         self.forfeit = {"claimant": sender, "against": body["against"], "reason": body["reason"],
                         "phase": self.phase, "due": list(owed) if owed else None}
@@ -436,18 +433,18 @@ class Table:
             faces.append(self.params.universe[i])
         for pos, share in self.shares.items():
             owner = self.owner[pos]
-            if other(owner) == made_by:
+            if peer_name(owner) == made_by:
                 continue
             if own_cards is not None and owner == made_by:
                 if own_cards.get(pos) != faces[pos]:
                     raise CardsError("cards.audit_mismatch",
                                      f"the share for position {pos} is wrong",
-                                     culprit=other(owner))
+                                     culprit=peer_name(owner))
                 continue
             if g.mul(self.opened[owner], self.decks[0][self.params.universe.index(faces[pos])]) \
                     != share:
                 raise CardsError("cards.audit_mismatch", f"the share for position {pos} is wrong",
-                                 culprit=other(owner))
+                                 culprit=peer_name(owner))
         for pos, label in self.played.items():
             if faces[pos] != label:
                 raise CardsError("cards.audit_mismatch", f"position {pos} was not {label!r}",

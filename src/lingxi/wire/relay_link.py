@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lingxi.natsauth import NKey
+from lingxi.roles import peer_of
 from lingxi.wire.errors import TransportError
 from lingxi.wire.relay_transport import ACCEPT, HEADER, OPEN, RelayTransport
 
@@ -70,7 +71,7 @@ class RelayCredential:
 
     @property
     def peer_role(self) -> str:
-        return "guest" if self.role == "host" else "host"
+        return peer_of(self.role)
 
 
 Renew = Callable[[], Awaitable[RelayCredential]]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lingxi.cards.table import Deal
+from lingxi.roles import peer_name
 
 RANKS = "789TJQKA"
 SUITS = "SHDC"
@@ -29,10 +30,6 @@ TRICKS = 8
 
 def universe() -> list[str]:
     return [r + s for s in SUITS for r in RANKS]
-
-
-def _other(role: str) -> str:
-    return "guest" if role == "host" else "host"
 
 
 @dataclass(frozen=True)
@@ -86,8 +83,8 @@ def _beats(state: State, a: str, b: str) -> bool:
 def apply(state: State, role: str, action: dict[str, Any]) -> State:
     card = action["card"]
     if state.led is None:
-        return replace(state, led=card, turn=_other(role))
-    leader = _other(role)
+        return replace(state, led=card, turn=peer_name(role))
+    leader = peer_name(role)
     taker = role if _beats(state, state.led, card) else leader
     tricks = dict(state.tricks)
     tricks[taker] += 1
