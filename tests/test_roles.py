@@ -31,3 +31,10 @@ def test_a_peer_name_is_an_exact_str_for_payload_validators() -> None:
     from lingxi.roles import peer_name
 
     assert type(peer_name("host")) is str and peer_name("host") == "guest"
+
+
+def test_a_card_table_moves_through_its_six_phases_by_name() -> None:
+    from lingxi.cards.table import Phase
+
+    assert [p.value for p in Phase] == ["hello", "shuffle", "deal", "play", "opening", "done"]
+    assert Phase.PLAY == "play" and json.dumps({"phase": Phase.DONE}) == '{"phase": "done"}'

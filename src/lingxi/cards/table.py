@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from nacl.exceptions import BadSignatureError
@@ -48,6 +49,18 @@ HEAD_DOMAIN = b"lingxi/cards/transcript/v1"
 CTX_DOMAIN = b"lingxi/cards/context/v1"
 NULLIFIER_DOMAIN = b"lingxi/cards/nullifier/v1"
 
+
+
+class Phase(StrEnum):
+    """Where a table stands: seats (hello), the two shuffles, the deal, play, the two
+    key openings, done. A StrEnum, so records and comparisons keep the plain names."""
+
+    HELLO = "hello"
+    SHUFFLE = "shuffle"
+    DEAL = "deal"
+    PLAY = "play"
+    OPENING = "opening"
+    DONE = "done"
 
 @dataclass(frozen=True)
 class Deal:
@@ -133,7 +146,7 @@ class Table:
     """Public state of one game, advanced one signed message at a time."""
 
     params: Params
-    phase: str = "hello"
+    phase: Phase = Phase.HELLO
     keys: dict[str, bytes] = field(default_factory=dict)
     decks: list[list[bytes]] = field(default_factory=list)
     owner: dict[int, str] = field(default_factory=dict)
@@ -163,17 +176,17 @@ class Table:
     # -- what is due -------------------------------------------------------
     def due(self) -> tuple[str, str] | None:
         """(role, step) the protocol requires next, or None when either may act."""
-        if self.phase == "hello":
+        if self.phase == Phase.HELLO:
             return ("host" if "host" not in self.keys else "guest", "hello")
-        if self.phase == "shuffle":
+        if self.phase == Phase.SHUFFLE:
             return ("host" if len(self.decks) == 1 else "guest", "shuffle")
-        if self.phase == "deal":
+        if self.phase == Phase.DEAL:
             return ("host" if not self.dealt else "guest", "deal")
         if self.pending:
             return (peer_name(self.pending[0]), "share")
         if self.must_reveal:
             return ("host", "play")
-        if self.phase == "opening":
+        if self.phase == Phase.OPENING:
             return (peer_name(next(iter(self.opened))), "open")
         return None
 
@@ -185,7 +198,7 @@ class Table:
         injected as ``game_due``. None: either may act, or nobody can tell.
         """
         due = self.due()
-        if due is None and self.phase == "play" and self.game_due is not None:
+        if due is None and self.phase == Phase.PLAY and self.game_due is not None:
             return self.game_due(self)
         return due
 
@@ -238,7 +251,7 @@ class Table:
 
     def _expect(self, sender: str, kind: str) -> None:
         due = self.due()
-        if self.phase == "done" or self.forfeit is not None:
+        if self.phase == Phase.DONE or self.forfeit is not None:
             raise self._fail("cards.bad_sequence", "the game is over")
         if due is not None and due != (sender, kind):
             if due[1] == "open" and due[0] == sender:
@@ -259,7 +272,7 @@ class Table:
             raise self._fail("cards.rogue_key", "no proof of knowledge of the masking key")
         self.keys[sender] = key
         if len(self.keys) == 2:
-            self.phase = "shuffle"
+            self.phase = Phase.SHUFFLE
 
     def check_deck(self, deck: list[bytes]) -> None:
         """Cheap deck checks: size and duplicates (validity comes with the proof)."""
@@ -285,7 +298,7 @@ class Table:
                 raise self.diagnose_shuffle(deck)
         self.decks.append(deck)
         if len(self.decks) == 3:
-            self.phase = "deal"
+            self.phase = Phase.DEAL
 
     def diagnose_shuffle(self, deck: list[bytes]) -> CardsError:
         if not all(g.is_point(p) for p in deck):
@@ -320,12 +333,12 @@ class Table:
             self.shares[pos] = share
         self.dealt.append(sender)
         if sender == "guest":
-            self.phase = "play"
+            self.phase = Phase.PLAY
             self.must_reveal = self.params.deal.table_positions()
 
     def _on_draw(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "draw")
-        if self.phase != "play":
+        if self.phase != Phase.PLAY:
             raise self._fail("cards.bad_sequence", "no draws once the opening has begun")
         pos = body["position"]
         if pos != self.cursor or pos >= self.params.n:
@@ -348,7 +361,7 @@ class Table:
 
     def _on_play(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "play")
-        if self.phase != "play":
+        if self.phase != Phase.PLAY:
             raise self._fail("cards.bad_sequence", "no plays once the opening has begun")
         pos = body["position"]
         if pos >= self.params.n:
@@ -385,16 +398,16 @@ class Table:
 
     def _on_open(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "open")
-        if self.phase not in ("play", "opening") or sender in self.opened:
+        if self.phase not in (Phase.PLAY, Phase.OPENING) or sender in self.opened:
             raise self._fail("cards.bad_sequence", "no opening is due")
         secret = body["secret"]
         if not g.is_scalar(secret) or secret == g.SCALAR_ZERO or g.base(secret) != self.keys[sender]:
             raise self._fail("cards.bad_opening", f"the {sender}'s opened key is not its key")
         self.opened[sender] = secret
-        self.phase = "opening" if len(self.opened) == 1 else "done"
+        self.phase = Phase.OPENING if len(self.opened) == 1 else Phase.DONE
 
     def _on_forfeit(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
-        if body["against"] == sender or self.phase == "done" or self.forfeit is not None:
+        if body["against"] == sender or self.phase == Phase.DONE or self.forfeit is not None:
             raise self._fail("cards.bad_sequence", "a forfeit claim names the other side, once")
         owed = self.owing()
         if owed is not None and owed[0] == sender:
@@ -402,7 +415,7 @@ class Table:
                              f"the {sender} claims the {peer_name(sender)} stopped, but the "
                              f"{sender}'s own {owed[1]} was due")
         self.forfeit = {"claimant": sender, "against": body["against"], "reason": body["reason"],
-                        "phase": self.phase, "due": list(owed) if owed else None}
+                        "phase": self.phase.value, "due": list(owed) if owed else None}
 
     # -- the end audit -------------------------------------------------------
     def final_check(self, made_by: str | None = None,
