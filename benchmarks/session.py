@@ -38,11 +38,11 @@ from pathlib import Path
 
 import reference
 
+from lingxi.session.conductor.link import control_to_payload, payload_to_event
 from lingxi.session.core.entropy import seeded
 from lingxi.session.core.events import Send, SendControl, Start
 from lingxi.session.core.machine import SessionConfig
 from lingxi.session.core.registry import make_machine
-from lingxi.session.drivers.link import control_to_payload, payload_to_event
 from lingxi.session.net import guest_session, host_session, memory_session
 from lingxi.session.runner import load_protocol, run_pair
 from lingxi.wire.identity import Identity

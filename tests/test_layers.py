@@ -101,6 +101,13 @@ BYPASSES: list[tuple[str, str, str, str]] = [
      "never-beside"),
     ("drivers and records never load hooks code", "session/record/verify.py",
      "import lingxi.hooks.loader", "session-edges"),
+    ("the conductor is sans-IO: no event loop", "session/conductor/conductor.py",
+     "import asyncio", "session-conductor"),
+    ("the conductor stands below the drivers", "session/conductor/actions.py",
+     "import lingxi.session.drivers.memory", "layers"),
+    ("group is pure: never the session", "group/log.py", "import lingxi.session",
+     "group-pure"),
+    ("group is pure: no clock", "group/vote.py", "import time", "group-pure"),
 ]
 
 CASES = FORBIDDEN + BYPASSES

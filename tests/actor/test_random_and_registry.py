@@ -12,7 +12,7 @@ from .views import make_view
 
 
 def test_names_are_the_contract():
-    assert ACTOR_NAMES == ("random", "greedy-match3", "scripted", "human", "llm")
+    assert ACTOR_NAMES == ("random", "greedy-match3", "explorer", "scripted", "human", "llm")
 
 
 def test_unknown_actor_and_bad_options_are_typed_errors():

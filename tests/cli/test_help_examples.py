@@ -81,7 +81,7 @@ def test_help_ends_with_an_example_of_that_command(path) -> None:
 RUNNABLE = ["", "protocol", "protocol list", "protocol path", "protocol hash",
             "protocol validate", "validate", "identity init", "identity show", "identity",
             "session list", "session", "protocol create", "protocol preflight",
-            "protocol skeleton", "skill", "skill install"]
+            "protocol skeleton", "skill", "skill install", "group test", "group verify"]
 
 
 def test_the_standalone_examples_work_as_written(tmp_path) -> None:

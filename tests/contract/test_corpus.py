@@ -46,7 +46,8 @@ def test_every_corpus_spec_loads_with_only_the_mode_warning(corpus):
 
 
 def _plain_id(doc: dict) -> str:
-    subset = {k: doc[k] for k in ("messages", "rules", "choices", "commit_reveal") if k in doc}
+    subset = {k: doc[k] for k in ("messages", "rules", "choices", "commit_reveal", "seats")
+              if k in doc}
     flow = doc.get("flow") or {}
     kept = {}
     if flow.get("phases"):

@@ -148,7 +148,9 @@ def test_random_json_into_the_message_validator(index, payload, direction):
 def test_sampled_payloads_pass_and_mutants_give_typed_errors(index, rng, data):
     spec = SPECS[index]
     schema = data.draw(st.sampled_from(sorted(spec.messages.values(), key=lambda s: s.name)))
-    direction = "host_to_guest" if schema.matches("host_to_guest") else "guest_to_host"
+    direction = ("host_to_guest" if schema.matches("host_to_guest") else
+                 schema.direction if schema.direction in ("to_group", "to_member")
+                 else "guest_to_host")
     payload = sample_payload(schema, random.Random(rng.random()))
     assert spec.validate_message(payload, direction) == []
     _typed_message_check(spec, mutate(payload, data), direction)

@@ -29,11 +29,12 @@ def test_a_session_rides_through_the_death_of_its_relay_node(tmp_path, processes
     try:
         n1, n2 = free_port(), free_port()
         pa, pb = free_port(), free_port()
-        registry_a = processes(tmp_path / "reg-a", "server", "--port", str(pa),
+        key = ("--key-file", str(tmp_path / "server.key"))  # one registry, one key
+        registry_a = processes(tmp_path / "reg-a", "server", "--port", str(pa), *key,
                                "--database-url", url, "--relay", f"nats://127.0.0.1:{n1}",
                                "--relay", f"nats://127.0.0.1:{n2}")
         registry_a.wait_for("registry on", 30)
-        registry_b = processes(tmp_path / "reg-b", "server", "--port", str(pb),
+        registry_b = processes(tmp_path / "reg-b", "server", "--port", str(pb), *key,
                                "--database-url", url, "--relay", f"nats://127.0.0.1:{n2}",
                                "--relay", f"nats://127.0.0.1:{n1}")
         registry_b.wait_for("registry on", 30)

@@ -68,9 +68,10 @@ def test_fixture_catalog_inputs_and_events(browser, tmp_path):
     assert 200 <= press["virtualTimeMs"] - (views[0]["virtualTimeMs"]) <= 600
     budgets = [s["virtualTimeBudgetMs"] for s in steps]
     # settled: the key moved nothing (two still 100 ms chunks), the wait is 300 ms plus those;
-    # the tap is its gesture (hover, press: a frame each) and two still chunks (the counter
-    # digit it changes is below the significant-change size)
-    assert budgets[1] == 200 and budgets[4] == 500 and budgets[0] == 17 + 17 + 200
+    # the tap is its gesture (hover, press: a frame each), then the page is busy for two
+    # chunks (its 200 ms timer pending, then the counter and the press event it gives),
+    # then two quiet chunks: settling waits for the game, not only for still pixels
+    assert budgets[1] == 200 and budgets[4] == 500 and budgets[0] == 17 + 17 + 400
     assert views[-1]["virtualTimeMs"] == views[0]["virtualTimeMs"] + sum(budgets[:4])
     assert all(s["causalGameResponse"] for s in steps[:4])
     assert steps[4]["causalGameResponse"] is False  # waiting changes nothing here
@@ -361,3 +362,35 @@ def test_llm_actor_through_the_harness(browser, tmp_path):
         frame = (tmp_path / view["currentFrameRef"]).read_bytes()
         assert images == ["data:image/png;base64," + base64.b64encode(frame).decode()]
     assert views[2]["protocolErrors"][0]["code"] == "selection.unknown_target"
+
+
+def test_the_browser_stays_on_the_machine(browser, tmp_path):
+    """24.7: every request not to the game's origin is blocked (and listed), and so is
+    every navigation away from the game; the game's own files still load."""
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(HERE / "fixtures" / "offsite") as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            url = page._page.url
+            events, _ = page.drain_events()
+            assert any('"own"' in text for _, text in events)  # same-origin fetch went through
+            for target in ("#away", "#sibling", "#popup"):
+                box = page._page.locator(target).bounding_box()
+                page.perform({"kind": "tap", "x": round(box["x"] + 20), "y": round(box["y"] + 20)})
+                page.advance(500)
+                assert page._page.url == url, target
+            assert len(page._page.context.pages) == 1  # the advert's window was closed
+            kinds = {(b["kind"], b["url"].split("?")[0]) for b in page.blocked}
+            assert ("request", "https://cdn.example.invalid/analytics.js") in kinds
+            assert ("request", "http://203.0.113.7/pixel.png") in kinds
+            assert ("request", "https://api.example.invalid/track") in kinds
+            assert ("websocket", "ws://203.0.113.8:9000/live") in kinds
+            assert ("navigation", "https://example.invalid/leave") in kinds
+            assert any(k == "navigation" and u.endswith("/elsewhere/index.html") for k, u in kinds)
+            assert any(u == "https://example.invalid/ad" for _, u in kinds)  # never fetched
+            assert any(k == "popup" for k, _ in kinds)
+            assert page.blocked_count >= len(page.blocked)
+            assert not any(server.url.split("/index")[0] in u and "own.json" in u for _, u in kinds)
+        finally:
+            page.close()

@@ -305,3 +305,61 @@ def test_report_shows_verdicts_curve_and_marked_cells(tmp_path):
     assert 'class="a"' in page and 'class="b"' in page  # the swapped cells on the frame
     assert "<details>" in page
     assert evidence["summary"]["scoreCurve"] == [{"action": 1, "score": 30}]
+
+
+def test_report_leads_with_responses_and_the_score_the_actions_gained(tmp_path):
+    """24.8: a game that scores 90 on its own while loading and then ignores every action
+    is reported as 0 responses and no score gained, not as a success."""
+    class Deaf(FakeDriver):
+        def __init__(self):
+            super().__init__()
+            self.queue.append([1, '{"type":"score","score":90}'])  # its own cascade at load
+
+        def perform(self, action, model="mouse"):
+            self.performed.append(action)
+            return 0
+
+    config = RunConfig(run_id="t", game_source="fake", game_url="http://fake/", actor_name="list",
+                       seed=1, budget=2, brief=Brief("play"))
+    swap = {"type": "swap_pair", "candidateId": "ms000"}
+    evidence = PlayRun(Deaf(), ListActor([swap, swap]), config, tmp_path).run()
+    summary = evidence["summary"]
+    assert summary["responses"] == 0 and summary["score"] == 90
+    assert summary["scoreBeforeActions"] == 90 and summary["scoreGained"] == 0
+    page = (tmp_path / "report.html").read_text()
+    table = page[page.index('<table class="verdicts">'):page.index("</table>")]
+    rows = table.split("<tr")[1:]
+    assert "responses received" in rows[0] and "0 of 2 actions" in rows[0] and "poor" in rows[0]
+    assert "score gained by the actions" in rows[1] and "+0" in rows[1] and "poor" in rows[1]
+    assert "board reached" in rows[2] and "no action was received" in rows[2]
+    assert "good" not in rows[2]  # a board with nothing received is not shown as a success
+
+
+def test_score_gained_counts_only_what_came_after_loading(tmp_path):
+    evidence, _, _, _ = run(tmp_path, [{"type": "swap_pair", "candidateId": "ms000"}])
+    summary = evidence["summary"]
+    assert summary["scoreBeforeActions"] is None and summary["scoreGained"] == 30
+    rows = (tmp_path / "report.html").read_text().split('<table class="verdicts">')[1]
+    assert "+30" in rows.split("</table>")[0]
+
+
+def test_a_swap_the_game_scored_is_received_even_without_a_visible_change(tmp_path):
+    """24.3: the verdict uses the game's events too, never a frame diff alone."""
+    class Counted(FakeDriver):
+        def perform(self, action, model="mouse"):
+            self.performed.append(action)
+            self.models.append(model)
+            if action["kind"] == "swap":  # scored, but the board is redrawn only later
+                self.queue.append([self.virtual_time_ms + 10, '{"type":"score","score":30}'])
+            return 0
+
+    config = RunConfig(run_id="t", game_source="fake", game_url="http://fake/", actor_name="list",
+                       seed=1, budget=1, brief=Brief("play"))
+    driver = Counted()
+    evidence = PlayRun(driver, ListActor([{"type": "swap_pair", "candidateId": "ms000"}]),
+                       config, tmp_path).run()
+    step = evidence["steps"][0]
+    assert step["causalGameResponse"] is True
+    assert driver.models == ["mouse"]  # received on the first model: no probing, no deselect
+    assert not step["harnessSteps"] or all(h["kind"] not in ("input_probe", "deselect")
+                                           for h in step["harnessSteps"])

@@ -8,7 +8,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from lingxi.playtest.geometry import Grid
-from lingxi.playtest.inputs import InputModels, via
+from lingxi.playtest.inputs import DROP_AFTER, InputModels, via
 from lingxi.playtest.motion import Motion, changed_cells, changed_pixels, significant
 from lingxi.playtest.settle import CHUNK_MS, MAX_SETTLE_MS, idle_probe, settle
 
@@ -116,3 +116,55 @@ def test_input_models_are_remembered_and_forgotten():
     assert models.order()[0] == "touch-taps" and len(models.order()) == 4
     assert InputModels("taps").order() == ["taps"] and InputModels("drag").order() == ["mouse"]
     assert via("touch-taps") == "taps" and via("touch") == "drag"
+
+
+def test_a_model_never_received_is_dropped_for_the_run():
+    models = InputModels()
+    for _ in range(DROP_AFTER):  # three actions: a mouse drag first, then two taps received
+        assert models.order()[0] in ("mouse", "taps")
+        models.tried("mouse")
+        models.tried("taps")
+        models.received("taps")
+        models.missed()
+        models.missed()  # two unreceived swaps: probing again
+    assert models.dropped("mouse") and not models.dropped("taps")
+    assert models.order() == ["taps", "touch", "touch-taps"]  # mouse is no longer tried
+
+
+def test_when_every_model_is_dropped_probing_starts_over():
+    models = InputModels()
+    for _ in range(DROP_AFTER):
+        for model in models.order():
+            models.tried(model)
+    assert all(models.dropped(m) for m in ("mouse", "taps", "touch", "touch-taps"))
+    assert models.order() == ["mouse", "taps", "touch", "touch-taps"]
+    assert not models.dropped("mouse")
+
+
+class Thinking(Animated):
+    """A still page that is busy (a short timer pending) until ``busy_ms``, and may have a
+    polling timer pending forever."""
+
+    def __init__(self, busy_ms: int, polling: bool = False) -> None:
+        super().__init__(moving_ms=0)
+        self.busy_ms, self.polling = busy_ms, polling
+
+    def activity(self):
+        busy = self.virtual_time_ms < self.busy_ms or self.polling
+        return (1 if busy else 0, 0, self.virtual_time_ms // 400)  # an event every 400 ms
+
+
+def test_settle_waits_for_a_still_but_busy_page():
+    page = Thinking(busy_ms=1200)
+    done = settle(page, Motion())
+    assert not done.bounded
+    assert 1200 <= done.spent_ms <= 1200 + 3 * CHUNK_MS  # not 200 ms: the pixels never moved
+
+
+def test_a_signal_seen_while_idle_does_not_hold_settling():
+    page, motion = Thinking(busy_ms=0, polling=True), Motion()
+    idle_probe(page, motion)  # a timer always pending: it says nothing about being busy
+    page.virtual_time_ms = page.busy_ms = 0
+    done = settle(page, motion)
+    assert not done.bounded and done.spent_ms <= 3 * CHUNK_MS
+    assert settle(Thinking(busy_ms=0, polling=True), Motion()).bounded  # not learned: the bound

@@ -19,10 +19,13 @@ def free_port() -> int:
 
 
 class ServerProcess:
-    def __init__(self, database_url: str, home: str, claim_timeout: float = 30) -> None:
+    def __init__(self, database_url: str, home: str, claim_timeout: float = 30,
+                 key_file: str | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        env = {**os.environ, "LINGXI_HOME": home}
+        # processes on one database share one key file (beside their homes by default)
+        key_file = key_file or os.path.join(os.path.dirname(home), "server.key")
+        env = {**os.environ, "LINGXI_HOME": home, "LINGXI_REGISTRY_KEY_FILE": key_file}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "lingxi", "server", "--port", str(self.port),
              "--database-url", database_url, "--claim-timeout", str(claim_timeout)],

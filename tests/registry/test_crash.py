@@ -44,9 +44,9 @@ async def _post_and_kill(server: ServerProcess) -> list[dict]:
     return acknowledged
 
 
-def _check(url: str, acknowledged: list[dict]) -> None:
+def _check(url: str, acknowledged: list[dict], key_file) -> None:
     assert POSTS // 4 <= len(acknowledged) < POSTS  # the kill landed mid-burst
-    store = Store(url)
+    store = Store(url, key_file=key_file)  # the server processes' key file
     try:
         head = store.head()
         entries = store.log_entries(0, 1000)["entries"]
@@ -69,7 +69,7 @@ async def test_sigkill_on_sqlite_loses_nothing_acknowledged(tmp_path):
         acknowledged = await _post_and_kill(server)
     finally:
         server.stop()
-    _check(url, acknowledged)
+    _check(url, acknowledged, tmp_path / "server.key")
 
 
 @pytest.mark.postgres
@@ -81,6 +81,6 @@ async def test_sigkill_on_postgres_loses_nothing_acknowledged(tmp_path):
             acknowledged = await _post_and_kill(server)
         finally:
             server.stop()
-        _check(url, acknowledged)
+        _check(url, acknowledged, tmp_path / "server.key")
     finally:
         drop()

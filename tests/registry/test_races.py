@@ -83,7 +83,7 @@ async def test_fifty_guests_one_winner_across_two_server_processes(tmp_path):
         head, entries = await b.head(), await a.log_entries()
         assert check_log(head, entries).ok
         assert [e["kind"] for e in entries].count("claim") == 1
-        assert len(entries) == 1 + GUESTS + 1 + 1 + 1
+        assert len(entries) == 1 + 1 + GUESTS + 1 + 1 + 1  # the server key first
         for c in [*clients, host, a, b]:
             await c.aclose()
     finally:

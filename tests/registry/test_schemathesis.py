@@ -14,7 +14,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from schemathesis.checks import not_a_server_error
+from schemathesis.checks import not_a_server_error, status_code_conformance
 from starlette.testclient import TestClient
 
 from lingxi.registry.models.signing import sign_request
@@ -65,7 +65,7 @@ def test_generated_requests_never_get_a_5xx(schema, path, method):
     @SETTINGS
     @given(case=operation.as_strategy())
     def run(case):
-        case.call_and_validate(checks=[not_a_server_error])
+        case.call_and_validate(checks=[not_a_server_error, status_code_conformance])
 
     run()
 

@@ -10,7 +10,7 @@ import pytest
 
 from lingxi.errors import LingxiError
 from lingxi.session import SessionConfig, load_protocol
-from lingxi.session.drivers import network
+from lingxi.session.conductor import conductor as conductor_module
 from lingxi.session.net import guest_session, host_session
 from lingxi.wire.identity import Identity
 
@@ -82,7 +82,7 @@ async def test_a_guest_that_joined_for_one_protocol_refuses_another(tmp_path) ->
 async def test_a_malformed_peer_receipt_is_reported_and_the_honest_receipt_kept(
         tmp_path, monkeypatch, liar, field, value) -> None:
     """Regression: AttributeError in the receipt exchange; no outcome, no local receipts.json."""
-    honest_sign = network.sign_receipt
+    honest_sign = conductor_module.sign_receipt
 
     def sign(body, identity):
         receipt = honest_sign(body, identity)
@@ -95,7 +95,7 @@ async def test_a_malformed_peer_receipt_is_reported_and_the_honest_receipt_kept(
             receipt[field] = value
         return receipt
 
-    monkeypatch.setattr(network, "sign_receipt", sign)
+    monkeypatch.setattr(conductor_module, "sign_receipt", sign)
     task, endpoint = await _host(load_protocol("word-count"), tmp_path)
     guest = await asyncio.wait_for(guest_session(None, endpoint, identity=Identity.generate(),
                                                  state_dir=tmp_path / "g"), HANG_GUARD)
@@ -194,3 +194,50 @@ async def test_a_flooding_chat_peer_over_tcp_is_stopped_at_the_byte_limit(tmp_pa
     assert host.outcome.code == "session.too_large" and host.outcome.by == "local"
     assert guest.outcome.status == "aborted"
     assert host.outcome.messages < 120
+
+
+class _OfferRewriter:
+    """A hostile host: its offer is changed after signing, or signed an hour ago."""
+
+    cheated = None
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+
+    def outgoing(self, side, payload, correlation_id):
+        return [(payload, correlation_id)]
+
+    def wire(self, side, envelope):
+        if envelope["payload"].get("action") != "session.offer":
+            return [envelope]
+        if self.how == "changed":
+            changed = json.loads(json.dumps(envelope))
+            changed["payload"]["options"] = {"best_of": 9, "termination": "fixed_rounds"}
+            return [changed]
+        builder = side.codec.builder
+        clock = builder.clock
+        builder.clock = lambda: clock() - 3600
+        try:
+            stale = builder.build(envelope["payload"], encrypt=True)
+        finally:
+            builder.clock = clock
+        return [stale.to_bytes()]
+
+
+@pytest.mark.parametrize("how,code", [("changed", "envelope.bad_signature"),
+                                      ("stale", "envelope.stale")])
+async def test_a_refused_offer_aborts_with_the_wires_code_and_is_recorded(tmp_path, how,
+                                                                         code) -> None:
+    """Regression (17.8): the guest said session.no_offer and told the host out_of_phase."""
+    task, endpoint = await _host(load_protocol("rock-paper-scissors"), tmp_path,
+                                 adversary=_OfferRewriter(how))
+    with pytest.raises(LingxiError) as refused:
+        await asyncio.wait_for(guest_session(None, endpoint, identity=Identity.generate(),
+                                             state_dir=tmp_path / "g"), HANG_GUARD)
+    assert refused.value.code == code
+    host = await asyncio.wait_for(task, HANG_GUARD)
+    assert host.outcome.status == "aborted" and host.outcome.code == code
+    assert host.outcome.by == "peer"
+    events = [json.loads(line) for line in (tmp_path / "g" / "events.jsonl").read_text()
+              .splitlines()]
+    assert [e["code"] for e in events if e["event"] == "offer.rejected"] == [code]

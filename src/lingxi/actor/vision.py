@@ -282,18 +282,12 @@ def _best_run(indices: dict[int, float], max_gap: int = 2) -> tuple[int, int] | 
     return best
 
 
-def _fit(group: Sequence[_Blob], others: Sequence[_Blob]) -> _Fit | None:
-    if len(group) < 6:
-        return None
-    w = float(np.median([b.w for b in group]))
-    h = float(np.median([b.h for b in group]))
-    cx = np.array([b.cx for b in group])
-    cy = np.array([b.cy for b in group])
-    px = _pitch(cx, cy, w, h)
-    py = _pitch(cy, cx, h, w)
-    if px is None or py is None or px < w * 0.9 or py < h * 0.9 or px > 3.0 * w or py > 3.0 * h:
-        return None
-    for _ in range(2):   # phase, inliers, then least-squares refinement of pitch and phase
+def _refine(cx: np.ndarray, cy: np.ndarray, px: float,
+            py: float) -> tuple[float, float, float, float] | None:
+    """Phase from the circular mean, inliers within 0.2 pitch, then least-squares pitch and
+    phase over the inliers (twice); (ox, px, oy, py) or None when fewer than six fit."""
+    ox = oy = 0.0
+    for _ in range(2):
         ox, oy = _phase(cx, px), _phase(cy, py)
         ci = np.round((cx - ox) / px)
         ri = np.round((cy - oy) / py)
@@ -307,28 +301,43 @@ def _fit(group: Sequence[_Blob], others: Sequence[_Blob]) -> _Fit | None:
         px, py, ox, oy = float(px), float(py), float(ox), float(oy)
         if px <= 0 or py <= 0:
             return None
+    return ox, px, oy, py
 
+
+def _on_grid(v: float, pitch: float, origin: float) -> int | None:
+    """The grid index of coordinate ``v`` when it lies within 0.2 pitch of a node."""
+    k = round((v - origin) / pitch)
+    return k if abs(v - origin - k * pitch) < 0.2 * pitch else None
+
+
+def _support(group: Sequence[_Blob], others: Sequence[_Blob], grid: tuple[float, float, float, float],
+             w: float, h: float) -> dict[tuple[int, int], float]:
+    """Votes per cell: 1 for an inlier blob of the group; 0.5 for each cell spanned by a blob
+    of merged same-coloured neighbours whose edges sit on grid lines."""
+    ox, px, oy, py = grid
     support: dict[tuple[int, int], float] = {}
     for b in group:
-        c = round((b.cx - ox) / px)
-        r = round((b.cy - oy) / py)
-        if abs(b.cx - ox - c * px) < 0.2 * px and abs(b.cy - oy - r * py) < 0.2 * py:
+        c, r = _on_grid(b.cx, px, ox), _on_grid(b.cy, py, oy)
+        if c is not None and r is not None:
             support[(r, c)] = 1.0
-    # Blobs of merged same-coloured neighbours: edges on grid lines, spanning k cells.
     for b in others:
         if b.w > 5 * px or b.h > 5 * py or (b.w < 1.5 * px and b.h < 1.5 * py):
             continue
-        c0 = (b.x0 + w / 2 - ox) / px
-        c1 = (b.x1 - w / 2 - ox) / px
-        r0 = (b.y0 + h / 2 - oy) / py
-        r1 = (b.y1 - h / 2 - oy) / py
+        c0, c1 = (b.x0 + w / 2 - ox) / px, (b.x1 - w / 2 - ox) / px
+        r0, r1 = (b.y0 + h / 2 - oy) / py, (b.y1 - h / 2 - oy) / py
         if max(abs(v - round(v)) for v in (c0, c1, r0, r1)) > 0.15:
             continue
         for r in range(round(r0), round(r1) + 1):
             for c in range(round(c0), round(c1) + 1):
                 support.setdefault((r, c), 0.5)
+    return support
 
-    cols = rows = None
+
+def _extent(support: dict[tuple[int, int], float]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The heaviest contiguous block of voted columns and rows (each pass restricted to the
+    other axis's run of the pass before); (cols, rows) or None."""
+    cols: tuple[int, int] | None = None
+    rows: tuple[int, int] | None = None
     for _ in range(2):
         col_w: dict[int, float] = {}
         row_w: dict[int, float] = {}
@@ -337,12 +346,34 @@ def _fit(group: Sequence[_Blob], others: Sequence[_Blob]) -> _Fit | None:
                 col_w[c] = col_w.get(c, 0.0) + v
             if cols is None or cols[0] <= c <= cols[1]:
                 row_w[r] = row_w.get(r, 0.0) + v
-        cols = _best_run(col_w)
-        rows = _best_run(row_w)
+        cols, rows = _best_run(col_w), _best_run(row_w)
         if cols is None or rows is None:
             return None
-    return _Fit(ox, px, oy, py, cols, rows,  # type: ignore[arg-type]  # set on every path here
-                support, sparse=px > 2.2 * w or py > 2.2 * h)
+    assert cols is not None and rows is not None  # set by the last pass
+    return cols, rows
+
+
+def _fit(group: Sequence[_Blob], others: Sequence[_Blob]) -> _Fit | None:
+    """The grid a size group sits on: pitch and phase, the votes of its cells, its extent."""
+    if len(group) < 6:
+        return None
+    w = float(np.median([b.w for b in group]))
+    h = float(np.median([b.h for b in group]))
+    cx = np.array([b.cx for b in group])
+    cy = np.array([b.cy for b in group])
+    px, py = _pitch(cx, cy, w, h), _pitch(cy, cx, h, w)
+    if px is None or py is None or not (w * 0.9 <= px <= 3.0 * w and h * 0.9 <= py <= 3.0 * h):
+        return None
+    grid = _refine(cx, cy, px, py)
+    if grid is None:
+        return None
+    support = _support(group, others, grid, w, h)
+    extent = _extent(support)
+    if extent is None:
+        return None
+    ox, px, oy, py = grid
+    return _Fit(ox, px, oy, py, extent[0], extent[1], support,
+                sparse=px > 2.2 * w or py > 2.2 * h)
 
 
 def _size_groups(blobs: Sequence[_Blob], limit: int = 4) -> list[list[_Blob]]:

@@ -65,6 +65,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "Register who may call `lingxi serve`, each with its own key."),
     "call": ("lingxi.cli.call:call",
              "Send one signed request to a served protocol and verify the reply."),
+    "group": ("lingxi.cli.group:group",
+              "Group sessions (A2N): N members on one signed, ordered log."),
 }
 
 ROOT_HELP = """Lingxi (灵隙): agents agree on a protocol contract and run it peer-to-peer.

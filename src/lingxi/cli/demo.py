@@ -63,6 +63,19 @@ def _self_play(names: list[str], seed: int, work: Path) -> bool:
     return ok
 
 
+def _group_play(names: list[str], seed: int) -> bool:
+    """The group (A2N) built-ins: every seat in memory, the record checked as a third party."""
+    ok = True
+    for name in names:
+        proc = subprocess.run(_lingxi("group", "test", name, "--seats", "4", "--seed", str(seed)),
+                              capture_output=True, text=True, check=False)
+        lines = proc.stdout.splitlines()
+        good = proc.returncode == 0
+        ok &= good
+        click.echo(f"  {name:<22} {'ok  ' if good else 'FAIL'} {lines[0] if lines else ''}")
+    return ok
+
+
 def _short(summary: dict) -> str:
     text = ", ".join(f"{key}={value}" for key, value in summary.items())
     return text if len(text) <= 60 else text[:59] + "…"
@@ -238,7 +251,8 @@ def demo(seed: int, keep: Path | None, relay: bool) -> None:
         for name, mode, pid in rows:
             click.echo(f"  {name:<22} {mode:<19} {pid}")
         click.echo("\n2. Self-play through the session machines, receipts verified")
-        ok = _self_play([name for name, _, _ in rows], seed, work)
+        ok = _self_play([name for name, mode, _ in rows if mode != "group"], seed, work)
+        ok &= _group_play([name for name, mode, _ in rows if mode == "group"], seed)
         click.echo("\n3. rock-paper-scissors against cheating peers (protocol test --adversarial)")
         ok &= _adversarial("rock-paper-scissors", seed)
         click.echo("\n4. Two agents meet through the registry and play over loopback TCP")

@@ -70,6 +70,9 @@ EXAMPLES: dict[str, str] = {
     "callers remove": "lingxi callers remove alice",
     "call": "lingxi call http://127.0.0.1:8088/ '{\"action\": \"request\", \"text\": \"one two\"}' "
             "--protocol-dir word-count --from alice --key-file alice.key",
+    "group": "lingxi group test group-vote --seats 5 --adversarial",
+    "group test": "lingxi group test holdem --seats 4 --record table.json",
+    "group verify": "lingxi group verify table.json",
     "validate": "lingxi validate rock-paper-scissors '{\"action\":\"join\"}' --direction "
                 "guest_to_host",
 }

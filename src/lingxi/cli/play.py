@@ -22,6 +22,15 @@ def _run_id(game: str, seed: int) -> str:
     return f"{stem.strip('-') or 'game'}-s{seed}-{stamp}"
 
 
+def score_line(summary: dict) -> str:
+    """The score the actor's actions gained (not what the game scored on its own first)."""
+    gained = summary.get("scoreGained")
+    if gained is None:
+        return "no score reported"
+    before = summary.get("scoreBeforeActions")
+    return f"score {gained:+g} from its actions" + (f" ({before:g} before them)" if before else "")
+
+
 def board_line(summary: dict) -> str:
     """What the run saw of a board, in one line."""
     dims = summary.get("latticeDimensions")
@@ -36,7 +45,7 @@ def board_line(summary: dict) -> str:
 @click.command("play")
 @click.argument("game")
 @click.option("--actor", "actor_name", required=True,
-              help="Who plays: random, greedy-match3, scripted, human or llm.")
+              help="Who plays: random, greedy-match3, explorer, scripted, human or llm.")
 @click.option("--actor-option", "actor_option", multiple=True, metavar="KEY=VALUE",
               help="An option for the actor (repeatable), e.g. script=moves.json, url=…, model=….")
 @click.option("--budget", type=click.IntRange(1, 100_000), default=20, show_default=True,
@@ -102,11 +111,14 @@ def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
     if as_json:
         print_json({"ok": True, "runId": evidence["runId"], "out": str(out), "summary": summary})
         return
-    click.echo(f"run {evidence['runId']}: {summary['actions']} actions "
-               f"({summary['validActions']} valid, {summary['protocolErrors']} protocol errors), "
-               + ("no score reported" if summary["score"] is None
-                  else f"score {summary['score']}"))
+    click.echo(f"run {evidence['runId']}: {summary.get('responses', 0)} of {summary['actions']} "
+               f"actions received by the game, " + score_line(summary))
+    click.echo(f"actions: {summary['validActions']} valid, {summary['protocolErrors']} "
+               "protocol errors")
     click.echo(board_line(summary))
+    blocked = (summary.get("blocked") or {}).get("count", 0)
+    if blocked:
+        click.echo(f"blocked: {blocked} requests or navigations off the machine (see evidence.json)")
     if summary.get("cameraScale"):
         click.echo(f"camera: zoomed out to {summary['cameraScale']:.2f} to fit the page")
     verdict = summary.get("replay") or {}

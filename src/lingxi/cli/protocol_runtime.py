@@ -125,9 +125,15 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
     the session completes with both receipts verified (and, with
     --adversarial, every cheat is detected), 1 otherwise, 2 for bad input.
     """
+    from lingxi.cli.group import group_spec_or_none, run_group_test
     from lingxi.session import SessionConfig, flow_mode, load_protocol, run_pair
 
     options = parse_options(options_text)
+    group_spec = group_spec_or_none(protocol)
+    if group_spec is not None:  # A2N: every seat in memory on one group log
+        run_group_test(group_spec, seats=None, seed=seed, adversarial=adversarial,
+                       as_json=as_json, options=options)
+        return
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
     check_local_options(loaded.spec, options, strict_options)
     inputs: dict[str, list[str | None]] | None = None
@@ -160,8 +166,8 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
         _finish_test(data, as_json)
         return
     result = run_pair(loaded, options=options, seed=seed, state_dir=folder, config=config,
-                      inputs=inputs)
-    lines = flow_mode(loaded.spec.flow.mode).summary(result.events["host"],
+                      inputs=inputs, keep_events=False)  # events stream to the folder
+    lines = flow_mode(loaded.spec.flow.mode).summary(result.iter_events("host"),
                                                      result.machines["host"].hooks)
     ok = result.host.ok and result.guest.ok and result.receipts_verified
     report: AdversarialReport | None = None

@@ -27,9 +27,12 @@ from lingxi.files import write_private_json
 @click.option("--relay", "relay", multiple=True, metavar="nats://HOST:PORT",
               help="The relay (lingxi relay serve) whose credentials this registry signs; "
                    "repeat for every node of a cluster. Default: $LINGXI_RELAY.")
+@click.option("--key-file", type=click.Path(dir_okay=False), default=None,
+              help="The registry's Ed25519 key file (0600; created if missing). Default: "
+                   "$LINGXI_REGISTRY_KEY_FILE, else $LINGXI_HOME/registry/server.key.")
 @handle_errors
 def server(host: str, port: int, database_url: str | None, claim_timeout: float,
-           access_log: bool, relay: tuple[str, ...]) -> None:
+           access_log: bool, relay: tuple[str, ...], key_file: str | None) -> None:
     """Run the community registry: JSON API under /v1, docs at /docs, the page at /.
 
     The database is migrated on start. Several processes may share one
@@ -46,7 +49,7 @@ def server(host: str, port: int, database_url: str | None, claim_timeout: float,
     from lingxi.cli.relay import check_relay_urls
 
     serve(host, port, database_url, claim_timeout=claim_timeout, access_log=access_log,
-          ready=ready, relay=check_relay_urls(relay))
+          ready=ready, relay=check_relay_urls(relay), key_file=key_file)
 
 
 @click.command("register")

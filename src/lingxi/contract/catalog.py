@@ -14,6 +14,8 @@ TEMPLATES: dict[str, str] = {
     "request-response": "request_response service: request, accept, deliver, confirm",
     "free-chat": "free mode chat; either side ends it",
     "card-game": "mental_poker 1v1 hidden-hand card game",
+    "group-poker": "group (2-6 seats): fixed-limit Hold'em on N-party mental poker",
+    "group-vote": "group (3-16 seats): discuss a motion, vote by commit-reveal, tally from the log",
 }
 
 

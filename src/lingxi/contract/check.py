@@ -22,11 +22,13 @@ from lingxi.contract.model import (
     DEFAULT_MODE,
     DEFAULT_SPEC_VERSION,
     DIRECTIONS,
+    GROUP_DIRECTIONS,
     KNOWN_SPEC_VERSIONS,
     REPEAT_UNTIL_GAME_OVER,
     SCHEMA_DIRECTIONS,
     SUPPORTED_MODES,
 )
+from lingxi.contract.seats import check_group_directions, check_seats
 from lingxi.contract.source import json_kind
 from lingxi.errors import Report
 
@@ -58,6 +60,8 @@ def check_spec_document(doc: Any, *, allow_unknown_version: bool = False,
                    "readers could disagree on its value")
     _check_version(doc, report, allow_unknown_version)
     _check_header(doc, report)
+    group = check_seats(doc, report)
+    check_group_directions(doc, group, report)
     messages, declared = _check_messages(doc, report)
     params = _check_parameters(doc, report)
     _check_flow(doc, declared, params, report)
@@ -155,7 +159,9 @@ def _message_well_formed(message: dict[str, Any], path: str, declared: dict[str,
     else:
         declared.setdefault(name, message)
     direction: Any = message.get("direction")
-    if direction not in SCHEMA_DIRECTIONS:
+    if direction in GROUP_DIRECTIONS:
+        pass  # which spec may use them: check_group_directions
+    elif direction not in SCHEMA_DIRECTIONS:
         report.add("spec.bad_direction", f"direction must be one of "
                    f"{', '.join(SCHEMA_DIRECTIONS)}, got {direction!r}", f"{path}.direction")
         ok = False
@@ -368,7 +374,7 @@ def _check_step(step: Any, messages: dict[str, dict[str, Any]], path: str, repor
     if "direction" not in step:
         return
     direction = step["direction"]
-    if direction not in SCHEMA_DIRECTIONS:
+    if direction not in SCHEMA_DIRECTIONS + GROUP_DIRECTIONS:
         report.add("spec.bad_direction", f"direction must be one of "
                    f"{', '.join(SCHEMA_DIRECTIONS)}, got {direction!r}", f"{path}.direction")
     elif message.get("direction") in DIRECTIONS and direction != message["direction"]:

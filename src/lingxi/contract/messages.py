@@ -15,7 +15,7 @@ from typing import Any
 from lingxi.contract.codegen import PayloadVerdict, payload_verdict
 from lingxi.contract.fields import Checker, compile_field
 from lingxi.contract.findings import FindingMemo
-from lingxi.contract.model import BOTH, DIRECTIONS, MessageSchema
+from lingxi.contract.model import BOTH, DIRECTIONS, ROUTE_DIRECTIONS, MessageSchema
 from lingxi.contract.source import json_kind
 from lingxi.errors import Finding, InputError
 
@@ -97,9 +97,10 @@ class CompiledMessage:
 
 
 def check_direction(direction: str | None) -> None:
-    if direction is not None and direction not in DIRECTIONS:
+    if direction is not None and direction not in ROUTE_DIRECTIONS:
         raise InputError("message.bad_direction",
-                         f"direction must be host_to_guest or guest_to_host, got {direction!r}")
+                         f"direction must be host_to_guest or guest_to_host (to_group or "
+                         f"to_member in a group spec), got {direction!r}")
 
 
 class MessageIndex:
@@ -119,7 +120,7 @@ class MessageIndex:
         # direction (None: either) -> action -> schema: one lookup on the fast path
         self.routes: dict[str | None, dict[str, CompiledMessage]] = {
             side: {action: slot[side] for action, slot in self.by_action.items()
-                   if side in slot} for side in DIRECTIONS}
+                   if side in slot} for side in ROUTE_DIRECTIONS}
         self.routes[None] = {action: next(iter(slot.values()))
                              for action, slot in self.by_action.items()}
         self.unknown_actions = FindingMemo()

@@ -16,9 +16,14 @@ GUEST_TO_HOST = "guest_to_host"
 BOTH = "both"
 DIRECTIONS = (HOST_TO_GUEST, GUEST_TO_HOST)
 SCHEMA_DIRECTIONS = (HOST_TO_GUEST, GUEST_TO_HOST, BOTH)
+# Group specs (``seats``, flow mode group) send to the group log or to one member.
+TO_GROUP = "to_group"
+TO_MEMBER = "to_member"
+GROUP_DIRECTIONS = (TO_GROUP, TO_MEMBER)
+ROUTE_DIRECTIONS = DIRECTIONS + GROUP_DIRECTIONS
 
 SUPPORTED_MODES = ("session_loop", "simultaneous_round", "request_response", "free",
-                   "mental_poker")
+                   "mental_poker", "group")
 DEFAULT_MODE = "session_loop"
 DEFAULT_SPEC_VERSION = "1.0"
 KNOWN_SPEC_VERSIONS = ("1.0",)

@@ -16,7 +16,7 @@ from lingxi.contract.model import DEFAULT_MODE
 from lingxi.contract.source import MAX_DEPTH
 from lingxi.errors import InputError
 
-_COPIED = ("messages", "rules", "choices", "commit_reveal")
+_COPIED = ("messages", "rules", "choices", "commit_reveal", "seats")
 _MODE_EXTRA = {
     "simultaneous_round": "round",
     "authoritative_realtime": "realtime",

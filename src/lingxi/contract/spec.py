@@ -27,6 +27,7 @@ from lingxi.contract.model import (
 )
 from lingxi.contract.options import OptionsChecker
 from lingxi.contract.protocol_id import protocol_id
+from lingxi.contract.seats import Seats
 from lingxi.contract.source import read_spec_document
 from lingxi.errors import Finding
 
@@ -44,6 +45,8 @@ class Spec:
         self.type: str | None = raw.get("type")
         self.protocol_id: str = protocol_id(raw)
         self.shadow_judge: bool = raw.get("shadow_judge", False)
+        # a group spec (seats, flow mode group) runs on a group log, not host/guest
+        self.seats: Seats | None = Seats.from_block(raw["seats"]) if "seats" in raw else None
         self.messages: dict[str, MessageSchema] = {
             m["name"]: MessageSchema(m["name"], m["direction"], m["fields"])
             for m in raw["messages"]}

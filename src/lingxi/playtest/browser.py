@@ -18,10 +18,12 @@ import math
 import os
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from lingxi.playtest.errors import PlayError
 from lingxi.playtest.geometry import VIEWPORT_HEIGHT, VIEWPORT_WIDTH
 from lingxi.playtest.page_scripts import (
+    ACTIVITY_JS,
     DRAIN_JS,
     PAGE_SIZE_JS,
     RISKS_JS,
@@ -77,6 +79,15 @@ LOAD_STEP_MS = 100
 LOAD_STEPS = 100
 SETTLE_MS = 600
 REAL_TIMEOUT_S = 30.0
+MAX_BLOCKED_KEPT = 50  # blocked requests listed in the evidence (all are counted)
+MAX_BLOCKED_URL = 200  # characters of a blocked URL kept (page text is data)
+LOCAL_SCHEMES = ("data", "blob", "about")
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host:port`` of ``url`` (lower case), the unit the harness confines a game to."""
+    parts = urlsplit(url)
+    return f"{parts.scheme.lower()}://{(parts.netloc or '').lower()}"
 
 
 def _retrieve(task: Any) -> None:
@@ -159,7 +170,15 @@ class GamePage:
         context.add_init_script(bridge_script(seed))
         for script in init_scripts:
             context.add_init_script(script)
+        self.origin = origin_of(url)
+        self.blocked: list[dict[str, str]] = []  # the first MAX_BLOCKED_KEPT
+        self.blocked_count = 0
+        self._loaded = False  # after the first navigation, any other one leaves the game
+        self._path = urlsplit(url).path  # the game's page: a reload stays, any other leaves
+        context.route("**/*", self._route)
+        context.route_web_socket("**/*", self._route_socket)
         self._page = context.new_page()
+        self._page.on("popup", self._on_popup)
         self._page.set_default_timeout(REAL_TIMEOUT_S * 1000)
         self._cdp = context.new_cdp_session(self._page)
         self._expired = 0
@@ -172,6 +191,58 @@ class GamePage:
         self.css_size = (VIEWPORT_WIDTH, VIEWPORT_HEIGHT)
         self._cdp.on("Emulation.virtualTimeBudgetExpired", self._on_expired)
         self._cdp.on("Input.dragIntercepted", lambda params: self._dragged.append(params["data"]))
+
+    # -- confinement ------------------------------------------------------------------
+    def _block(self, kind: str, url: str, resource: str) -> None:
+        self.blocked_count += 1
+        if len(self.blocked) < MAX_BLOCKED_KEPT:
+            self.blocked.append({"kind": kind, "url": url[:MAX_BLOCKED_URL],
+                                 "resourceType": resource[:32]})
+
+    def _route(self, route: Any, request: Any) -> None:
+        """Let a request through only to the game's own origin, and no navigation away.
+
+        The browser stays on the machine: a tap on an external link, an analytics beacon
+        or a CDN script would otherwise reach the network (or leave the game). After the
+        game has loaded, a top-level navigation may only reload the game's own page.
+        Blocked requests are aborted and listed in the evidence (``summary.blocked``).
+        """
+        url = request.url
+        parts = urlsplit(url)
+        try:
+            navigation = request.is_navigation_request() and request.frame.parent_frame is None
+        except Exception:
+            navigation = False
+        local = parts.scheme.lower() in LOCAL_SCHEMES
+        away = not local and origin_of(url) != self.origin
+        if navigation and self._loaded and not local and (away or parts.path != self._path):
+            # 204 No Content: the browser stays on the game (an abort would show an error page)
+            self._block("navigation", url, request.resource_type)
+            route.fulfill(status=204, body="")
+        elif away:
+            self._block("navigation" if navigation else "request", url, request.resource_type)
+            route.abort("blockedbyclient")
+        else:
+            route.continue_()
+
+    def _route_socket(self, socket: Any) -> None:
+        """A WebSocket reaches the network only at the game's own origin (ws ↔ http)."""
+        url = socket.url
+        scheme = {"ws": "http", "wss": "https"}.get(urlsplit(url).scheme.lower(), "")
+        if scheme and origin_of(scheme + url[url.index(":"):]) == self.origin:
+            socket.connect_to_server()
+        else:
+            self._block("websocket", url, "websocket")
+            socket.close()
+
+    def _on_popup(self, page: Any) -> None:
+        """A window the game opens (``window.open``, ``target=_blank``) is closed at once."""
+        url = page.url  # its blocked navigation is listed on its own; an error page says nothing
+        self._block("popup", "" if url.startswith("chrome-error:") else url, "window")
+        try:
+            page.close()
+        except Exception:
+            pass
 
     def _on_expired(self, _params: Any) -> None:
         self._expired += 1
@@ -186,6 +257,7 @@ class GamePage:
             raise PlayError("play.unreachable", f"cannot load {self.url}: {error}") from error
         if response is not None and response.status >= 400:
             raise PlayError("play.unreachable", f"{self.url} answered HTTP {response.status}")
+        self._loaded = True
         for _ in range(LOAD_STEPS):
             self.advance(LOAD_STEP_MS)
             if self._page.evaluate("document.readyState") == "complete":
@@ -297,6 +369,16 @@ class GamePage:
             return [], 1
         dropped = out[1] if isinstance(out[1], int) and out[1] >= 0 else 0
         return out[0], dropped
+
+    def activity(self) -> tuple[int, int, int] | None:
+        """(short timers pending, DOM mutations so far, bridge events so far), or None."""
+        try:
+            out = self._page.evaluate(ACTIVITY_JS)
+        except Exception:
+            return None
+        if isinstance(out, list) and len(out) == 3 and all(isinstance(v, int) for v in out):
+            return out[0], out[1], out[2]
+        return None
 
     def risks(self) -> list[str]:
         """Sources of non-determinism the page used that the harness cannot pin down."""

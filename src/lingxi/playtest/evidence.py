@@ -42,6 +42,8 @@ def evidence_document(run: PlayRun) -> dict[str, Any]:
             "bridgeEvents": sum(1 for e in run.events.events if e["source"] == "bridge"),
             "virtualTimeMs": run.driver.virtual_time_ms,
             "score": run.score,
+            "scoreBeforeActions": run.score_before,
+            "scoreGained": run.score_gained(),
             "latticeDimensions": run.lattice_dims,
             "swapCandidates": run.swap_count,
             "standardBoard": run.swap_count > 0,
@@ -57,6 +59,10 @@ def evidence_document(run: PlayRun) -> dict[str, Any]:
         },
         "harnessSteps": list(run.start_steps),
     }
+    blocked = getattr(run.driver, "blocked", None)
+    if isinstance(blocked, list):
+        doc["summary"]["blocked"] = {"count": int(getattr(run.driver, "blocked_count", 0)),
+                                     "requests": list(blocked)}
     scale = getattr(run.driver, "scale", 1.0)
     if isinstance(scale, int | float) and 0 < scale < 1:
         doc["summary"]["cameraScale"] = round(float(scale), 4)
@@ -146,6 +152,35 @@ def _harness(steps: list[dict[str, Any]]) -> str:
     return "<h3>Harness steps</h3><ul>" + "".join(items) + "</ul>"
 
 
+def _verdicts(summary: dict[str, Any], replay: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
+    """The report's first table, truth first: did the game receive the actions, what did
+    they score, then whether a board was reached, replays and what was blocked. A board
+    reached with no action received is not shown as a success."""
+    esc = html.escape
+    responses, actions = summary.get("responses", 0), summary["actions"]
+    gained, before = summary.get("scoreGained"), summary.get("scoreBeforeActions")
+    if gained is None:
+        score = "no score reported"
+    else:
+        score = f"{gained:+g}" + (f" (the game had {before:g} before the first action)"
+                                  if before else "")
+    reached, at = summary.get("boardReached"), summary.get("boardReachedAtAction")
+    blocked = (summary.get("blocked") or {}).get("count", 0)
+    return [
+        ("responses received", f"{responses} of {actions} actions", responses > 0),
+        ("score gained by the actions", esc(score), None if gained is None else gained > 0),
+        ("board reached", ("yes" + (f" (action {at})" if at else "")
+                           + ("" if responses else ", but no action was received"))
+         if reached else "no", (True if responses else None) if reached else False),
+        ("replayable", f"{replay.get('replayable', 'unknown')}"
+         + (" (checked against a second run)" if replay.get("checked") else " (not checked)")
+         + ("".join(f"<br>{esc(r)}" for r in replay.get("reasons", []))),
+         replay.get("replayable") == "yes"),
+        ("blocked off the machine", f"{blocked} requests or navigations", None),
+        ("game's score", esc(str(summary.get("score"))), None),
+    ]
+
+
 def render_report(doc: dict[str, Any]) -> str:
     """A self-contained HTML page a person reads first: the run's verdicts, the score
     curve, camera moves, then each step's frames with the swapped cells marked; the raw
@@ -190,17 +225,7 @@ def render_report(doc: dict[str, Any]) -> str:
     board = (f"{dims['rows']}×{dims['columns']}, {summary.get('swapCandidates', 0)} swap candidates"
              if dims and summary.get("swapCandidates") else
              (f"{dims['rows']}×{dims['columns']} lattice, not a standard board" if dims else "none found"))
-    reached = summary.get("boardReached")
-    at = summary.get("boardReachedAtAction")
-    verdicts = [
-        ("board reached", ("yes" + (f" (action {at})" if at else "")) if reached else "no", reached),
-        ("replayable", f"{replay.get('replayable', 'unknown')}"
-         + (" (checked against a second run)" if replay.get("checked") else " (not checked)")
-         + ("".join(f"<br>{esc(r)}" for r in replay.get("reasons", []))),
-         replay.get("replayable") == "yes"),
-        ("responses", f"{summary.get('responses', 0)} of {summary['actions']} actions", None),
-        ("score", esc(str(summary.get("score"))), None),
-    ]
+    verdicts = _verdicts(summary, replay)
     verdict_rows = "".join(
         f'<tr class="{"" if good is None else ("good" if good else "poor")}"><td>{name}</td>'
         f"<td>{value}</td></tr>" for name, value, good in verdicts)

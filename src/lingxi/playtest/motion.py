@@ -17,6 +17,8 @@ from lingxi.playtest.frames import PIXEL_THRESHOLD
 from lingxi.playtest.geometry import Box, Grid
 
 BLOCK = 8
+Activity = tuple[int, int, int]  # short timers pending, DOM mutations, bridge events (counts)
+TIMERS, MUTATIONS, EVENTS = 0, 1, 2
 MIN_MOTION_PX = 150  # a connected change smaller than this is a twinkle, not the game moving
 CELL_CHANGED = 0.2  # share of a cell's central part that must change for the cell to count
 
@@ -39,6 +41,17 @@ def blocks_of(pixels: np.ndarray) -> np.ndarray:
     return np.asarray(padded.reshape(bh, BLOCK, bw, BLOCK).any(axis=(1, 3)))
 
 
+def _active(before: Activity | None, after: Activity | None) -> set[int]:
+    """The page signals active over a chunk: timers pending at its end, mutations or
+    events during it (nothing when the page gave no reading)."""
+    if after is None:
+        return set()
+    out = {TIMERS} if after[TIMERS] > 0 else set()
+    if before is not None:
+        out |= {i for i in (MUTATIONS, EVENTS) if after[i] != before[i]}
+    return out
+
+
 def _dilate(blocks: np.ndarray) -> np.ndarray:
     out = blocks.copy()
     out[1:, :] |= blocks[:-1, :]
@@ -55,6 +68,18 @@ class Motion:
     def __init__(self) -> None:
         self.idle: np.ndarray | None = None  # blocks
         self.idle_event_types: set[str] = set()
+        # page signals seen without input (timers pending, DOM mutations, bridge events):
+        # those cannot tell a busy game from an idle one, so settling ignores them
+        self.idle_signals: set[int] = set()
+
+    def learn_activity(self, before: Activity | None, after: Activity | None) -> None:
+        """Note which page signals were active in a chunk without input (idle probe)."""
+        for signal in _active(before, after):
+            self.idle_signals.add(signal)
+
+    def quiet(self, before: Activity | None, after: Activity | None) -> bool:
+        """True when the page did nothing in the chunk that it does not do when idle."""
+        return not (_active(before, after) - self.idle_signals)
 
     def learn(self, frames: Iterable[np.ndarray], event_types: Iterable[str] = ()) -> int:
         """Add what changed between consecutive ``frames`` (no input) to the mask."""

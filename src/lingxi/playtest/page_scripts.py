@@ -19,12 +19,14 @@ _BRIDGE = r"""
   // per-process random jitter (tens of microseconds), enough to change an FPS counter or
   // a frame's animation phase between two runs. Whole milliseconds since the page began.
   const dateNow = Date.now.bind(Date), origin = dateNow();
+  const nativeTimeout = window.setTimeout.bind(window);  // the harness's own timers
   const clock = () => dateNow() - origin;
   try { Object.defineProperty(performance, 'now', { value: clock, configurable: true }); } catch (e) {}
   const queue = [];
-  let dropped = 0;
+  let dropped = 0, emitted = 0;
   const stringify = JSON.stringify.bind(JSON);
   const emit = (event) => {
+    emitted++;
     try {
       if (queue.length >= 1024) { dropped++; return; }
       const text = stringify(event);
@@ -38,10 +40,21 @@ _BRIDGE = r"""
     value: () => { const out = queue.splice(0, queue.length); const d = dropped; dropped = 0;
                    return [out, d]; },
     writable: false, configurable: false });
-  // During the harness's own mouse gestures, no native text selection or image/link
-  // drag-and-drop: a synthetic drag would otherwise paint a selection highlight or start
-  // a native drag that swallows the pointer events. Elements marked draggable=true keep it.
-  let gesture = false;
+  // During the harness's own mouse gestures, no native text selection, and no native
+  // drag-and-drop of an image or link unless the page uses drag-and-drop: on a page that
+  // does not, such a drag would swallow the pointer events the game listens for. Elements
+  // marked draggable=true always keep theirs, and so do default-draggable ones (images,
+  // links) once the page listens for a drag event (a Match-3 of <img> tiles swapped by
+  // the browser's own drag never sets draggable="true").
+  let gesture = false, dragListeners = false;
+  const DRAG_TYPES = new Set(['dragstart', 'drag', 'dragenter', 'dragover', 'drop', 'dragend']);
+  const handlesDrag = (node) => {
+    if (dragListeners) return true;
+    for (let el = node; el; el = el.parentNode) {
+      if (el.ondragstart || el.ondrop || el.ondragover) return true;
+    }
+    return !!(window.ondragstart || window.ondrop || window.ondragover);
+  };
   // The harness's touches are game gestures, never page scrolling, zooming or a back-swipe:
   // the root gets touch-action: none (through an adopted style sheet, put back at each
   // gesture if the page replaced the list). A touch that Chromium took as a page scroll
@@ -66,7 +79,10 @@ _BRIDGE = r"""
   const quiet = (e) => {
     if (!gesture) return;
     const t = e.target;
-    if (e.type === 'dragstart' && t && t.getAttribute && t.getAttribute('draggable') === 'true') return;
+    if (e.type === 'dragstart' && t && t.getAttribute) {
+      if (t.getAttribute('draggable') === 'true') return;
+      if (t.getAttribute('draggable') !== 'false' && handlesDrag(t)) return;
+    }
     e.preventDefault();
   };
   // Which input events the page has seen, so the harness can wait for a gesture to
@@ -80,6 +96,15 @@ _BRIDGE = r"""
     writable: false, configurable: false });
   window.addEventListener('selectstart', quiet, true);
   window.addEventListener('dragstart', quiet, true);
+  // Installed after the harness's own listeners, so only the page's count.
+  try {
+    const add = EventTarget.prototype.addEventListener;
+    Object.defineProperty(EventTarget.prototype, 'addEventListener', { configurable: true,
+      writable: true, value: function (type, ...rest) {
+        if (DRAG_TYPES.has(String(type))) dragListeners = true;
+        return add.call(this, type, ...rest);
+      } });
+  } catch (e) {}
   // Animation frames on the virtual clock: Chromium produces real frames only every so
   // often while virtual time races ahead, so a game that steps its animation once per
   // requestAnimationFrame would barely move in 600 ms. Callbacks are batched into frames
@@ -91,12 +116,12 @@ _BRIDGE = r"""
     if (animationFrame !== null) animationFrame();  // animations first, as in a browser's frame
     const batch = frameQueue; frameQueue = new Map();
     const now = performance.now();
-    for (const cb of batch.values()) { try { cb(now); } catch (e) { setTimeout(() => { throw e; }); } }
+    for (const cb of batch.values()) { try { cb(now); } catch (e) { nativeTimeout(() => { throw e; }); } }
   };
   const scheduleFrame = () => {
     if (frameTimer === null) {
       const now = performance.now();
-      frameTimer = setTimeout(runFrame, Math.max(0, Math.ceil((Math.floor(now / FRAME) + 1) * FRAME - now)));
+      frameTimer = nativeTimeout(runFrame, Math.max(0, Math.ceil((Math.floor(now / FRAME) + 1) * FRAME - now)));
     }
   };
   window.requestAnimationFrame = function (cb) {
@@ -138,6 +163,27 @@ _BRIDGE = r"""
   }
   window.requestIdleCallback = (cb) => setTimeout(() => cb({ didTimeout: false, timeRemaining: () => 0 }), 1);
   window.cancelIdleCallback = (id) => clearTimeout(id);
+  // Is the game still busy? Settling waits until no short timer of the page is pending (a
+  // game that thinks 300-500 ms between cascade stages shows nothing meanwhile), and counts
+  // DOM mutations and bridge events, all on the virtual clock (see playtest/settle.py).
+  const BUSY_TIMER_MS = 1000;
+  const pendingTimers = new Set();
+  let mutations = 0;
+  try {
+    const setT = window.setTimeout, clearT = window.clearTimeout;
+    window.setTimeout = function (callback, delay, ...args) {
+      const ms = Number(delay) || 0;
+      if (typeof callback !== 'function' || ms > BUSY_TIMER_MS) return setT.call(window, callback, delay, ...args);
+      const id = setT.call(window, (...a) => { pendingTimers.delete(id); return callback(...a); }, delay, ...args);
+      pendingTimers.add(id);
+      return id;
+    };
+    window.clearTimeout = function (id) { pendingTimers.delete(id); return clearT.call(window, id); };
+    new MutationObserver((records) => { mutations += records.length; })
+      .observe(document, { attributes: true, childList: true, subtree: true, characterData: true });
+  } catch (e) {}
+  Object.defineProperty(window, '__lingxiActivity', {
+    value: () => [pendingTimers.size, mutations, emitted], writable: false, configurable: false });
   const risks = new Set();
   const watch = (name, why) => {
     const Original = window[name];
@@ -246,10 +292,31 @@ def bridge_script(seed: int) -> str:
 
 DRAIN_JS = "() => (window.__lingxiDrain ? window.__lingxiDrain() : [[], 0])"
 SEEN_JS = "() => (window.__lingxiSeen ? window.__lingxiSeen() : {})"
+ACTIVITY_JS = "() => (window.__lingxiActivity ? window.__lingxiActivity() : null)"
 RISKS_JS = "() => (window.__lingxiRisks ? window.__lingxiRisks() : [])"
-# The size of the page's content in CSS pixels (what the camera must fit).
-PAGE_SIZE_JS = """() => { const d = document.documentElement, b = document.body || d;
-  return [Math.max(d.scrollWidth, b.scrollWidth), Math.max(d.scrollHeight, b.scrollHeight)]; }"""
+# The extent of the page's content in CSS pixels (what the camera must fit): the union of
+# the visible elements' boxes in document coordinates, from the document's origin (content
+# left of or above it cannot be scrolled to, but a wider window re-centres a centred
+# layout). Not scrollWidth: a stage centred with translateX(-50%) overflows on both sides,
+# and scrollWidth counts only the right half, so each fit would reveal more to fit
+# (issue 24.5: seven zooms over six actions). Up to 5000 elements are read.
+PAGE_SIZE_JS = """() => {
+  const d = document.documentElement, b = document.body || d;
+  let right = Math.max(d.clientWidth, 1), bottom = Math.max(d.clientHeight, 1), left = 0, top = 0;
+  const sx = window.scrollX, sy = window.scrollY;
+  const all = b.getElementsByTagName('*');
+  for (let i = 0; i < all.length && i < 5000; i++) {
+    const r = all[i].getBoundingClientRect();
+    if (r.width < 1 || r.height < 1) continue;
+    const x0 = r.left + sx, y0 = r.top + sy, x1 = r.right + sx, y1 = r.bottom + sy;
+    if (x0 >= left && y0 >= top && x1 <= right && y1 <= bottom) continue;  // inside already
+    const style = getComputedStyle(all[i]);
+    if (style.visibility === 'hidden' || style.display === 'none') continue;
+    left = Math.min(left, x0); top = Math.min(top, y0);
+    right = Math.max(right, x1); bottom = Math.max(bottom, y1);
+  }
+  return [Math.ceil(right - left), Math.ceil(bottom - top)];
+}"""
 
 SNAPSHOT_JS = r"""
 () => {

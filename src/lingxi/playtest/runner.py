@@ -117,6 +117,7 @@ class PlayRun:
         self.steps: list[dict[str, Any]] = []
         self.views_written = 0
         self.score: float | None = None
+        self.score_before: float | None = None  # the game's own score before the first action
         self.lattice_dims: dict[str, int] | None = None
         self.swap_count = 0
         self.stop_reason = "budget"
@@ -360,6 +361,21 @@ class PlayRun:
                 return True
         return False
 
+    def _answered(self, raw: list[Any]) -> bool:
+        """The game's own word that it took a swap: a ``score`` field that moved in its bridge
+        events (the move counted even if the board showed nothing while the harness looked),
+        so a received verdict never rests on a frame diff alone."""
+        last = self.score
+        for item in raw:
+            try:
+                event = json.loads(item[1])
+            except (TypeError, ValueError, IndexError):
+                continue
+            score = event.get("score") if isinstance(event, dict) else None
+            if isinstance(score, int | float) and not isinstance(score, bool) and score != last:
+                return True
+        return False
+
     def _swap_cells(self, selection, swaps, catalog):
         candidate = next(c for c in swaps["candidates"]
                          if c["candidateId"] == selection["candidateId"])
@@ -396,10 +412,12 @@ class PlayRun:
         total = 0
         for attempt, model in enumerate(order):
             performed = {**action, "via": via(model)}
+            self.models.tried(model)
             spent = self.driver.perform(performed, model)
             settled = self._settle()
             total += spent + settled.spent_ms
-            received = self._received(pre.pixels, settled.frames, grid, cells)
+            received = (self._received(pre.pixels, settled.frames, grid, cells)
+                        or self._answered(self._drain()))
             if received:
                 self.models.received(model)
                 if attempt:
@@ -528,6 +546,13 @@ class PlayRun:
         self.progress.observe(self._record_events(loaded))
         self.initial = self.frames.save("frames/frame-initial.png", self.driver.capture())
         self.post = self.initial
+        self.score_before = self.score
+
+    def score_gained(self) -> float | None:
+        """What the actor's actions added to the score (a cascade during loading is not theirs)."""
+        if self.score is None:
+            return None
+        return self.score - (self.score_before or 0)
 
     def _risks(self) -> list[str]:
         if self.risks_seen is None:

@@ -7,6 +7,14 @@ chunks, capturing a frame after each, until two chunks in a row changed
 nothing outside the idle mask, or until ``MAX_SETTLE_MS``. The time it took is
 the action's ``virtualTimeBudgetMs``. A settle that hits the bound teaches the
 idle mask what kept moving in its last chunks, so the next one can finish.
+
+Still pixels are not enough: a game may think for 300-500 ms between cascade
+stages with nothing changing on screen, dropping input meanwhile. So a chunk
+is *quiet* only when, besides its frame, the page is quiet on the virtual
+clock (``driver.activity()``, see page_scripts): no short timer of the page
+pending, no DOM mutation and no bridge event in the chunk — each signal used
+only when the idle probe did not see it without input (a polling timer or a
+ticking clock would otherwise keep every settle going to the bound).
 """
 
 from __future__ import annotations
@@ -44,25 +52,35 @@ class Settled:
         return self.frames[-1]
 
 
+def _activity(driver: Clock) -> tuple[int, int, int] | None:
+    read = getattr(driver, "activity", None)
+    return read() if read is not None else None
+
+
 def settle(driver: Clock, motion: Motion, *, max_ms: int = MAX_SETTLE_MS,
            first: bytes | None = None) -> Settled:
-    """Run virtual time until the frame is still; ``first`` is a frame already taken now."""
+    """Run virtual time until the frame is still and the page quiet; ``first`` is a frame
+    already taken now."""
     png = first if first is not None else driver.capture()
     frames = [decode(png)]
     spent = still = 0
+    activity = before = _activity(driver)
     while spent < max_ms:
         driver.advance(CHUNK_MS)
         spent += CHUNK_MS
         previous, png = png, driver.capture()
+        before, activity = activity, _activity(driver)
+        quiet = motion.quiet(before, activity)
         if png == previous:  # byte-identical: no need to decode or compare pixels
             frames.append(frames[-1])
-            still += 1
+            still = still + 1 if quiet else 0
         else:
             frames.append(decode(png))
-            still = still + 1 if not motion.moving(frames[-2], frames[-1]) else 0
+            still = still + 1 if quiet and not motion.moving(frames[-2], frames[-1]) else 0
         if still >= STILL_CHUNKS:
             return Settled(png, spent, False, frames)
     motion.learn(frames[-STILL_CHUNKS - 1:])
+    motion.learn_activity(before, activity)  # what kept the page busy to the bound is idle
     return Settled(png, spent, True, frames)
 
 
@@ -71,10 +89,13 @@ def idle_probe(driver: Clock, motion: Motion, events: Any = None,
     """Watch the page without input for ``ms`` and learn what moves on its own."""
     png = driver.capture()
     frames = [decode(png)]
+    activity = _activity(driver)
     for _ in range(max(1, ms // CHUNK_MS)):
         driver.advance(CHUNK_MS)
         previous, png = png, driver.capture()
         frames.append(frames[-1] if png == previous else decode(png))
+        before, activity = activity, _activity(driver)
+        motion.learn_activity(before, activity)
     types = sorted(set(events or ()))
     motion.learn(frames, types)
     return {"kind": "idle_probe", "virtualTimeMs": ms, "idleFraction": motion.idle_fraction(),

@@ -178,14 +178,15 @@ def build_cases(protocol: LoadedProtocol, honest: dict[str, list[dict[str, Any]]
 
 
 def run_case(protocol: LoadedProtocol, case: Case, *, options: dict[str, Any] | None,
-             seed: int, config: SessionConfig) -> CaseResult:
+             seed: int, config: SessionConfig, carrier: str = "memory") -> CaseResult:
     if case.make is None:
         return CaseResult(case.name, case.cheater, case.victim, [], None, True, False,
                           detail=case.note)
     adversary = case.make()
     try:
         result = run_pair(protocol, options=options, seed=seed, config=config,
-                          adversary=(case.cheater, adversary), keep_events=False)
+                          adversary=(case.cheater, adversary), keep_events=False,
+                          carrier=carrier)
     except StuckError as error:
         return CaseResult(case.name, case.cheater, case.victim, list(case.expect), None, False,
                           detail=f"stuck: {error}")

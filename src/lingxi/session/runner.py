@@ -52,7 +52,7 @@ def run_pair(protocol: LoadedProtocol, *, options: dict[str, Any] | None = None,
              deciders: dict[str, Any] | None = None,
              adversary: tuple[str, Adversary] | None = None,
              keep_events: bool = True,
-             entropy: dict[str, Entropy] | None = None) -> PairResult:
+             entropy: dict[str, Entropy] | None = None, carrier: str = "memory") -> PairResult:
     """Both sides of ``protocol`` in one process over the in-memory driver.
 
     ``deciders`` maps a role to a callback ``(RequestDecision) -> value`` (``None``:
@@ -63,6 +63,9 @@ def run_pair(protocol: LoadedProtocol, *, options: dict[str, Any] | None = None,
     A local self-play is reproducible: unless ``entropy`` is given, each side's
     nonces come from a source seeded with ``seed`` (there is no peer to hide
     them from). Sessions with a real peer never do this.
+
+    ``carrier="tcp"`` plays the same schedule over a real loopback TCP
+    connection (:mod:`lingxi.session.drivers.loopback`): the same bytes, for a seed.
     """
     entropy = entropy or {role: seeded(f"{seed}-{role}") for role in ("host", "guest")}
     deciders = deciders or {}
@@ -75,8 +78,17 @@ def run_pair(protocol: LoadedProtocol, *, options: dict[str, Any] | None = None,
                          config=configs["guest"], entropy=entropy["guest"])
     if inputs is None:
         inputs = protocol.default_inputs()
-    return LocalPair(host, guest, seed=seed, state_dir=state_dir, deciders=deciders,
-                     inputs=inputs, adversary=adversary, keep_events=keep_events).run()
+    options_ = {"state_dir": state_dir, "deciders": deciders, "inputs": inputs,
+                "adversary": adversary, "keep_events": keep_events}
+    if carrier == "tcp":
+        import asyncio
+
+        from lingxi.session.drivers.loopback import run_tcp_pair
+
+        return asyncio.run(run_tcp_pair(host, guest, seed=seed, **options_))
+    if carrier != "memory":
+        raise ValueError(f"unknown carrier {carrier!r} (memory or tcp)")
+    return LocalPair(host, guest, seed=seed, **options_).run()
 
 
 def run_local(protocol_dir: str | Path, options: dict[str, Any] | None = None, seed: int = 0,

@@ -39,14 +39,14 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from lingxi.wire.builder import EnvelopeBuilder, random_id
+from lingxi.wire.builder import random_id
+from lingxi.wire.codec import HELD, SessionCodec
 from lingxi.wire.control import abort_payload, control_kind, control_payload
 from lingxi.wire.envelope import AgentEndpoint, Envelope
 from lingxi.wire.errors import EnvelopeError, TransportError
-from lingxi.wire.frames import HELD, FrameOpener, FrameSealer
 from lingxi.wire.handshake import Authorizer, SessionKeys, server_handshake
 from lingxi.wire.identity import Identity
-from lingxi.wire.pipeline import DEFAULT_WINDOW_SECONDS, ReceivePipeline, check_expectations
+from lingxi.wire.pipeline import DEFAULT_WINDOW_SECONDS, check_expectations
 from lingxi.wire.replay import ReplayGuard
 from lingxi.wire.transport import (
     DEFAULT_MAX_FRAME,
@@ -56,7 +56,7 @@ from lingxi.wire.transport import (
     serve_tcp,
 )
 
-INBOX_LIMIT = 1024  # accepted envelopes waiting for recv() before the transport pauses
+INBOX_LIMIT = 64  # accepted envelopes waiting for recv() before the transport pauses
 DEFAULT_MAX_DELAY = 30.0  # seconds a frame may take from the peer's clock to ours
 DEFAULT_REORDER_GRACE = 0.5  # seconds a gap in the frame counter may stay open
 
@@ -82,16 +82,11 @@ class SecureChannel:
         self.max_delay = max_delay
         self.reorder_grace = reorder_grace
         self.clock = clock
-        self._builder = EnvelopeBuilder(keys.local, keys.peer, keys.send_key, clock=clock,
-                                        id_factory=id_factory, conversation_id=keys.session_id,
-                                        prefix=prefix, aead_key=keys.sending.aead,
-                                        nonce_factory=nonce_factory)
-        self.pipeline = ReceivePipeline(keys.recv_key, clock=clock, window_seconds=window_seconds,
-                                        aead_key=keys.receiving.aead,
-                                        expect_conversation_id=keys.session_id,
-                                        expect_sender=keys.peer, expect_receiver=keys.local)
-        self._sealer = FrameSealer(keys.sending.frame) if keys.sealed else None
-        self._opener = FrameOpener(keys.receiving.frame) if keys.sealed else None
+        self.codec = SessionCodec(keys, clock=clock, id_factory=id_factory,
+                                  nonce_factory=nonce_factory, prefix=prefix,
+                                  window_seconds=window_seconds)
+        self.pipeline = self.codec.pipeline
+        self._builder = self.codec.builder
         self._gap_timer: asyncio.TimerHandle | None = None
         self._inbox: deque[Envelope | EnvelopeError] = deque()
         self._waiter: asyncio.Future[None] | None = None
@@ -210,29 +205,34 @@ class SecureChannel:
     # ---- sending ---------------------------------------------------------------
     def _build(self, payload: dict[str, Any], *, encrypt: bool | None = None,
                **options: Any) -> tuple[Envelope, bytes]:
-        """The envelope as recorded (opened form when sealed) and the frame that carries it.
-
-        Sealing the frame here, in the same step as building, keeps the frame
-        counter in the order the transport receives frames (every transport
-        takes a frame synchronously in ``send``/``send_nowait``).
-        """
-        if encrypt is False and self.keys.sealed:
-            raise ValueError("this session is sealed; sealing off is agreed in the handshake "
-                             "(seal=False on both sides), never per message")
-        seal = self.keys.sealed or bool(encrypt)
-        env = self._builder.build(payload, encrypt=seal, **options)
-        data = env.to_bytes()
-        frame = self._sealer.seal(data) if self._sealer is not None else data
-        if seal:
-            opened = env.replace(payload=payload)
-            opened.__dict__["_wire"] = data
-            env = opened
-        return env, frame
+        """The envelope as recorded (opened form when sealed) and the frame that carries it."""
+        return self.codec.build(payload, encrypt=encrypt, **options)
 
     def frame_for(self, data: bytes) -> bytes:
         """The next frame of this channel carrying ``data`` as is (tests: a peer that sends
         bytes of its own choosing inside an authentic frame)."""
-        return self._sealer.seal(data) if self._sealer is not None else data
+        return self.codec.frame_for(data)
+
+    async def send_frames(self, frames: list[bytes]) -> None:
+        """Send frames a caller built with :attr:`codec`, in the order they were sealed.
+
+        All are handed to the transport before the first wait, so no ping of the
+        keepalive can slip between them and break the frame order.
+        """
+        if self._terminal is not None:
+            raise self._terminal
+        try:
+            send_nowait = getattr(self.transport, "send_nowait", None)
+            if send_nowait is not None and frames:
+                for frame in frames[:-1]:
+                    send_nowait(frame)
+                await self.transport.send(frames[-1])  # writes at once, then waits to drain
+            else:
+                for frame in frames:
+                    await self.transport.send(frame)
+        except TransportError as error:
+            self._end(error)
+            raise
 
     async def _send_payload(self, payload: dict[str, Any], **options: Any) -> Envelope:
         env, frame = self._build(payload, **options)
@@ -315,22 +315,17 @@ class SecureChannel:
         if self._terminal is not None:
             return
         self._last_rx = self._loop.time()
-        if self._opener is not None:
-            try:
-                data = self._opener.open(frame)
-            except TransportError as error:
-                self._fail_now(error)
-                return
-            if data is HELD:
-                if self._gap_timer is None:
-                    self._gap_timer = self._loop.call_later(self.reorder_grace, self._gap_expired)
-                return
-            frame = data
         try:
-            env = self.pipeline.accept(frame, expect_prefix=self.prefix)
-            if self.keys.sealed and not env.encrypt:
-                raise EnvelopeError("envelope.not_sealed", "a plaintext payload in a session "
-                                    "both sides agreed to seal", path="$.encrypt")
+            data = self.codec.open_frame(frame)
+        except TransportError as error:
+            self._fail_now(error)
+            return
+        if data is HELD:
+            if self._gap_timer is None:
+                self._gap_timer = self._loop.call_later(self.reorder_grace, self._gap_expired)
+            return
+        try:
+            env = self.codec.accept(data)
         except EnvelopeError as error:
             self._deliver(error)
             return
@@ -372,8 +367,9 @@ class SecureChannel:
 
     def _gap_expired(self) -> None:
         self._gap_timer = None
-        if self._opener is not None and self._opener.holding and self._terminal is None:
-            self._fail_now(self._opener.gap_error())
+        opener = self.codec.opener
+        if opener is not None and opener.holding and self._terminal is None:
+            self._fail_now(opener.gap_error())
 
     def _cancel_gap_timer(self) -> None:
         if self._gap_timer is not None:

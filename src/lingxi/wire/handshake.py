@@ -58,7 +58,7 @@ import os
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
@@ -75,7 +75,9 @@ from lingxi.wire.pipeline import DEFAULT_WINDOW_SECONDS, ReceivePipeline
 from lingxi.wire.replay import ReplayGuard
 from lingxi.wire.signature import sign_envelope
 from lingxi.wire.timefmt import format_rfc3339
-from lingxi.wire.transport import FrameTransport
+
+if TYPE_CHECKING:  # a type only: an in-memory handshake needs no asyncio transport
+    from lingxi.wire.transport import FrameTransport
 
 HANDSHAKE_KEY = b"lingxi/wire/handshake/v1"
 HANDSHAKE_VERSION = 2

@@ -17,6 +17,7 @@ __all__ = ["ACTOR_NAMES", "Actor", "ActorError", "create_actor"]
 _REGISTRY = {
     "random": ("random_actor", "RandomActor"),
     "greedy-match3": ("greedy", "GreedyMatch3Actor"),
+    "explorer": ("explorer", "ExplorerActor"),
     "scripted": ("scripted", "ScriptedActor"),
     "human": ("human", "HumanActor"),
     "llm": ("llm", "LlmActor"),

@@ -16,6 +16,12 @@ With no board in view (a start screen, a game-over panel) it presses the most
 button-like region of the frame (:mod:`lingxi.actor.buttons`) through the
 spatial grid, remembers which presses led to a board and prefers those next
 time, and never presses the same spot twice on the same frame.
+
+It says when a game is not Match-3: after ``HANDOVER_AFTER`` views in a row without
+swap candidates (no standard board: a 2048 grid, a memory game's cards, a start
+screen that did not give way), it hands the game over to the explorer actor
+(:mod:`.explorer`), each answer's reason saying so, and takes it back as soon as a
+view offers swap candidates again.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from .base import (
 from .match3 import adjacent_pairs, longest_line, swap_gain
 
 MAX_LINE = 6
+HANDOVER_AFTER = 3  # views in a row without swap candidates before the explorer plays
 REJECTIONS_TO_LENGTHEN = 3  # swaps of exactly the assumed length that changed nothing
 ANCHOR_OFFSETS = {"center": (0.0, 0.0), "north": (0.0, -0.3), "south": (0.0, 0.3),
                   "east": (0.3, 0.0), "west": (-0.3, 0.0), "northwest": (-0.3, -0.3),
@@ -55,8 +62,35 @@ class GreedyMatch3Actor(Actor):
         self._pressed: dict[str, set[tuple[int, int]]] = {}
         self._unreceived: dict[Any, int] = {}
         self._last: dict[str, Any] | None = None
+        self._seed = seed
+        self._without_swaps = 0
+        self.explorer: Any = None  # the ExplorerActor playing a game that is not Match-3
 
     def select(self, view: dict[str, Any], frame_png: bytes) -> dict[str, Any]:
+        if swap_candidates(view):
+            self._without_swaps = 0
+            if self.explorer is not None:
+                self.explorer = None  # a Match-3 board after all: greedy plays again
+                self._last = None
+        else:
+            self._without_swaps += 1
+            if self._without_swaps > HANDOVER_AFTER:
+                return self._hand_over(view, frame_png)
+        return self._select(view, frame_png)
+
+    def _hand_over(self, view: dict[str, Any], frame_png: bytes) -> dict[str, Any]:
+        """Let the explorer play a game that shows no Match-3 board, and say so."""
+        if self.explorer is None:
+            from .explorer import ExplorerActor
+
+            self.explorer = ExplorerActor(seed=self._seed)
+        selection = self.explorer.select(view, frame_png)
+        why = selection.get("reason", "explorer")
+        selection["reason"] = (f"not a Match-3 game (no swap candidates in "
+                               f"{self._without_swaps} views): {why}")[:280]
+        return selection
+
+    def _select(self, view: dict[str, Any], frame_png: bytes) -> dict[str, Any]:
         from lingxi.actor.vision import classify_cells, find_lattice
 
         lattice_target = self._lattice_target(view)

@@ -3,6 +3,7 @@
 from lingxi.hooks import DecisionPoint, HookResult, Hooks
 
 BEATS = {"rock": "scissors", "scissors": "paper", "paper": "rock"}
+HISTORY = 20  # earlier throws a decider sees: enough to play on, flat over 10,000 rounds
 
 
 def winner_of(host, guest):
@@ -52,6 +53,7 @@ class RockPaperScissorsHooks(Hooks):
         self.state["history"].append({"round": result["round"], "you": result[f"{role}_choice"],
                                       "peer": result[f"{peer}_choice"],
                                       "winner": self._you(result["round_winner"])})
+        del self.state["history"][:-HISTORY]
 
     def proto_round_point(self, round_no):
         wins = self.state["wins"]

@@ -18,12 +18,15 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lingxi.errors import LingxiError
 from lingxi.registry.errors import RegistryError
+from lingxi.registry.models.jsonbody import parse_object
 from lingxi.registry.models.records import MAX_BODY, MAX_BUNDLE_BODY, RECORD_ID
 from lingxi.registry.models.signing import parse_signed
 from lingxi.registry.server import pages
@@ -58,14 +61,7 @@ async def _read_body(request: Request, cap: int) -> bytes:
 
 
 def _parse(body: bytes) -> tuple[dict[str, Any], str]:
-    try:
-        text = body.decode("utf-8")
-        data = json.loads(text) if text.strip() else {}
-    except (UnicodeDecodeError, ValueError):
-        raise RegistryError("registry.bad_json", "the body is not UTF-8 JSON") from None
-    if not isinstance(data, dict):
-        raise RegistryError("registry.bad_json", "the body must be a JSON object")
-    return data, text
+    return parse_object(body)
 
 
 def _signed_path(request: Request) -> str:
@@ -127,9 +123,9 @@ def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
     async def signed_write(request: Request, action: Callable[..., dict[str, Any]],
                            *args: Any, cap: int = MAX_BODY) -> Response:
         body = await _read_body(request, cap)
+        data, text = _parse(body)  # bounded before anything else looks at the body
         signed = parse_signed(request.headers, request.method, _signed_path(request), body,
                               now=store.clock(), window=store.window)
-        data, text = _parse(body)
         result = await run_in_threadpool(action, signed, *args, data, text)
         return _JSON(result, status_code=201 if result.get("created") else 200)
 
@@ -242,13 +238,7 @@ def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
         code = {404: "registry.no_route", 405: "registry.method_not_allowed"}.get(
             error.status_code, "registry.http_error")
         return _JSON({"error": {"code": code, "message": str(error.detail)}},
-                     status_code=error.status_code)
-
-    async def on_crash(request: Request, error: Exception) -> Response:
-        log.exception("registry request failed: %s %s", request.method, request.url.path)
-        return _JSON({"error": {"code": "registry.internal",
-                                "message": "the registry failed to answer; see its log"}},
-                     status_code=500)
+                     status_code=error.status_code, headers=error.headers)
 
     handler = Callable[[Request], Awaitable[Response]]
     routes: list[tuple[str, handler, list[str]]] = [
@@ -280,13 +270,69 @@ def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
     ]
     from lingxi.registry.server.relay_routes import relay_routes
 
-    app = Starlette(routes=[Route(path, fn, methods=methods) for path, fn, methods in routes]
-                    + relay_routes(store, _read_body, _parse, _signed_path),
+    routes += relay_routes(store, _read_body, _parse, _signed_path)
+    app = Starlette(routes=by_path(routes),
+                    middleware=[Middleware(NoCrash)],
                     exception_handlers={RegistryError: on_registry_error,
                                         LingxiError: on_lingxi_error,
-                                        HTTPException: on_http, Exception: on_crash})
+                                        HTTPException: on_http})
     app.state.store = store
     return app
+
+
+def by_path(routes: list[tuple[str, Callable[[Request], Awaitable[Response]], list[str]]]
+            ) -> list[Route]:
+    """One Starlette route per path, dispatching on the method, so a 405 names every
+    method the path has in its ``Allow`` header (HEAD comes with GET)."""
+    table: dict[str, dict[str, Callable[[Request], Awaitable[Response]]]] = {}
+    for path, fn, methods in routes:
+        for method in methods:
+            table.setdefault(path, {})[method] = fn
+    out = []
+    for path, handlers in table.items():
+        if "GET" in handlers:
+            handlers.setdefault("HEAD", handlers["GET"])
+
+        async def dispatch(request: Request,
+                           handlers: dict[str, Callable[[Request], Awaitable[Response]]]
+                           = handlers) -> Response:
+            return await handlers[request.method](request)
+
+        out.append(Route(path, dispatch, methods=sorted(handlers)))
+    return out
+
+
+class NoCrash:
+    """Answer an unexpected failure with a 500 ``registry.internal`` and swallow it.
+
+    Starlette's own last-resort handler re-raises after answering, and the
+    server then closes the keep-alive connection under the client's next
+    request; here the exception is logged once and the connection stays usable.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watch(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch)
+        except Exception:
+            log.exception("registry request failed: %s %s", scope.get("method"),
+                          scope.get("path"))
+            if not started:
+                await _JSON({"error": {"code": "registry.internal",
+                                       "message": "the registry failed to answer; see its log"}},
+                            status_code=500)(scope, receive, send)
 
 
 def _hex_id(request: Request, name: str, what: str) -> str:

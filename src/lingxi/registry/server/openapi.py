@@ -26,11 +26,15 @@ def _json(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _responses(ok: str, *errors: int, created: bool = False) -> dict[str, Any]:
+    """200 (201), the route's refusals, and 500 ``registry.internal``, which any route
+    can answer and no input should cause (schemathesis checks both)."""
     out: dict[str, Any] = {"200": {"description": ok, **_json(OBJECT)}}
     if created:
         out["201"] = {"description": ok + " (created)", **_json(OBJECT)}
-    for status in errors:
-        out[str(status)] = {"description": "refused; see error.code", **_json(ERROR)}
+    for status in sorted({*errors, 500}):
+        text = ("unexpected failure (registry.internal); a bug" if status == 500
+                else "refused; see error.code")
+        out[str(status)] = {"description": text, **_json(ERROR)}
     return out
 
 
@@ -51,7 +55,8 @@ def _write(summary: str, body: dict[str, Any], *errors: int, params: list | None
            created: bool = True) -> dict[str, Any]:
     return {"post": {"summary": summary, "parameters": [*(params or []), *_signed_headers()],
                      "requestBody": {"required": True, **_json(body)},
-                     "responses": _responses(summary, 400, 401, *errors, created=created)}}
+                     "responses": _responses(summary, 400, 401, 413, 422, *errors,
+                                             created=created)}}
 
 
 @functools.cache
@@ -151,6 +156,23 @@ def openapi_document() -> dict[str, Any]:
                                            _query("limit", {"type": "integer", "minimum": 1,
                                                             "maximum": 1000}, "entries")],
                             "responses": _responses("log entries", 400)}},
+        "/v1/relay": {"get": {"summary": "The relay's servers and the trust a nats-server needs",
+                              "responses": _responses("relay info", 404)}},
+        "/v1/relay/credentials": _write(
+            "A short-lived relay user JWT for one session's subjects (host or guest)",
+            {"type": "object", "required": ["session_id", "user_key"],
+             "properties": {"session_id": {"type": "string"}, "user_key": {"type": "string"}}},
+            403, 404, 409, created=False),
+        "/v1/relay/probe": _write(
+            "A one-minute relay JWT for a probe subject (lingxi doctor)",
+            {"type": "object", "required": ["user_key", "nonce"],
+             "properties": {"user_key": {"type": "string"}, "nonce": {"type": "string"}}},
+            404, created=False),
+        "/v1/reach": _write(
+            "Connect back to the caller's own address on a port: can guests reach it?",
+            {"type": "object", "required": ["port", "nonce"],
+             "properties": {"port": {"type": "integer"}, "nonce": {"type": "string"}}},
+            created=False),
         "/v1/log/{seq}": {"get": {"summary": "The record behind one log entry",
                                   "parameters": [_path("seq", {"type": "integer",
                                                                "minimum": 1})],

@@ -15,7 +15,6 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from lingxi.registry.models.records import MAX_BODY
 from lingxi.registry.models.relay import server_config
@@ -28,8 +27,9 @@ from lingxi.registry.storage.relay import (
 )
 
 
-def relay_routes(store: Any, read_body: Any, parse: Any, signed_path: Any) -> list[Route]:
-    """The routes, given the app's own body reader, JSON parser and signed-path helper."""
+def relay_routes(store: Any, read_body: Any, parse: Any, signed_path: Any
+                 ) -> list[tuple[str, Any, list[str]]]:
+    """``(path, handler, methods)`` of the routes, given the app's own body reader, JSON parser and signed-path helper."""
 
     async def info(request: Request) -> Response:
         servers = relay_servers(store)
@@ -39,35 +39,35 @@ def relay_routes(store: Any, read_body: Any, parse: Any, signed_path: Any) -> li
 
     async def credentials(request: Request) -> Response:
         body = await read_body(request, MAX_BODY)
+        data, _ = parse(body)
         signed = parse_signed(request.headers, request.method, signed_path(request), body,
                               now=store.clock(), window=store.window)
-        store.authenticate(signed)
-        data, _ = parse(body)
+        await run_in_threadpool(store.authenticate, signed)
         answer = await run_in_threadpool(issue_credential, store, signed.agent_id, data)
         return JSONResponse(answer)
 
     async def probe(request: Request) -> Response:
         body = await read_body(request, MAX_BODY)
+        data, _ = parse(body)
         signed = parse_signed(request.headers, request.method, signed_path(request), body,
                               now=store.clock(), window=store.window)
-        store.authenticate(signed)
-        data, _ = parse(body)
+        await run_in_threadpool(store.authenticate, signed)
         return JSONResponse(await run_in_threadpool(issue_probe, store, signed.agent_id, data))
 
     async def reach(request: Request) -> Response:
         """Connect back to the caller's own address and port: can guests reach it?"""
         body = await read_body(request, MAX_BODY)
+        data, _ = parse(body)
         signed = parse_signed(request.headers, request.method, signed_path(request), body,
                               now=store.clock(), window=store.window)
-        store.authenticate(signed)
-        data, _ = parse(body)
+        await run_in_threadpool(store.authenticate, signed)
         address = request.client.host if request.client is not None else None
         return JSONResponse(await connect_back(address, data))
 
-    return [Route("/v1/relay", info, methods=["GET"]),
-            Route("/v1/relay/credentials", credentials, methods=["POST"]),
-            Route("/v1/relay/probe", probe, methods=["POST"]),
-            Route("/v1/reach", reach, methods=["POST"])]
+    return [("/v1/relay", info, ["GET"]),
+            ("/v1/relay/credentials", credentials, ["POST"]),
+            ("/v1/relay/probe", probe, ["POST"]),
+            ("/v1/reach", reach, ["POST"])]
 
 
 async def connect_back(address: str | None, body: dict[str, Any]) -> dict[str, Any]:

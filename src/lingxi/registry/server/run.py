@@ -10,14 +10,16 @@ from lingxi.registry.storage.store import Store
 
 def serve(host: str = "127.0.0.1", port: int = 8470, database_url: str | None = None, *,
           claim_timeout: float = 60.0, access_log: bool = False,
-          ready: object = None, relay: tuple[str, ...] = ()) -> None:
+          ready: object = None, relay: tuple[str, ...] = (),
+          key_file: str | None = None) -> None:
     """Open (and migrate) the database, then serve until interrupted.
 
     ``relay``: the NATS URLs of the relay (``lingxi relay serve``) whose
-    credentials this registry signs."""
+    credentials this registry signs; ``key_file``: the signing key's file (see
+    :mod:`lingxi.registry.storage.secrets` for the default)."""
     import uvicorn
 
-    store = Store(database_url, claim_timeout=claim_timeout)
+    store = Store(database_url, claim_timeout=claim_timeout, key_file=key_file)
     if relay:
         store.relay_servers = list(relay)  # type: ignore[attr-defined]
     app = create_app(store)

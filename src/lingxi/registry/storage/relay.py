@@ -1,10 +1,10 @@
-"""The registry's relay keys, kept in its database beside its signing key.
+"""The registry's relay keys, kept in a 0600 file beside its signing key.
 
 Every registry process on one database signs relay credentials with the same
-account key, so a guest's credential from one process and the host's from
-another admit both to one session. The first process to need them creates
-them, under the log-head lock every write takes (so two processes starting
-together make one set).
+account key (given the same key files), so a guest's credential from one
+process and the host's from another admit both to one session. The first
+process to need them creates them, under the log-head lock every write takes;
+seeds an older version kept in the ``meta`` table are moved out to the file.
 """
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ import json
 import os
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import delete, select
 
 from lingxi.registry.models.relay import RelayKeys
 from lingxi.registry.storage import schema as t
+from lingxi.registry.storage.secrets import load_relay_seeds, relay_path
 
 META_KEY = "relay_keys"
 
@@ -28,11 +29,12 @@ def relay_keys(store: Any) -> RelayKeys:
         return cached
     with store._tx() as (conn, _):
         row = conn.execute(select(t.meta.c.value).where(t.meta.c.key == META_KEY)).first()
-        if row is not None:
-            keys = RelayKeys.from_seeds(json.loads(row[0]))
-        else:
-            keys = RelayKeys.generate()
-            conn.execute(insert(t.meta).values(key=META_KEY, value=json.dumps(keys.to_seeds())))
+        legacy = json.loads(row[0]) if row is not None else None
+        seeds = load_relay_seeds(relay_path(store.key_file), legacy,
+                                 lambda: RelayKeys.generate().to_seeds())
+        keys = RelayKeys.from_seeds(seeds)
+        if row is not None:  # an older version kept them in the database: moved out
+            conn.execute(delete(t.meta).where(t.meta.c.key == META_KEY))
     store._relay_keys = keys
     return keys
 

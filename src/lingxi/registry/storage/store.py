@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -47,6 +48,8 @@ from lingxi.registry.models.signing import WINDOW_SECONDS, SignedRequest, check_
 from lingxi.registry.models.ticket import issue_ticket
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.engine import make_engines, migrate, resolve_url
+from lingxi.registry.storage.keylog import current_key, key_record
+from lingxi.registry.storage.secrets import ENV, key_path, load_server_key, write_secret
 
 MAX_LIMIT = 100
 
@@ -105,7 +108,8 @@ class Store:
     """One registry database (SQLite or PostgreSQL) and its server key."""
 
     def __init__(self, url: str | None = None, *, claim_timeout: float = DEFAULT_CLAIM_TIMEOUT,
-                 clock: Callable[[], float] = time.time, window: int = WINDOW_SECONDS) -> None:
+                 clock: Callable[[], float] = time.time, window: int = WINDOW_SECONDS,
+                 key_file: str | os.PathLike[str] | None = None) -> None:
         self.url = resolve_url(url)
         self.reader, self.writer = make_engines(self.url)
         self.postgres = self.writer.dialect.name == "postgresql"
@@ -118,6 +122,8 @@ class Store:
         self._local_writes = threading.Lock() if not self.postgres else None
         self._raw = threading.local()
         migrate(self.writer)
+        self.key_file = key_path(key_file, sqlite_file=None if self.postgres
+                                 else self.writer.url.database)
         self.key = self._server_key()
         self._keys: dict[str, str] = {}
         self._specs: OrderedDict[str, Spec] = OrderedDict()
@@ -140,13 +146,45 @@ class Store:
             yield conn, conn.execute(_HEAD_LOCKED if self.postgres else _HEAD).one()
 
     def _server_key(self) -> ServerKey:
-        with self._tx() as (conn, _):
-            row = conn.execute(select(t.meta.c.value).where(t.meta.c.key == "server_key")).first()
-            if row is not None:
-                return ServerKey.from_private_hex(row[0])
-            key = ServerKey.generate()
-            conn.execute(insert(t.meta).values(key="server_key", value=key.private_hex()))
+        """Load the key file (moving a key an older version kept in ``meta`` out to it) and
+        make sure the log names this key as current: a first key is logged, another
+        process's key is refused (``registry.key_mismatch``)."""
+        with self._tx() as (conn, head):
+            legacy = conn.execute(select(t.meta.c.value)
+                                  .where(t.meta.c.key == "server_key")).scalar()
+            key = load_server_key(self.key_file, fallback=legacy)
+            if legacy is not None:
+                if legacy != key.private_hex():
+                    raise RegistryError(
+                        "registry.key_mismatch", f"{self.key_file} holds another key than the "
+                        "one this database kept in its meta table; move one of them away",
+                        status=500, exit_code=2)
+                conn.execute(delete(t.meta).where(t.meta.c.key == "server_key"))
+            current = current_key(conn)
+            if current is None:
+                record = key_record(key, None, reason="migrated" if legacy else "first")
+                self._append(conn, head, "server_key", key.public_hex, record, self.clock())
+            elif current != key.public_hex:
+                raise RegistryError(
+                    "registry.key_mismatch", f"the log's current server key is "
+                    f"{current[:16]}…, but {self.key_file} holds {key.public_hex[:16]}…; give "
+                    "this process the same key file as the others (--key-file or "
+                    f"${ENV})", status=500, exit_code=2)
             return key
+
+    def rotate_key(self, new: ServerKey) -> dict[str, Any]:
+        """Log ``new`` as the server key, cross-signed by the current one, then put it in
+        the key file. Other processes on the database must be restarted with the file."""
+        with self._tx() as (conn, head):
+            if current_key(conn) != self.key.public_hex:
+                raise RegistryError("registry.key_mismatch",
+                                    "this process's key is no longer the log's current key",
+                                    status=409)
+            record = key_record(new, self.key, reason="rotation")
+            log = self._append(conn, head, "server_key", new.public_hex, record, self.clock())
+        write_secret(self.key_file, new.private_hex(), replace=True)
+        self.key = new
+        return log
 
     def public_key_of(self, agent_id: str) -> str | None:
         key = self._keys.get(agent_id)
@@ -208,16 +246,23 @@ class Store:
                 return {**change.response, "created": False}
             record = {"kind": change.kind, "id": change.record_id, "request": signed.to_dict(),
                       "body": body_text, "server": change.facts}
-            entry = make_entry(seq, change.kind, change.record_id, record, head.head, int(now))
-            conn.execute(_LOG_ADD, {"record": canonical_json(record),
-                                    **{k: entry[k] for k in ("seq", "kind", "record_id",
-                                                             "record_sha256", "prev", "hash",
-                                                             "time")}})
-            conn.execute(_HEAD_SET, {"new_size": seq, "new_head": entry["hash"]})
+            log = self._append(conn, head, change.kind, change.record_id, record, now)
             if seq % 64 == 0:
                 conn.execute(delete(t.nonces).where(t.nonces.c.ts < int(now) - 2 * self.window))
-        return {**change.response, "created": change.created,
-                "log": {"seq": seq, "hash": entry["hash"], "record": record}}
+        return {**change.response, "created": change.created, "log": log}
+
+    @staticmethod
+    def _append(conn: Connection, head: Any, kind: str, record_id: str,
+                record: dict[str, Any], now: float) -> dict[str, Any]:
+        """Append ``record`` after ``head`` (held locked by the caller's transaction)."""
+        seq = head.size + 1
+        entry = make_entry(seq, kind, record_id, record, head.head, int(now))
+        conn.execute(_LOG_ADD, {"record": canonical_json(record),
+                                **{k: entry[k] for k in ("seq", "kind", "record_id",
+                                                         "record_sha256", "prev", "hash",
+                                                         "time")}})
+        conn.execute(_HEAD_SET, {"new_size": seq, "new_head": entry["hash"]})
+        return {"seq": seq, "hash": entry["hash"], "record": record}
 
     def spec(self, protocol_id: str) -> Spec:
         with self._spec_lock:

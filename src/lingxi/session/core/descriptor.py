@@ -7,7 +7,7 @@ means writing its machine and one descriptor, and registering it in
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +36,7 @@ def describe(hooks: Any, payload: dict[str, Any]) -> str | None:
     return str(text) if text else None
 
 
-def message_lines(events: list[dict[str, Any]], hooks: Any) -> list[str]:
+def message_lines(events: Iterable[dict[str, Any]], hooks: Any) -> list[str]:
     """One line per message sent or received (proto_describe, else a compact payload)."""
     lines: list[str] = []
     for event in events:
@@ -77,7 +77,7 @@ class FlowMode:
     name: str
     machine_for: Callable[[Any], type[SessionMachine]]
     hook_methods: tuple[HookMethod, ...]
-    summary: Callable[[list[dict[str, Any]], Any], list[str]] = message_lines
+    summary: Callable[[Iterable[dict[str, Any]], Any], list[str]] = message_lines  # one pass
     adversarial_cases: Callable[[Any, dict[str, list[dict[str, Any]]]], list[Case]] = (
         lambda spec, honest: [])
     out_of_phase_case: Callable[[Any, str], Case] | None = None

@@ -1,11 +1,12 @@
-"""The network driver: one machine over a wire SecureChannel (TCP or in-memory pair).
+"""The network driver: one side's conductor over a wire SecureChannel, in real time.
 
-Runs the same sans-IO machine as the in-memory driver, with real time:
-envelopes from the channel become events, timers are loop deadlines,
-decisions come from a callback or the state folder's inbox (written by
-``lingxi session decide``), free-mode input from an async line source. When
-the machine finishes, both sides exchange signed receipts over their
-transcript heads and verify each other's.
+The :class:`~lingxi.session.conductor.Conductor` runs the session; this
+driver only moves bytes and time: envelopes the channel opened go to the
+conductor, the frames it returns go to the channel (sealed by the channel's
+own codec, so they stay in order with the keepalive's), timers are loop
+deadlines, decisions come from a callback or the state folder's inbox
+(written by ``lingxi session decide``), free-mode input from an async line
+source. After the end it waits a while for the peer's receipt.
 """
 
 from __future__ import annotations
@@ -21,38 +22,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lingxi.contract.protocol_id import check_protocol_id
-from lingxi.errors import LingxiError
+from lingxi.session.conductor import SETTLED, Conductor, Emitted, Refuse, SendFrame, run_compute
 from lingxi.session.core.decisions import DeciderContext, Decline
 from lingxi.session.core.events import (
     AbortRequested,
+    CancelTimer,
     Compute,
     ComputeDone,
-    ControlReceived,
     DecisionDeclined,
     DecisionMade,
-    EnvelopeRejected,
+    Finish,
     LocalInput,
     Outcome,
     RequestDecision,
-    Start,
+    SetTimer,
     TimerFired,
 )
-from lingxi.session.core.machine import ROLE_DIRECTION, SessionMachine
-from lingxi.session.drivers.actions import perform, run_compute
-from lingxi.session.drivers.link import is_receipt, over_state_limit, payload_to_event
+from lingxi.session.core.machine import SessionMachine
 from lingxi.session.drivers.live import LiveSession
-from lingxi.session.errors import SessionError
-from lingxi.session.record.receipts import receipt_body, receipt_hash, settle, sign_receipt
+from lingxi.session.record.receipts import receipt_hash
 from lingxi.session.record.recorder import INBOX, Recorder
-from lingxi.session.record.snapshot import snapshot_of
 from lingxi.wire.channel import SecureChannel
-from lingxi.wire.errors import EnvelopeError, TransportError, WireError
+from lingxi.wire.errors import EnvelopeError, TransportError
 
 INBOX_POLL = 0.1  # while a decision is open
 INBOX_IDLE_POLL = 0.5  # otherwise (an abort request from `lingxi session abort`)
 SNAPSHOT_EVERY = 0.5
-SETTLED = ("decision.made", "decision.timeout_fallback", "decision.declined_fallback")
 INTERRUPT_GRACE = 2.0  # seconds to tell the peer we stopped, after Ctrl-C
 
 
@@ -77,13 +72,14 @@ class DriveResult:
 
 
 class Driver:
-    """Runs one machine over a channel.
+    """Runs one side's conductor over a channel.
 
     ``machine`` is a machine, or — for a guest that learns the protocol from
     the host — a function from the offered protocol_id to the machine: the
     offer then arrives, is recorded and is fed to the machine like every other
-    envelope, and a refusal (unknown or unexpected protocol) is sent to the
-    host as an abort with its code before the error is raised here.
+    envelope, and a refusal (unknown or unexpected protocol, an offer the wire
+    refused) is sent to the host as an abort with its code before the error is
+    raised here.
     """
 
     def __init__(self, machine: SessionMachine | Callable[[Any], SessionMachine],
@@ -92,11 +88,13 @@ class Driver:
                  inputs: AsyncIterator[str | None] | None = None,
                  receipt_timeout: float = 5.0, offer_timeout: float = 30.0,
                  adversary: Any = None, live: LiveSession | None = None) -> None:
-        self.machine_for = None if isinstance(machine, SessionMachine) else machine
-        self.machine: SessionMachine = machine if isinstance(machine, SessionMachine) \
-            else None  # type: ignore[assignment]  # set from the offer in run()
+        given = machine if isinstance(machine, SessionMachine) else None
+        machine_for = None if isinstance(machine, SessionMachine) else machine
+        self.conductor = Conductor(given, channel.codec, recorder=recorder, identity=identity,
+                                   machine_for=machine_for,
+                                   adversary=adversary,
+                                   snapshot_extra=lambda: {"pid": os.getpid()})
         self.offer_timeout = offer_timeout
-        self.adversary = adversary  # tests only: a cheating rewriter of what this side sends
         self.channel = channel
         self.recorder = recorder
         self.identity = identity
@@ -107,65 +105,70 @@ class Driver:
         self.receipt_timeout = receipt_timeout
         self.loop = asyncio.get_running_loop()
         self.timers: dict[str, float] = {}
-        self.pending: RequestDecision | None = None
-        self.peer_receipt: dict[str, Any] | None = None
-        role = self.machine.role if self.machine is not None else "guest"
-        self.my_dir = ROLE_DIRECTION[role]
-        self.peer_dir = ROLE_DIRECTION["guest" if role == "host" else "host"]
         self.queue: list[Any] = []  # events produced locally (decisions, computations)
-        self.computing: set[asyncio.Future] = set()
+        self.computing: set[asyncio.Future[Any]] = set()
         self._wake = asyncio.Event()
-        self._outbox: list[tuple[str, Any]] = []
-        self._snapshot_due = True  # snapshot.json: at once on changes, else at most every 0.5 s
         self._snapshot_at = 0.0
 
+    @property
+    def machine(self) -> SessionMachine:
+        return self.conductor.machine
+
+    @property
+    def pending(self) -> RequestDecision | None:
+        return self.conductor.pending
+
     # ------------------------------------------------------------ actions
-    async def _send(self, payload: dict[str, Any], correlation_id: str | None = None) -> None:
-        kind = None if isinstance(payload.get("action"), str) else "p2p:unnamed"
+    async def process(self, actions: list[Any]) -> None:
+        """Carry out a batch of the conductor's actions; frames are sent in order."""
+        frames: list[bytes] = []
+        for action in actions:
+            if isinstance(action, SendFrame):
+                frames.append(action.data)
+                continue
+            await self._flush(frames)
+            frames = []
+            if isinstance(action, Emitted):
+                self._emitted(action.record)
+            elif isinstance(action, SetTimer):
+                self.timers[action.name] = self.loop.time() + action.seconds
+            elif isinstance(action, CancelTimer):
+                self.timers.pop(action.name, None)
+            elif isinstance(action, RequestDecision):
+                self._ask(action)
+            elif isinstance(action, Compute):
+                self._compute(action)
+            elif isinstance(action, Finish):
+                self.timers.clear()
+                self._settled()
+            elif isinstance(action, Refuse):
+                self.recorder.close()
+                raise action.error
+        await self._flush(frames)
+        now = self.loop.time()
+        if now - self._snapshot_at >= SNAPSHOT_EVERY:
+            self.conductor.snapshot()
+            self._snapshot_at = now
+
+    async def _flush(self, frames: list[bytes]) -> None:
+        if not frames:
+            return
         try:
-            env = await self.channel.send(payload, type=kind, correlation_id=correlation_id)
+            await self.channel.send_frames(frames)
         except TransportError as error:
             self.recorder.event({"event": "transport.send_failed", "code": error.code,
                                  "reason": error.message})
-            if not self.machine.finished:
-                self.queue.append(ControlReceived("close", {"reason": error.message}))
-            return
-        if not is_receipt(payload):
-            self.recorder.envelope(self.my_dir, env.to_dict(), "sent")
+            if self.conductor.has_machine and not self.conductor.finished:
+                self.queue.append(("closed", error.message))
 
-    async def process(self, actions: list[Any]) -> None:
-        """Perform a batch of machine actions; sends and decisions are awaited in order."""
-        self._outbox = []
-        perform(actions, self)
-        for kind, item in self._outbox:
-            if kind == "send":
-                await self._send(*item)
-            else:
-                await self._ask(item)
-        now = self.loop.time()
-        if self._snapshot_due or now - self._snapshot_at >= SNAPSHOT_EVERY:
-            self.snapshot()
-            self._snapshot_due = False
-            self._snapshot_at = now
-
-    # ActionTarget: what each action means over a channel
-    def send(self, payload: dict[str, Any], correlation_id: str | None) -> None:
-        items = ([(payload, correlation_id)] if self.adversary is None
-                 else self.adversary.outgoing(self, payload, correlation_id))
-        for item in items:
-            self._outbox.append(("send", item))
-
-    def emit(self, event: dict[str, Any]) -> None:
-        record = self.recorder.event(event)
-        if event.get("event") in SETTLED:
+    def _emitted(self, record: dict[str, Any]) -> None:
+        if record.get("event") in SETTLED:
             self._settled()
         if self.live is not None:
             self.live.event(record)
 
     def _settled(self) -> None:
         """The open decision got its value: nobody waits for the decider any more."""
-        self.pending = None
-        self._snapshot_due = True
         if self._deciding is not None and not self._deciding.done():
             self._deciding.cancel()
         self._deciding = None
@@ -185,16 +188,7 @@ class Driver:
         self.queue.append(LocalInput(line))
         self._wake.set()
 
-    def set_timer(self, name: str, seconds: float) -> None:
-        self.timers[name] = self.loop.time() + seconds
-
-    def cancel_timer(self, name: str) -> None:
-        self.timers.pop(name, None)
-
-    def request_decision(self, request: RequestDecision) -> None:
-        self._outbox.append(("ask", request))
-
-    def compute(self, action: Compute) -> None:
+    def _compute(self, action: Compute) -> None:
         """In a worker thread, so heartbeats and the peer's frames keep flowing."""
         future = self.loop.run_in_executor(None, run_compute, action)
         self.computing.add(asyncio.ensure_future(self._computed(action.name, future)))
@@ -203,16 +197,9 @@ class Driver:
         self.queue.append(ComputeDone(name, await future))
         self._wake.set()
 
-    def finished(self, outcome: Outcome) -> None:
-        self.timers.clear()
-        self._settled()
-
-    async def _ask(self, request: RequestDecision) -> None:
-        self.pending = request
-        self.pending_deadline = time.time() + request.timeout_seconds
-        self._snapshot_due = True
+    def _ask(self, request: RequestDecision) -> None:
         if self.live is not None:
-            self.live.asked(request, self.pending_deadline)
+            self.live.asked(request, self.conductor.pending_deadline)
         if self.decider is not None:  # else the inbox, a watcher or the timeout answers
             self._deciding = asyncio.ensure_future(self._decide(request))
 
@@ -242,13 +229,7 @@ class Driver:
         self._wake.set()
 
     def snapshot(self) -> None:
-        if self.recorder.state_dir is None:
-            return
-        self.recorder.snapshot({"pid": os.getpid(), **snapshot_of(self.machine, self.channel.session_id,
-                                              self.identity, self.channel.keys.peer_identity,
-                                              self.pending if not self.machine.finished else None,
-                                              getattr(self, "pending_deadline", None)),
-                                "transcript_head": self.recorder.transcript.head()})
+        self.conductor.snapshot()
 
     def _inbox(self) -> list[Any]:
         """Requests written by `lingxi session decide|abort` into the state folder."""
@@ -264,64 +245,28 @@ class Driver:
             finally:
                 with contextlib.suppress(OSError):
                     path.unlink()
+            pending = self.conductor.pending
             if isinstance(data, dict) and isinstance(data.get("abort"), str):
                 out.append(AbortRequested(data["abort"][:500] or "aborted"))
-            elif isinstance(data, dict) and "value" in data and self.pending is not None:
-                out.append(DecisionMade(str(data.get("point_id") or self.pending.point_id),
+            elif isinstance(data, dict) and "value" in data and pending is not None:
+                out.append(DecisionMade(str(data.get("point_id") or pending.point_id),
                                         data["value"]))
         return out
 
     # ------------------------------------------------------------- events
-    def _event_for(self, item: Any) -> Any:
-        if isinstance(item, EnvelopeError):
-            return EnvelopeRejected(item.code, item.message, {"path": item.path})
-        if isinstance(item, TransportError):
-            if item.code == "transport.closed":
-                return ControlReceived("close", {"reason": item.message})
-            return EnvelopeRejected(item.code, item.message, {})
-        payload = item.payload
-        if is_receipt(payload):  # receipts come after the end, never during a session
-            return ControlReceived("receipt", {})
-        size = self.recorder.envelope(self.peer_dir, item.to_dict(), "received")
-        limit = over_state_limit(self.machine, self.recorder) if self.machine else None
-        return limit or payload_to_event(payload, item.correlation_id, size)
-
     async def _recv(self) -> Any:
         try:
             return await self.channel.recv()
         except (EnvelopeError, TransportError) as error:
             return error
 
-    async def _resolve(self) -> list[Any]:
-        """Wait for the host's offer and build the machine it names; the offer is the first event."""
+    async def _resolve(self) -> None:
+        """Wait for the host's offer; the conductor builds the machine it names (or refuses)."""
         try:
             item = await asyncio.wait_for(self._recv(), self.offer_timeout)
         except TimeoutError:
             item = TransportError("transport.timeout", "the host sent no offer in time")
-        if isinstance(item, TransportError):
-            raise SessionError("session.no_offer", f"the host did not start: {item.message}",
-                               exit_code=1)
-        event = None if isinstance(item, EnvelopeError) or is_receipt(item.payload) \
-            else self._event_for(item)
-        offered = event.body.get("protocol_id") if isinstance(event, ControlReceived) \
-            and event.kind == "offer" else None
-        if offered is None:
-            await self._refuse("session.out_of_phase", "expected the session offer first")
-            raise SessionError("session.no_offer", "the host did not start with an offer",
-                               exit_code=1)
-        try:
-            check_protocol_id(offered)
-            assert self.machine_for is not None
-            self.machine = self.machine_for(offered)
-        except LingxiError as error:  # tell the host instead of leaving it waiting
-            await self._refuse(error.code, error.message)
-            raise
-        return [event]
-
-    async def _refuse(self, code: str, message: str) -> None:
-        with contextlib.suppress(WireError):
-            await self.channel.abort(code, message)
-        self.recorder.close()
+        await self.process(self.conductor.received(item))
 
     def _bind(self) -> None:
         """Tell the watchers and the decider what is being played, once the machine exists."""
@@ -337,7 +282,8 @@ class Driver:
         bind = getattr(self.decider, "bind", None)
         if callable(bind):
             bind(DeciderContext(spec, self.machine.role,
-                                lambda event: self.emit({"role": self.machine.role, **event})))
+                                lambda event: self._emitted(self.recorder.event(
+                                    {"role": self.machine.role, **event}))))
 
     async def run(self, first_events: list[Any] | None = None) -> DriveResult:
         try:
@@ -346,41 +292,45 @@ class Driver:
             await self._interrupted()
             raise
         finally:
-            if self.live is not None and self.machine is not None \
-                    and self.machine.outcome is not None:
-                self.live.ended(self.machine.outcome)
+            outcome = self.conductor.outcome
+            if self.live is not None and outcome is not None:
+                self.live.ended(outcome)
 
     async def _interrupted(self) -> None:
         """Ctrl-C (the task was cancelled): tell the peer, leave a finished snapshot."""
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
-        if self.machine is None or self.machine.finished:
+        if not self.conductor.has_machine or self.conductor.finished:
             return
-        actions = self.machine.handle(AbortRequested("interrupted (Ctrl-C)"))
+        actions = self.conductor.handle(AbortRequested("interrupted (Ctrl-C)"))
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.process(actions), INTERRUPT_GRACE)
         with contextlib.suppress(Exception):
             self.snapshot()
 
+    async def _step(self, item: Any) -> None:
+        if isinstance(item, tuple) and item[0] == "closed":
+            await self.process(self.conductor.closed(item[1]))
+        else:
+            await self.process(self.conductor.handle(item))
+
     async def _run(self, first_events: list[Any] | None = None) -> DriveResult:
-        if self.machine is None:
-            first_events = await self._resolve() + list(first_events or [])
+        if not self.conductor.has_machine:
+            await self._resolve()
         self._bind()
-        await self.process(self.machine.handle(Start(
-            self.identity, self.channel.keys.peer_identity, self.channel.session_id)))
+        await self.process(self.conductor.start())
         for event in first_events or []:
-            await self.process(self.machine.handle(event))
+            await self.process(self.conductor.handle(event))
         inputs = self.inputs
         receiver: asyncio.Future[Any] | None = asyncio.ensure_future(self._recv())
         reader = asyncio.ensure_future(anext(inputs, None)) if inputs is not None else None
         try:
-            while not self.machine.finished:
+            while not self.conductor.finished:
                 if self.queue:
-                    await self.process(self.machine.handle(self.queue.pop(0)))
+                    await self._step(self.queue.pop(0))
                     continue
-                for made in self._inbox():
-                    self.queue.append(made)
+                self.queue.extend(self._inbox())
                 if self.queue:
                     continue
                 now = self.loop.time()
@@ -388,11 +338,12 @@ class Driver:
                 if due:
                     _, name = min(due)
                     del self.timers[name]
-                    await self.process(self.machine.handle(TimerFired(name)))
+                    await self.process(self.conductor.handle(TimerFired(name)))
                     continue
                 wait = min([at - now for at in self.timers.values()] or [3600.0])
                 if self.recorder.state_dir is not None:
-                    wait = min(wait, INBOX_POLL if self.pending is not None else INBOX_IDLE_POLL)
+                    wait = min(wait, INBOX_POLL if self.conductor.pending is not None
+                               else INBOX_IDLE_POLL)
                 self._wake.clear()
                 woken = asyncio.ensure_future(self._wake.wait())
                 waiters: set[asyncio.Future[Any]] = {woken}
@@ -405,17 +356,14 @@ class Driver:
                     item = receiver.result()
                     terminal = isinstance(item, TransportError)
                     receiver = None if terminal else asyncio.ensure_future(self._recv())
-                    event = self._event_for(item)
-                    if event is not None:
-                        await self.process(self.machine.handle(event))
-                    if receiver is None and not self.machine.finished:
-                        await self.process(self.machine.handle(
-                            ControlReceived("close", {"reason": "channel ended"})))
+                    await self.process(self.conductor.received(item))
+                    if receiver is None and not self.conductor.finished:
+                        await self.process(self.conductor.closed("channel ended"))
                 if reader is not None and reader in done:
                     line = reader.result()
                     reader = (asyncio.ensure_future(anext(inputs, None))
                               if line is not None and inputs is not None else None)
-                    await self.process(self.machine.handle(LocalInput(line)))
+                    await self.process(self.conductor.handle(LocalInput(line)))
             return await self._receipts(receiver)
         finally:
             for task in (receiver, reader, self._deciding, *self.computing):
@@ -423,20 +371,10 @@ class Driver:
                     task.cancel()
             self.recorder.close()
 
-    async def _receipts(self, receiver: asyncio.Future | None) -> DriveResult:
-        outcome = self.machine.outcome
-        assert outcome is not None
-        transcript = self.recorder.transcript
-        mine = sign_receipt(receipt_body(transcript, session_id=self.channel.session_id,
-                                         protocol_id=self.machine.spec.protocol_id,
-                                         role=self.machine.role,
-                                         public_key=self.identity.public_hex,
-                                         status=outcome.status,
-                                         handshake=self.channel.keys.transcript_hash),
-                           self.identity)
-        await self._send({"action": "session.receipt", "receipt": mine})
+    async def _receipts(self, receiver: asyncio.Future[Any] | None) -> DriveResult:
+        """Wait (a while) for the peer's receipt; what arrives meanwhile is recorded late."""
         deadline = self.loop.time() + self.receipt_timeout
-        while self.peer_receipt is None and receiver is not None:
+        while self.conductor.peer_receipt is None and receiver is not None:
             left = deadline - self.loop.time()
             if left <= 0:
                 break
@@ -446,28 +384,15 @@ class Driver:
             item = receiver.result()
             if isinstance(item, TransportError):
                 break
-            if not isinstance(item, EnvelopeError) and is_receipt(item.payload):
-                self.peer_receipt = item.payload.get("receipt")
-            else:
-                if not isinstance(item, EnvelopeError):  # in flight when we finished
-                    self.recorder.envelope(self.peer_dir, item.to_dict(), "late")
-                receiver = asyncio.ensure_future(self._recv())
+            self.conductor.received(item)
+            receiver = asyncio.ensure_future(self._recv())
         if receiver is not None and not receiver.done():
             receiver.cancel()
-        receipts = settle(mine, self.peer_receipt, transcript,
-                          peer_key=self.channel.keys.peer_identity,
-                          session_id=self.channel.session_id,
-                          handshake=self.channel.keys.transcript_hash)
-        problems = receipts["peer_problems"]
-        self.recorder.receipts(receipts)
-        # through emit: watchers (the page, the console) see the proof, not only the folder
-        self.emit({"event": "receipts.exchanged", "role": self.machine.role,
-                   "verified": not problems, "problems": problems,
-                   "transcript_head": transcript.head(), "receipt_hash": receipts["local_hash"],
-                   "peer_receipt_hash": receipts["peer_hash"]})
-        self.snapshot()
-        return DriveResult(outcome, self.recorder.state_dir, transcript.head(), receipts,
-                           problems)
+        settled = self.conductor.settle()
+        if self.live is not None:  # watchers (the page, the console) see the proof too
+            self.live.event(settled.event)
+        return DriveResult(settled.outcome, self.recorder.state_dir, settled.head,
+                           settled.record, settled.problems)
 
 
 async def lines_from(source: str | Path | None) -> AsyncIterator[str | None]:

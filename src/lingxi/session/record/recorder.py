@@ -19,7 +19,8 @@ from typing import Any
 
 from lingxi.errors import LingxiError
 from lingxi.files import private_dir, write_private_json
-from lingxi.session.record.transcript import Transcript
+from lingxi.session.record.transcript import Transcript, entry_line
+from lingxi.wire.envelope import Envelope
 
 EVENTS = "events.jsonl"
 SNAPSHOT = "snapshot.json"
@@ -33,10 +34,10 @@ def _line(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
 
 
-def _append(path: Path):
+def _append(path: Path, binary: bool = False) -> Any:
     """A private (0600) file opened for appending."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    return os.fdopen(fd, "a", encoding="utf-8")
+    return os.fdopen(fd, "ab") if binary else os.fdopen(fd, "a", encoding="utf-8")
 
 
 class Recorder:
@@ -59,7 +60,7 @@ class Recorder:
                 for name in (EVENTS, TRANSCRIPT, RECEIPTS, SNAPSHOT):
                     (self.state_dir / name).unlink(missing_ok=True)
                 self._events_file = _append(self.state_dir / EVENTS)
-                self._transcript_file = _append(self.state_dir / TRANSCRIPT)
+                self._transcript_file = _append(self.state_dir / TRANSCRIPT, binary=True)
             except OSError as error:
                 raise LingxiError("io.write_failed", f"cannot write into {self.state_dir}: "
                                   f"{error.strerror or error}") from None
@@ -74,11 +75,20 @@ class Recorder:
             self._events_file.write(line)
         return record
 
-    def envelope(self, direction: str, envelope: dict[str, Any], local: str) -> int:
-        """Chain and append one envelope; return its size in bytes (for the byte limits)."""
-        entry = self.transcript.add(direction, envelope, local)
+    def envelope(self, direction: str, envelope: dict[str, Any] | Envelope, local: str) -> int:
+        """Chain and append one envelope; return its size in bytes (for the byte limits).
+
+        Given an :class:`~lingxi.wire.envelope.Envelope`, its canonical bytes are
+        encoded once and serve the link's hash and the line alike.
+        """
+        if isinstance(envelope, Envelope):
+            encoded: bytes | None = envelope.to_bytes()
+            envelope = envelope.to_dict()
+        else:
+            encoded = None
+        entry = self.transcript.add(direction, envelope, local, encoded)
         if self._transcript_file is not None:
-            line = _line(entry)
+            line = entry_line(entry, self.transcript.last_encoded)
             self.written += len(line)
             self._transcript_file.write(line)
         else:

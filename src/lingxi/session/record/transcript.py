@@ -29,7 +29,7 @@ from lingxi.session.errors import SessionError, SessionFailed
 
 ZERO = "0" * 64
 DIRECTIONS = ("host_to_guest", "guest_to_host")
-RECENT = 4096
+RECENT = 1024  # links per direction kept: a receipt may stop this many messages short
 
 
 def link(prev: str, envelope: dict[str, Any]) -> str:
@@ -56,12 +56,20 @@ class Transcript:
     recent: dict[str, deque[str]] = field(default_factory=_recent)
     entries: int = 0
     last_size: int = 0  # canonical bytes of the envelope added last
+    last_encoded: bytes = b""  # and those bytes (until the next add)
 
-    def add(self, direction: str, envelope: dict[str, Any], local: str) -> dict[str, Any]:
-        """Append an envelope (``local`` = "sent" | "received" | "late"); return its entry."""
+    def add(self, direction: str, envelope: dict[str, Any], local: str,
+            encoded: bytes | None = None) -> dict[str, Any]:
+        """Append an envelope (``local`` = "sent" | "received" | "late"); return its entry.
+
+        ``encoded``: the envelope's canonical JSON when the caller has it already
+        (it is then encoded once for the link and the line, see :func:`entry_line`).
+        """
         chain = self.recent[direction]
         prev = chain[-1]
-        encoded = canonical_bytes(envelope)
+        if encoded is None:
+            encoded = canonical_bytes(envelope)
+        self.last_encoded = encoded
         self.last_size = len(encoded)
         digest = _link(prev, encoded)
         chain.append(digest)
@@ -95,6 +103,16 @@ class Transcript:
             if type(count) is not int or self.head_at(d, count) != item.get("head"):
                 return False
         return True
+
+
+def entry_line(entry: dict[str, Any], encoded: bytes) -> bytes:
+    """transcript.jsonl's line for ``entry`` whose envelope's canonical JSON is ``encoded``:
+    the canonical JSON of the whole entry, assembled without encoding the envelope again
+    (keys in sorted order; every other value is a plain string or integer)."""
+    return b'{"direction":"%s","envelope":%s,"hash":"%s","index":%d,"local":"%s","n":%d,' \
+        b'"prev":"%s"}\n' % (entry["direction"].encode(), encoded, entry["hash"].encode(),
+                             entry["index"], entry["local"].encode(), entry["n"],
+                             entry["prev"].encode())
 
 
 def _no_constant(name: str) -> Any:

@@ -13,7 +13,7 @@ The offline check and the verdicts are in :mod:`.mental_poker_judge`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
@@ -357,7 +357,7 @@ class _SilentAfterSeat(Silent):
         return []
 
 
-def mp_lines(events: list[dict[str, Any]], hooks: Any) -> list[str]:
+def mp_lines(events: Iterable[dict[str, Any]], hooks: Any) -> list[str]:
     """Readable lines: the face-up cards, every move, the winner and the audit."""
     lines = []
     for event in events:

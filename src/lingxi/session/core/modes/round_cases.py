@@ -9,6 +9,7 @@ so a judged field with any name is probed.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
@@ -165,7 +166,7 @@ def verify_commitments(entries: list[dict[str, Any]], spec: Any) -> list[str]:
     return problems
 
 
-def round_lines(events: list[dict[str, Any]], hooks: Any) -> list[str]:
+def round_lines(events: Iterable[dict[str, Any]], hooks: Any) -> list[str]:
     """One line per round: the hooks' description of the result, else both values."""
     lines = []
     for event in events:
