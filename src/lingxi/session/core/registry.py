@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from lingxi.contract.model import DEFAULT_MODE
 from lingxi.session.core.descriptor import FlowMode
 from lingxi.session.core.machine import SessionMachine
 from lingxi.session.errors import SessionError
@@ -48,10 +49,16 @@ def flow_mode(name: str) -> FlowMode:
     return mode
 
 
+def takes_input(name: object) -> bool:
+    """Whether a session of mode ``name`` takes local lines (False for a mode not run here)."""
+    mode = _lookup(name) if isinstance(name, str) else None
+    return mode is not None and mode.takes_input
+
+
 def skeleton_methods_for(raw: dict[str, Any]) -> list[Any] | None:
     """The hook methods a skeleton for spec document ``raw`` holds (None: mode not run here)."""
     flow = raw.get("flow")
-    name = (flow.get("mode") if isinstance(flow, dict) else None) or "session_loop"
+    name = (flow.get("mode") if isinstance(flow, dict) else None) or DEFAULT_MODE
     mode = _lookup(name) if isinstance(name, str) else None
     return mode.skeleton_methods(raw) if mode is not None else None
 
