@@ -1,6 +1,6 @@
 """Group benchmark: CPU per seat for one Hold'em hand at 2, 4 and 6 seats; log throughput.
 
-Run: .venv/bin/python benchmarks/groups.py [--repeat N] [--messages M]
+Run: .venv/bin/python benchmarks/groups.py [--repeat N] [--messages M] [--tcp]
 
 - Hold'em: one hand with every seat in this process (each member keeps its
   own verified log and hand state, as separate processes would), played by
@@ -14,6 +14,10 @@ Run: .venv/bin/python benchmarks/groups.py [--repeat N] [--messages M]
   member, payload checked against the group-vote contract) vs. the floor
   measured in the same run: one Ed25519 sign and five verifies per message
   over the same bytes (what no implementation of a signed log can skip).
+- ``--tcp``: the same hand with every seat its own process over loopback TCP
+  (``lingxi group host`` / ``lingxi group join``); CPU of the child processes
+  (``RUSAGE_CHILDREN``) per seat, and the same less one process start-up
+  (``lingxi group --help``, measured in the same run) per seat.
 """
 
 from __future__ import annotations
@@ -71,10 +75,52 @@ def floor_rate(messages: int) -> float:
     return messages / (_cpu() - start)
 
 
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def tcp_hand_cpu(seats: int) -> float:
+    """Children CPU seconds of one hand with every seat a process."""
+    import re
+    import subprocess
+    import tempfile
+
+    lingxi = [sys.executable, "-m", "lingxi", "group"]
+    before = _children_cpu()
+    with tempfile.TemporaryDirectory() as home:
+        env = {**__import__("os").environ, "LINGXI_HOME": home}
+        host = subprocess.Popen([*lingxi, "host", "holdem", "--seats", str(seats),
+                                 "--ephemeral"], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        assert host.stderr is not None
+        endpoint = re.search(r"tcp://[0-9.]+:[0-9]+", host.stderr.readline())
+        assert endpoint is not None
+        members = [subprocess.Popen([*lingxi, "join", endpoint.group(0), "--protocol", "holdem",
+                                     "--seat", str(i), "--ephemeral"], env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                   for i in range(1, seats)]
+        for proc in [host, *members]:
+            proc.wait(timeout=600)
+    return _children_cpu() - before
+
+
+def startup_cpu() -> float:
+    import subprocess
+
+    before = _children_cpu()
+    subprocess.run([sys.executable, "-m", "lingxi", "group", "--help"], check=True,
+                   stdout=subprocess.DEVNULL)
+    return _children_cpu() - before
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--messages", type=int, default=2000)
+    parser.add_argument("--tcp", action="store_true", help="also every seat a process")
     args = parser.parse_args()
     print("Hold'em, one hand, CPU seconds per seat (median of", args.repeat, "runs)")
     base = None
@@ -90,6 +136,16 @@ def main() -> None:
     rate, floor = statistics.median(rates), statistics.median(floors)
     print(f"group log, 4 members: {rate:,.0f} messages per CPU second; floor (1 sign + 5 "
           f"verifies) {floor:,.0f}/s; the log runs at {rate / floor:.2f}x the floor")
+    if not args.tcp:
+        return
+    start = statistics.median(startup_cpu() for _ in range(args.repeat))
+    print(f"over TCP, every seat a process (start-up of one process: {start:.3f} s CPU)")
+    base = None
+    for seats in (2, 4, 6):
+        per_seat = statistics.median(tcp_hand_cpu(seats) for _ in range(args.repeat)) / seats
+        base = base or per_seat
+        print(f"  {seats} seats: {per_seat:.3f} s/seat ({per_seat - start:.3f} s/seat beyond "
+              f"start-up), {per_seat / base:.2f}x the 2-seat cost per seat")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,23 @@
-"""Greedy-match3 vs random on the real games of issue 13: rembound and the zoo.
+"""The play loop on every zoo game and rembound: what a QA tester would check (issue 24).
 
-Run: .venv/bin/python benchmarks/play_real.py [--seeds 1,2,3] [--budget 5] [--games a,b]
+Run: .venv/bin/python benchmarks/play_real.py [--seed 1] [--budget 10] [--games a,b]
+                                                [--settling-game PATH] [--settling-steps 30]
 
 For every game (``../shared/games/rembound-match3`` in place, and each folder of
-``tests/playtest/zoo``) and seed, both actors play ``budget`` actions through the
-full harness on one shared Chromium; greedy's seed-1 run is made with a replay
-check. Prints per game: greedy and random scores per seed, whether greedy reached
-the board on every seed, the input model detected, the camera scale, and whether
-two runs with the same seed were identical. rembound reports no score; the number
-it draws after "Score:" is read by the same test-only init script the browser
-tests use (tests/playtest/test_real_games.py).
+``tests/playtest/zoo``), on one shared Chromium, in this one run:
+
+- greedy-match3 (which hands a game that is not Match-3 over to the explorer) plays
+  ``budget`` actions with a replay check (a second, identically seeded run compared
+  frame by frame, view by view, event by event), and random plays the same budget;
+- a bare Playwright loop on the same page — ``page.mouse.click`` at the viewport's
+  centre, then ``page.screenshot()`` — gives the baseline step time.
+
+Prints per game: board reached, actions received / taken, score gained by greedy vs
+random, replay identical (and where the first difference is), harness wall ms per step
+and its ratio to the bare click+screenshot. Then, on ``--settling-game`` (the DOM demo by
+default), a ``--settling-steps`` greedy run with settling and the same run before
+settling (a fixed 600 ms, ``RunConfig(settle=False)``): wall seconds of each, in this run.
+Exits 1 when a baseline could not be measured.
 """
 
 from __future__ import annotations
@@ -17,11 +25,14 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 REMBOUND = ROOT.parent / "shared" / "games" / "rembound-match3" / "match3.html"
 ZOO = ROOT / "tests" / "playtest" / "zoo"
+DEMO = ROOT / "examples" / "games" / "match3"
+BARE_STEPS = 10
 
 
 def games() -> dict[str, tuple[Path, tuple[str, ...]]]:
@@ -37,50 +48,90 @@ def games() -> dict[str, tuple[Path, tuple[str, ...]]]:
     return out
 
 
-def main() -> int:
+def bare_step_ms(browser, game: Path) -> float:
+    """Wall ms per bare click + screenshot on ``game`` (Playwright, real time)."""
+    from lingxi.playtest.server import StaticServer
+
+    root, page_name = (game, "index.html") if game.is_dir() else (game.parent, game.name)
+    with StaticServer(root, page_name) as server:
+        context = browser._browser.new_context(viewport={"width": 390, "height": 844},
+                                               device_scale_factor=1)
+        try:
+            page = context.new_page()
+            page.goto(server.url + "?seed=1")
+            page.screenshot()
+            start = time.perf_counter()
+            for _ in range(BARE_STEPS):
+                page.mouse.click(195, 422)
+                page.screenshot()
+            return (time.perf_counter() - start) * 1000 / BARE_STEPS
+        finally:
+            context.close()
+
+
+def run(browser, game, scripts, name, seed, budget, out, *, replay=False, settle=True):
     from lingxi.actor.actors import create_actor
-    from lingxi.playtest.browser import Browser
     from lingxi.playtest.launch import play
     from lingxi.playtest.objectives import load_brief
 
+    def fresh():
+        return create_actor(name, seed=seed, options={})
+
+    start = time.perf_counter()
+    evidence = play(str(game), fresh(), actor_name=name, actor_options={}, seed=seed,
+                    budget=budget, brief=load_brief(None), out=out, run_id="real",
+                    browser=browser, init_scripts=scripts,
+                    replay_actor=fresh if replay else None, settle=settle)
+    return evidence, time.perf_counter() - start
+
+
+def main() -> int:
+    from lingxi.playtest.browser import Browser
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", default="1,2,3")
-    parser.add_argument("--budget", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--budget", type=int, default=10)
     parser.add_argument("--games", default="")
+    parser.add_argument("--settling-game", default=str(DEMO))
+    parser.add_argument("--settling-steps", type=int, default=30)
     args = parser.parse_args()
-    seeds = [int(s) for s in args.seeds.split(",")]
     chosen = games()
     if args.games:
         chosen = {k: v for k, v in chosen.items() if k in args.games.split(",")}
-    print(f"budget {args.budget}, seeds {seeds}")
-    print(f"{'game':12s} {'greedy per seed':24s} {'random per seed':24s} board  model      "
-          "camera replay")
+    print(f"budget {args.budget}, seed {args.seed}; greedy = greedy-match3 (hands over to the "
+          "explorer on a game that is not Match-3)")
+    print(f"{'game':13s} {'board':5s} {'received':9s} {'greedy':>7s} {'random':>7s}  "
+          f"{'replay':22s} {'ms/step':>7s} {'bare':>5s} {'ratio':>6s}")
+    failed = False
     with Browser() as browser, tempfile.TemporaryDirectory() as tmp:
         for label, (game, scripts) in chosen.items():
-            scores: dict[str, list[float]] = {"greedy-match3": [], "random": []}
-            reached, model, camera, replay = True, None, None, None
-            for name in scores:
-                for seed in seeds:
-                    def fresh(name=name, seed=seed):
-                        return create_actor(name, seed=seed, options={})
-                    check = name == "greedy-match3" and seed == seeds[0]
-                    evidence = play(str(game), fresh(), actor_name=name, actor_options={},
-                                    seed=seed, budget=args.budget, brief=load_brief(None),
-                                    out=Path(tmp) / f"{label}-{name}-{seed}", run_id="real",
-                                    browser=browser, init_scripts=scripts,
-                                    replay_actor=fresh if check else None)
-                    summary = evidence["summary"]
-                    scores[name].append(summary["score"] or 0)
-                    if name == "greedy-match3":
-                        reached = reached and summary["boardReached"]
-                        model = model or summary["inputModel"]
-                        camera = camera or summary.get("cameraScale")
-                        if check:
-                            replay = summary["replay"]["replayable"]
-            greedy = "/".join(f"{s:g}" for s in scores["greedy-match3"])
-            rand = "/".join(f"{s:g}" for s in scores["random"])
-            print(f"{label:12s} {greedy:24s} {rand:24s} {'yes' if reached else 'NO':6s} "
-                  f"{model or '-':10s} {camera or 1:<6} {replay}", flush=True)
+            greedy, wall = run(browser, game, scripts, "greedy-match3", args.seed, args.budget,
+                               Path(tmp) / f"{label}-g", replay=True)
+            rand, _ = run(browser, game, scripts, "random", args.seed, args.budget,
+                          Path(tmp) / f"{label}-r")
+            bare = bare_step_ms(browser, Path(game))
+            if not bare > 0:
+                failed = True
+            s, r = greedy["summary"], rand["summary"]
+            verdict = s["replay"]
+            replay = ("identical" if verdict["replayable"] == "yes"
+                      else f"differs at {verdict.get('firstDivergence')}")
+            # wall per step of one run (the replay check doubled the run: halve it)
+            step = wall / 2 * 1000 / max(s["actions"], 1)
+            print(f"{label:13s} {'yes' if s['boardReached'] else 'no':5s} "
+                  f"{s['responses']:>3}/{s['actions']:<5} {s.get('scoreGained') or 0:>7g} "
+                  f"{r.get('scoreGained') or 0:>7g}  {replay:22s} {step:7.0f} {bare:5.0f} "
+                  f"{step / bare if bare else float('nan'):6.1f}", flush=True)
+        game = Path(args.settling_game)
+        _, settled = run(browser, game, (), "greedy-match3", args.seed, args.settling_steps,
+                         Path(tmp) / "settled")
+        _, fixed = run(browser, game, (), "greedy-match3", args.seed, args.settling_steps,
+                       Path(tmp) / "fixed", settle=False)
+        print(f"\n{args.settling_steps}-step greedy run on {game.name}: settled {settled:.1f} s, "
+              f"before settling (fixed 600 ms) {fixed:.1f} s, ratio {settled / fixed:.2f}")
+    if failed:
+        print("error: a bare click+screenshot baseline could not be measured", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -108,6 +108,10 @@ BYPASSES: list[tuple[str, str, str, str]] = [
     ("group is pure: never the session", "group/log.py", "import lingxi.session",
      "group-pure"),
     ("group is pure: no clock", "group/vote.py", "import time", "group-pure"),
+    ("group is pure: no event loop", "group/log.py", "import asyncio", "group-pure"),
+    ("the group runtime never sessions", "groupnet/runtime.py", "import lingxi.session.runner",
+     "groupnet"),
+    ("group never its TCP edge", "group/verify.py", "import lingxi.groupnet.runtime", "layers"),
 ]
 
 CASES = FORBIDDEN + BYPASSES

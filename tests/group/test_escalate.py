@@ -14,6 +14,7 @@ from lingxi.group import GroupError, MemberView, Sequencer, make_entry, verify_r
 from lingxi.group.escalate import check_escalation, cosign, make_escalation, statement
 from lingxi.group.holdem_play import HoldemTable
 from lingxi.group.memory import spec_validator
+from lingxi.groupnet.frames import endpoint
 
 SPEC = load_spec(template_document("group-poker"))
 KEY = b"k" * 32
@@ -38,7 +39,8 @@ def _escalate(table, result, winner, final_host):
     stmt = statement(log, "final", {"winner": signers[1], "delta": result["delta"]}, signers)
     sigs = {table.group.signers[0].key: cosign(table.group.signers[0], stmt),
             signers[1]: cosign(table.group.signers[winner], stmt)}
-    envelope = make_escalation(stmt, sigs, signers[0], final_host.key, KEY, WHEN)
+    envelope = make_escalation(stmt, sigs, endpoint(signers[0]), endpoint(final_host.key), KEY,
+                               WHEN)
     table.group.deliver(table.group.sequencer.author("escalate", {"envelope": envelope}))
     return envelope
 

@@ -188,3 +188,20 @@ def test_out_of_turn_and_illegal_moves_are_named() -> None:
         table.group.send(due, {"action": "hp_bet", "move": "check"})  # facing the big blind
     assert caught.value.code == "holdem.illegal_move"
     assert caught.value.culprit == table.group.signers[due].key
+
+
+def test_a_folded_seat_that_leaves_after_its_last_share_owes_nothing() -> None:
+    def fold_one(hand, seat, legal):
+        return "fold" if seat == 2 and "fold" in legal else (
+            "check" if "check" in legal else "call")
+    table = HoldemTable(SPEC, 3, _entropy(21), strategies=[fold_one] * 3)
+    while table.hands[0].stage != "showdown":
+        table.step()
+    table.group.membership(2, "leave")  # folded, every board share given: it may go
+    result = table.play()
+    assert result["kind"] == "showdown" and "culprit" not in result
+    early = HoldemTable(SPEC, 3, _entropy(21), strategies=[fold_one] * 3)
+    while early.hands[0].stage != "flop":
+        early.step()
+    early.group.membership(2, "leave")  # folded but owes board shares: it forfeits
+    assert early.hands[0].result["culprit_seat"] == 2

@@ -394,3 +394,25 @@ def test_the_browser_stays_on_the_machine(browser, tmp_path):
             assert not any(server.url.split("/index")[0] in u and "own.json" in u for _, u in kinds)
         finally:
             page.close()
+
+
+def test_load_is_gated_so_load_time_events_are_stamped_alike(browser):
+    """24.2: what the game does while loading is at virtual 0 in the page and the harness
+    alike, however long the parser took in real time; the run's clock starts after it."""
+    from lingxi.playtest.browser import SETTLE_MS
+    from lingxi.playtest.server import StaticServer
+
+    stamps = []
+    with StaticServer(GAMES / "match3") as server:
+        for _ in range(2):
+            page = browser.open(server.url, seed=1)
+            try:
+                assert page.virtual_time_ms == SETTLE_MS
+                raw, _ = page.drain_events()
+                start = [when for when, text in raw if '"start"' in text]
+                assert start == [0]
+                stamps.append([when for when, _ in raw])
+                assert page._page.evaluate("performance.now()") == SETTLE_MS
+            finally:
+                page.close()
+    assert stamps[0] == stamps[1]

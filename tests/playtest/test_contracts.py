@@ -138,3 +138,54 @@ def test_evidence_action_defs():
     with pytest.raises(ContractViolation) as caught:
         validate_evidence({"schemaVersion": "lingxi.playtest-evidence/1"})
     assert caught.value.code == "evidence.invalid"
+
+
+# ---- the compiled validator agrees with jsonschema (issue 22.5) ------------------------------
+
+JSON_VALUES = [None, True, 0, -1, 3, 2.5, "", "x", "a" * 64, [], [1], {}, {"type": "wait"}]
+
+
+def _paths(value, prefix=()):
+    """Every (path, value) in a JSON document, the root included."""
+    yield prefix, value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, (*prefix, index))
+
+
+def _replaced(document, path, value):
+    if not path:
+        return value
+    copy = json.loads(json.dumps(document))
+    target = copy
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = value
+    return copy
+
+
+def test_the_compiled_view_validator_agrees_with_jsonschema():
+    """Every value of a view with history, replaced by each of a set of JSON values (and
+    deleted): the fast validator says valid exactly when jsonschema finds no error."""
+    fast = contracts.fast_validator(contracts.VIEW_SCHEMA)
+    if fast is None:
+        pytest.skip("jsonschema_rs is not installed (the play extra): nothing to compare")
+    slow = contracts.validator(contracts.VIEW_SCHEMA)
+    view = minimal_view(history=[history_entry()])
+    cases = [view]
+    for path, _ in _paths(view):
+        cases += [_replaced(view, path, value) for value in JSON_VALUES]
+        if path:
+            parent = json.loads(json.dumps(view))
+            target = parent
+            for step in path[:-1]:
+                target = target[step]
+            if isinstance(target, dict):
+                del target[path[-1]]
+                cases.append(parent)
+    disagree = [c for c in cases if fast.is_valid(c) != (not list(slow.iter_errors(c)))]
+    assert len(cases) > 800 and not disagree, disagree[:1]
+    assert sum(fast.is_valid(c) for c in cases) > 10  # some stay valid: both sides are tested

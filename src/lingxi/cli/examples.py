@@ -75,6 +75,8 @@ EXAMPLES: dict[str, str] = {
     "group": "lingxi group test group-vote --seats 5 --adversarial",
     "group test": "lingxi group test holdem --seats 4 --record table.json",
     "group verify": "lingxi group verify table.json",
+    "group host": "lingxi group host holdem --seats 4 --listen tcp://127.0.0.1:7400",
+    "group join": "lingxi group join tcp://127.0.0.1:7400 --protocol holdem --seat 1",
     "validate": "lingxi validate rock-paper-scissors '{\"action\":\"join\"}' --direction "
                 "guest_to_host",
 }

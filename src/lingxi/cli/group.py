@@ -241,3 +241,231 @@ def _spec_from_log(record: Any) -> Any:
         raise InputError("group.malformed", "the record does not start with an open entry "
                          "naming its protocol_id; pass --protocol-dir") from None
     return load_spec(folder_for_id(pid))
+
+
+def _signer(ephemeral: bool) -> Any:
+    """This agent's identity as a group signer (a fresh key with --ephemeral)."""
+    import os
+
+    from lingxi.group import Signer
+    from lingxi.wire.identity import Identity
+
+    if ephemeral:
+        return Signer(os.urandom(32))
+    identity, _ = Identity.load_or_create()
+
+    class IdentitySigner(Signer):
+        def __init__(self) -> None:  # the key stays in the Identity
+            self.key = identity.public_hex
+
+        def sign(self, data: bytes) -> str:
+            return identity.sign(data).hex()
+    return IdentitySigner()
+
+
+def _endpoint(text: str) -> tuple[str, int]:
+    import re
+
+    match = re.fullmatch(r"tcp://([A-Za-z0-9.:-]+):([0-9]{1,5})", text)
+    if match is None or int(match.group(2)) > 65535:
+        raise InputError("group.bad_endpoint", f"an endpoint is tcp://HOST:PORT, not {text!r}")
+    return match.group(1), int(match.group(2))
+
+
+def _finish(outcome: Any, record_path: str | None, as_json: bool) -> None:
+    from lingxi.group import verify_records
+
+    if record_path:
+        _write(record_path, outcome.record)
+    verdict = verify_records([outcome.record], require_receipts=True)
+    data = {"ok": verdict.ok and outcome.problem is None, "result": outcome.result,
+            "problem": outcome.problem, "entries": len(outcome.record["entries"]),
+            "head": verdict.head, "record_verified": verdict.ok}
+    if as_json:
+        print_json(data)
+    else:
+        click.echo(safe_line(f"group over: {data['entries']} entries, head {data['head'][:16]}…, "
+                             f"record {'verified' if verdict.ok else 'FAILED'}"))
+        if outcome.problem:
+            click.echo(safe_line(f"problem: {outcome.problem['code']}: "
+                                 f"{outcome.problem['message']}"))
+        click.echo(safe_line(f"result: {json.dumps(outcome.result, ensure_ascii=False)}",
+                             limit=600))
+    if not data["ok"]:
+        raise SystemExit(EXIT_FAILED)
+
+
+@group.command("host")
+@click.argument("protocol")
+@click.option("--seats", type=click.IntRange(min=2, max=16), required=True,
+              help="How many members, this one included (within the spec's seats).")
+@click.option("--listen", "listen", default="tcp://127.0.0.1:0", show_default=True,
+              help="Where members connect (port 0: any free port, printed on stderr).")
+@click.option("--group-id", default=None, help="The group id (default: a fresh one).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Seconds a member that owes the next step may stay silent (then it "
+                   "forfeits).")
+@click.option("--control-mode", type=click.Choice(["autonomous", "human"]), default="autonomous",
+              show_default=True, help="human: you choose seat 0's Hold'em moves at the "
+              "terminal.")
+@click.option("--record", "record_path", metavar="FILE", help="Write this seat's record.")
+@click.option("--ephemeral", is_flag=True, help="Use a fresh key instead of this agent's "
+              "identity.")
+@json_option
+@handle_errors
+def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeout: float,
+             control_mode: str, record_path: str | None, ephemeral: bool,
+             as_json: bool) -> None:
+    """Host a group PROTOCOL over TCP: sequence its log and play seat 0.
+
+    Prints `group host on tcp://HOST:PORT` on stderr once members can join
+    (`lingxi group join`); ends when the game is over and every member
+    signed the final head. Exit 0 with a verified record, 1 otherwise.
+    """
+    import asyncio
+    import os
+
+    from lingxi.group.agents import agent_for
+    from lingxi.groupnet.runtime import GroupHost
+
+    spec = _group_spec(protocol)
+    count = _seats(spec, seats)
+    address, port = _endpoint(listen)
+    gid = group_id or f"group-{os.urandom(6).hex()}"
+    if group_id is not None:
+        from lingxi.group.log import GROUP_ID
+
+        if GROUP_ID.fullmatch(group_id) is None:
+            raise InputError("group.bad_group_id", "a group id is [A-Za-z0-9_.:-]{1,128}")
+    agent = agent_for(spec, 0, os.urandom)
+    if control_mode == "human":
+        _terminal_seat(agent, 0)
+    host = GroupHost(spec, count, _signer(ephemeral), agent, group_id=gid, timeout=timeout)
+
+    def ready(endpoint: str) -> None:
+        click.echo(f"group host on {endpoint} (group {gid}, {count} seats)", err=True)
+    _finish(asyncio.run(host.run(address, port, ready)), record_path, as_json)
+
+
+def _terminal_seat(agent: Any, seat: int) -> None:
+    """A person plays the seat at this terminal: its own cards, the board, the pot, whose turn."""
+    from lingxi.group.agents import HoldemAgent
+
+    if not isinstance(agent, HoldemAgent):
+        raise InputError("group.no_console", "a person can play Hold'em seats only (group-vote "
+                         "seats vote by their seat agent)")
+    player = agent.player
+
+    def ask(hand: Any, me: int, legal: list[str]) -> str:
+        cards = " ".join(c or "?" for c in player.cards(hand, me))
+        board = " ".join(hand.board()) or "-"
+        stacks = ", ".join(f"seat {s}: {n}" for s, n in enumerate(hand.stacks))
+        click.echo(safe_line(f"[{hand.stage}] seat {me} (you): {cards} | board {board} | pot "
+                             f"{hand.pot()} | to call {hand.to_call(me)} | {stacks}"), err=True)
+        return click.prompt("your move", type=click.Choice(legal), err=True)
+    player.strategy = ask
+
+
+def _decider_seat(agent: Any, seat: int, spec: Any, options: tuple[str, ...]) -> None:
+    """A decider (``llm``) plays the seat's bets from a projection: own cards, board, pot."""
+    from lingxi.deciders import make_decider
+    from lingxi.group.agents import HoldemAgent
+    from lingxi.session import DeciderContext, Decline, RequestDecision
+
+    if not isinstance(agent, HoldemAgent):
+        raise InputError("group.no_decider", "a decider plays Hold'em seats only")
+    pairs = {}
+    for item in options:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InputError("decider.bad_option", f"--decider-option is KEY=VALUE, not {item!r}")
+        pairs[key] = value
+    decider = make_decider("llm", pairs)
+    decider.bind(DeciderContext(spec, f"seat {seat}", lambda event: None))
+    player = agent.player
+
+    async def decide(hand: Any, me: int, legal: list[str]) -> str:
+        view = {"seat": me, "street": hand.stage, "your_cards": player.cards(hand, me),
+                "board": hand.board(), "pot": hand.pot(), "to_call": hand.to_call(me),
+                "stacks": list(hand.stacks), "folded": sorted(hand.folded),
+                "moves": [{"seat": s, "move": m, "paid": p} for s, m, p in hand.moves]}
+        request = RequestDecision(point_id=f"bet-{len(hand.moves)}", legal=legal, view=view,
+                                  timeout_seconds=30.0, message="hp_bet")
+        try:
+            return await decider(request)
+        except Decline:
+            return "check" if "check" in legal else "fold"
+    agent.decide = decide
+
+
+@group.command("join")
+@click.argument("endpoint")
+@click.option("--protocol", "protocol", required=True, metavar="DIR|NAME",
+              help="The group's protocol (its protocol_id must be the one the host opened).")
+@click.option("--seat", type=click.IntRange(min=1, max=15), required=True,
+              help="The seat to take (seat 0 is the host's).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+              help="Seconds to wait for the host.")
+@click.option("--control-mode", type=click.Choice(["autonomous", "human"]), default="autonomous",
+              show_default=True, help="human: you choose this seat's Hold'em moves at the "
+              "terminal (your cards, the board, the pot and whose turn are shown).")
+@click.option("--decider", type=click.Choice(["llm"]), default=None,
+              help="A model plays this seat's Hold'em bets (see --decider-option).")
+@click.option("--decider-option", "decider_options", multiple=True, metavar="KEY=VALUE",
+              help="Options of the decider, e.g. url=http://127.0.0.1:8000/v1 model=m.")
+@click.option("--ui", "ui_address", metavar="HOST:PORT", default=None,
+              help="Play this Hold'em seat in the browser: serve its page there (port 0: any).")
+@click.option("--record", "record_path", metavar="FILE", help="Write this seat's record.")
+@click.option("--ephemeral", is_flag=True, help="Use a fresh key instead of this agent's "
+              "identity.")
+@json_option
+@handle_errors
+def join_cmd(endpoint: str, protocol: str, seat: int, timeout: float, control_mode: str,
+             decider: str | None, decider_options: tuple[str, ...], ui_address: str | None,
+             record_path: str | None, ephemeral: bool, as_json: bool) -> None:
+    """Join the group hosted at ENDPOINT (tcp://HOST:PORT) and play one seat to the end.
+
+    Checks every entry of the log itself; ends with this seat's record and the
+    game's result. Exit 0 with a verified record, 1 otherwise.
+    """
+    import asyncio
+    import os
+
+    from lingxi.group.agents import agent_for
+    from lingxi.groupnet.runtime import join_group
+
+    spec = _group_spec(protocol)
+    _endpoint(endpoint)
+    agent = agent_for(spec, seat, os.urandom)
+    if control_mode == "human":
+        _terminal_seat(agent, seat)
+    elif decider is not None:
+        _decider_seat(agent, seat, spec, decider_options)
+    signer = _signer(ephemeral)
+
+    async def play() -> Any:
+        task = None
+        if ui_address is not None:
+            from lingxi.group.agents import HoldemAgent
+            from lingxi.groupnet.page import SeatPage
+
+            if not isinstance(agent, HoldemAgent):
+                raise InputError("group.no_console", "the seat page plays Hold'em seats only")
+            address, _, port = ui_address.rpartition(":")
+            if not port.isdigit():
+                raise InputError("group.bad_endpoint", f"--ui is HOST:PORT, not {ui_address!r}")
+            url, task = await SeatPage(agent, seat).start(address or "127.0.0.1", int(port))
+            click.echo(f"seat page on {url}", err=True)
+        try:
+            return await join_group(
+                spec, endpoint, seat, signer, agent, timeout=timeout,
+                joined=lambda gid: click.echo(f"joined group {gid} as seat {seat}", err=True))
+        finally:
+            if task is not None:
+                task.cancel()
+    try:
+        outcome = asyncio.run(play())
+    except OSError as error:
+        raise InputError("group.unreachable", f"cannot reach {endpoint}: "
+                         f"{error.strerror or error}") from None
+    _finish(outcome, record_path, as_json)

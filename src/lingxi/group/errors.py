@@ -30,6 +30,8 @@ CODES: dict[str, str] = {
     "group.bad_receipt": "a receipt for another head than the final one",
     "group.missing_receipt": "a member that ended the session seated has not signed the final head",
     "group.closed": "an entry after the log was closed",
+    "group.stalled": "no member made progress within the timeout and nobody owed the step",
+    "group.wrong_protocol": "the group opens with another protocol_id than the member's spec",
     "vote.no_motion": "a vote before any motion was put",
     "vote.second_motion": "a second motion while one is open",
     "vote.double_commit": "a member committed twice",

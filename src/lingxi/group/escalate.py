@@ -18,15 +18,12 @@ from typing import Any
 from lingxi.group.errors import GroupError
 from lingxi.group.keys import Signer, digest, verify
 from lingxi.group.log import GroupLog, entry_hash, genesis
-from lingxi.wire.agent_fields import lingxi_endpoint
 from lingxi.wire.envelope import AgentEndpoint, Envelope
 from lingxi.wire.errors import EnvelopeError
-from lingxi.wire.identity import agent_id_for
 from lingxi.wire.signature import sign_envelope, verify_signature
 
 STATEMENT_DOMAIN = b"lingxi/group/escalation/v1"
 TYPE = "inter_group:escalate"
-SYSTEM_ID = "lingxi"
 
 
 def statement(log: GroupLog, to_group: str, result: dict[str, Any],
@@ -40,16 +37,11 @@ def cosign(signer: Signer, stmt: dict[str, Any]) -> str:
     return signer.sign(digest(STATEMENT_DOMAIN, stmt))
 
 
-def endpoint(key: str) -> AgentEndpoint:
-    agent = agent_id_for(key)
-    return AgentEndpoint(agent_id=agent, system_id=SYSTEM_ID, endpoint=lingxi_endpoint(agent))
-
-
-def make_escalation(stmt: dict[str, Any], signatures: dict[str, str], sender: str,
-                    receiver: str, hmac_key: bytes, timestamp: str) -> dict[str, Any]:
+def make_escalation(stmt: dict[str, Any], signatures: dict[str, str], sender: AgentEndpoint,
+                    receiver: AgentEndpoint, hmac_key: bytes, timestamp: str) -> dict[str, Any]:
     """The ``inter_group:escalate`` envelope from the source's host to the target's host."""
     env = Envelope(id=str(uuid.UUID(bytes=digest(b"lingxi/group/escalation-id", stmt)[:16])),
-                   type=TYPE, sender=endpoint(sender), receiver=endpoint(receiver),
+                   type=TYPE, sender=sender, receiver=receiver,
                    payload={"action": "escalate", "statement": stmt,
                             "signatures": dict(signatures)},
                    timestamp=timestamp, group_id=stmt["from_group"])

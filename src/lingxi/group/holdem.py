@@ -341,11 +341,22 @@ class HoldemHand:
         seat = self.seats.index(target)
         if seat in self.gone:
             return
-        if kind == "leave" or self.due() == seat:
+        if kind == "leave" and not self._owes_more(seat):
+            self.gone.add(seat)  # folded, every layer it had to remove removed: nothing owed
+        elif kind == "leave" or self.due() == seat:
             self._forfeit(seat, claimant=None)
         else:
             self._cheat("holdem.false_forfeit", f"the sequencer timed out seat {seat}, which "
                         f"owed nothing (seat {self.due()} did)", entry["sender"], entry)
+
+    def _owes_more(self, seat: int) -> bool:
+        """Whether ``seat`` still has a step to take in this hand (a bet, a share, a showing)."""
+        deck = self.deck
+        if deck is None or not deck.ready or seat not in self.folded:
+            return True
+        dealt = [p for o in range(self.n) if o != seat for p in deck.hole(o)] + [
+            p for street in ("flop", "turn", "river") for p in deck.board(street)]
+        return any(seat in deck.missing(p) for p in dealt)
 
     def _forfeit(self, seat: Any, claimant: str | None) -> None:
         if claimant is not None and (type(seat) is not int or seat != self.due()

@@ -266,6 +266,13 @@ class GamePage:
             raise PlayError("play.load_timeout",
                             f"{self.url} did not finish loading in {LOAD_STEPS * LOAD_STEP_MS} ms "
                             "of virtual time")
+        # The run's clock starts now, in the harness and in the page alike: how many load
+        # steps the parser took depends on real time, so nothing before this may show.
+        try:
+            self._page.evaluate("() => window.__lingxiStartClock && window.__lingxiStartClock()")
+        except Exception as error:
+            raise PlayError("play.page_failed", f"cannot start the page's clock: {error}") from error
+        self.virtual_time_ms = 0
         self.advance(SETTLE_MS)
 
     def advance(self, ms: int) -> None:

@@ -6,6 +6,7 @@ This is the I/O shell around :class:`lingxi.playtest.runner.PlayRun` that the
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from collections.abc import Callable
@@ -168,17 +169,49 @@ def compare_runs(first: PlayRun, second: PlayRun) -> dict[str, Any]:
         views = [(r.out_dir / "views.jsonl").read_bytes().splitlines() for r in (first, second)]
         for number, (a, b) in enumerate(zip(*views, strict=False), start=1):
             if a != b:
-                divergence = f"views.jsonl line {number}"
-                reasons.append(f"view {number} differs between the two runs")
+                where = first_difference(json.loads(a), json.loads(b))
+                divergence = f"views.jsonl line {number} at {where}"
+                reasons.append(f"view {number} differs between the two runs, first at {where}")
                 break
     if divergence is None:
         events = [[(e["type"], e["virtualTimeMs"], e["data"]) for e in r.events.events]
                   for r in (first, second)]
         if events[0] != events[1]:
-            divergence = "events"
-            reasons.append("the game's events differ between the two runs")
+            index = next((i for i, (a, b) in enumerate(zip(*events, strict=False)) if a != b),
+                         min(len(events[0]), len(events[1])))
+            divergence = f"events #{index + 1}"
+            reasons.append(f"the game's events differ between the two runs from event "
+                           f"#{index + 1} ({_event_text(events[0], index)} vs "
+                           f"{_event_text(events[1], index)})")
     if first.stop_reason != second.stop_reason:
         reasons.append(f"the runs stopped differently ({first.stop_reason} / {second.stop_reason})")
         divergence = divergence or "stopReason"
     return {"replayable": "no" if divergence else "yes", "reasons": reasons, "checked": True,
             "firstDivergence": divergence}
+
+
+def first_difference(a: Any, b: Any, path: str = "$") -> str:
+    """The JSON path where two documents first differ (depth first, keys in order)."""
+    if type(a) is not type(b):
+        return path
+    if isinstance(a, dict):
+        for key in sorted(set(a) | set(b)):
+            if key not in a or key not in b:
+                return f"{path}.{key}"
+            if a[key] != b[key]:
+                return first_difference(a[key], b[key], f"{path}.{key}")
+        return path
+    if isinstance(a, list):
+        for index, (x, y) in enumerate(zip(a, b, strict=False)):
+            if x != y:
+                return first_difference(x, y, f"{path}[{index}]")
+        return f"{path}[{min(len(a), len(b))}]" if len(a) != len(b) else path
+    return path
+
+
+def _event_text(events: list[Any], index: int) -> str:
+    """One event as ``type @ t ms`` for a replay reason (harness-made text: type is cut)."""
+    if index >= len(events):
+        return "none"
+    kind, when, _ = events[index]
+    return f"{str(kind)[:64]!r} at {when} ms"

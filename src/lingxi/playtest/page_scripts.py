@@ -18,9 +18,21 @@ _BRIDGE = r"""
   // performance.now() from the virtual Date clock: Chromium clamps the native one with a
   // per-process random jitter (tens of microseconds), enough to change an FPS counter or
   // a frame's animation phase between two runs. Whole milliseconds since the page began.
-  const dateNow = Date.now.bind(Date), origin = dateNow();
+  // Load is gated: the page's clock reads 0 until the harness starts it when the document
+  // has loaded (window.__lingxiStartClock), so what a game does while loading is stamped
+  // alike on every run whatever real time the parser took (issue 24.2: an event during
+  // load at 54 ms in one run, 50 ms in the next). A page that spins on the clock while
+  // loading gets the running clock after 100000 reads rather than a hang.
+  const dateNow = Date.now.bind(Date);
+  let origin = null, frozenReads = 0;
   const nativeTimeout = window.setTimeout.bind(window);  // the harness's own timers
-  const clock = () => dateNow() - origin;
+  const start = () => { if (origin === null) origin = dateNow(); };
+  const clock = () => {
+    if (origin === null && ++frozenReads > 100000) start();
+    return origin === null ? 0 : dateNow() - origin;
+  };
+  Object.defineProperty(window, '__lingxiStartClock', { value: start, writable: false,
+                                                        configurable: false });
   try { Object.defineProperty(performance, 'now', { value: clock, configurable: true }); } catch (e) {}
   const queue = [];
   let dropped = 0, emitted = 0;

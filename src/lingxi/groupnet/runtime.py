@@ -1,0 +1,247 @@
+"""Host and member processes of one group over TCP (asyncio).
+
+The host runs the :class:`~lingxi.group.Sequencer` and its own seat; each
+member process connects, receives the log entry by entry, checks each one
+in its own :class:`~lingxi.group.MemberView`, and submits what its seat
+agent says when it is due. A stale submission (a lost race) is refused and
+signed again on the new head. When the game is over the host closes the
+log, every member signs the final head, and the host hands every receipt to
+every member, so each process ends with the same verifiable record.
+
+Frames (length-prefixed JSON): member -> host ``submit {envelope}``,
+``receipt {receipt}``; host -> member ``entry {envelope}``,
+``refused {code, message}``, ``done {receipts}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from lingxi.contract import Spec
+from lingxi.group.agents import SeatAgent
+from lingxi.group.errors import GroupError
+from lingxi.group.keys import Signer
+from lingxi.group.log import GroupLog
+from lingxi.group.memory import spec_validator
+from lingxi.group.sequencer import MemberView, Sequencer
+from lingxi.group.verify import make_record
+from lingxi.groupnet.frames import FrameError, entry_envelope, entry_of, read_frame, write_frame
+
+
+@dataclass
+class Outcome:
+    """What a process ends with: its record, the game's result, the problem if any."""
+
+    record: dict[str, Any]
+    result: dict[str, Any] | None
+    problem: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _problem(error: Exception) -> dict[str, Any]:
+    code = getattr(error, "code", "internal.error")
+    return {"code": code, "message": str(error), "culprit": getattr(error, "culprit", None)}
+
+
+class GroupHost:
+    """The sequencer and seat 0, serving ``seats - 1`` members over TCP."""
+
+    def __init__(self, spec: Spec, seats: int, signer: Signer, agent: SeatAgent, *,
+                 group_id: str, timeout: float = 60.0) -> None:
+        assert spec.seats is not None
+        self.spec, self.seats, self.agent, self.timeout = spec, seats, agent, timeout
+        validate = spec_validator(spec)
+        self.sequencer = Sequencer(signer, group_id, spec.protocol_id, spec.seats, validate)
+        self.me = MemberView(signer, group_id, validate)
+        self.me.log.observers.extend(agent.observers)
+        self.clients: list[asyncio.StreamWriter] = []
+        self.receipts: dict[str, dict[str, Any]] = {}
+        self.done = asyncio.Event()
+        self.problem: dict[str, Any] | None = None
+        self.last_progress = time.monotonic()
+        self.me.receive(self.sequencer.log.entries[0])
+
+    @property
+    def log(self) -> GroupLog:
+        return self.me.log
+
+    def _publish(self, entry: dict[str, Any]) -> None:
+        self.last_progress = time.monotonic()
+        frame = {"t": "entry", "envelope": entry_envelope(entry, time.time())}
+        for writer in self.clients:
+            write_frame(writer, frame)
+        try:
+            self.me.receive(entry)
+        except GroupError as error:  # a cheat: the hand ended with the evidence in the log
+            self.problem = self.problem or _problem(error)
+
+    def _pump(self) -> None:
+        """The host's own steps until it has nothing more to do now."""
+        for _ in range(64):
+            log = self.log
+            if log.closed:
+                self.receipts.setdefault(self.me.signer.key, self.me.receipt())
+                self._maybe_done()
+                return
+            if log.seat_of(self.me.signer.key) is None and not log.started:
+                entry = self.sequencer.submit(self.me.entry("join", {"seat": 0}))
+            elif not log.started and len(log.seated()) == self.seats:
+                entry = self.sequencer.author("start", {})
+            elif log.started and (self.agent.finished() or self.problem is not None):
+                entry = self.sequencer.author("close", {})
+            elif log.started and (payload := self.agent.next_payload(log, 0)) is not None:
+                entry = self.sequencer.submit(self.me.entry("message", {"payload": payload}))
+            else:
+                return
+            self._publish(entry)
+
+    def _maybe_done(self, force: bool = False) -> None:
+        seated = {m.key for m in self.log.seated()}
+        if (force or seated <= set(self.receipts)) and not self.done.is_set():
+            frame = {"t": "done", "receipts": list(self.receipts.values())}
+            for writer in self.clients:
+                write_frame(writer, frame)
+            self.done.set()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.clients.append(writer)
+        for entry in self.log.entries:
+            write_frame(writer, {"t": "entry", "envelope": entry_envelope(entry, time.time())})
+        try:
+            while not self.done.is_set():
+                frame = await read_frame(reader, self.timeout * 4)
+                self._handle(writer, frame)
+                await writer.drain()
+        except FrameError:
+            pass
+        finally:
+            if writer in self.clients:
+                self.clients.remove(writer)
+
+    def _handle(self, writer: asyncio.StreamWriter, frame: dict[str, Any]) -> None:
+        kind = frame.get("t")
+        try:
+            if kind == "submit":
+                self._publish(self.sequencer.submit(entry_of(frame.get("envelope"))))
+                self._pump()
+            elif kind == "receipt":
+                key = self.log.check_receipt(frame.get("receipt"))
+                self.receipts[key] = frame["receipt"]
+                self._maybe_done()
+        except (GroupError, FrameError, ValueError) as error:
+            write_frame(writer, {"t": "refused", "code": getattr(error, "code", "group.malformed"),
+                                 "message": str(error)[:500]})
+
+    async def _watch(self) -> None:
+        """A member that owes the next step and stays silent is timed out (it forfeits).
+
+        With nobody to blame (seats never filled), the log is closed as stalled
+        and, a timeout later, the run ends with the receipts that came.
+        """
+        while not self.done.is_set():
+            await asyncio.sleep(min(1.0, self.timeout / 4))
+            if time.monotonic() - self.last_progress < self.timeout:
+                continue
+            if self.log.closed:
+                self._maybe_done(force=True)
+                continue
+            due = getattr(getattr(self.agent, "hand", None), "due", lambda: None)()
+            member = next((m for m in self.log.seated() if m.seat == due), None)
+            if member is not None and member.key != self.me.signer.key:
+                self._publish(self.sequencer.author("timeout", {"member": member.key}))
+            else:
+                self.problem = self.problem or {"code": "group.stalled", "message": "no member "
+                                                "made progress within the timeout",
+                                                "culprit": None}
+                self._publish(self.sequencer.author("close", {}))
+            self._pump()
+
+    async def run(self, host: str, port: int, ready=None) -> Outcome:
+        server = await asyncio.start_server(self._serve, host, port)
+        bound = server.sockets[0].getsockname()
+        if ready is not None:
+            ready(f"tcp://{bound[0]}:{bound[1]}")
+        self._pump()
+        watcher = asyncio.create_task(self._watch())
+        try:
+            await self.done.wait()
+            for writer in list(self.clients):  # a connection that never reads is not waited for
+                try:
+                    await asyncio.wait_for(writer.drain(), self.timeout)
+                except (TimeoutError, OSError):
+                    writer.close()
+        finally:
+            watcher.cancel()
+            server.close()
+        record = make_record(self.log, list(self.receipts.values()))
+        return Outcome(record, self.agent.result(self.log), self.problem)
+
+
+async def join_group(spec: Spec, endpoint: str, seat: int, signer: Signer, agent: SeatAgent,
+                     *, timeout: float = 60.0, joined=None) -> Outcome:
+    """Play one seat of the group hosted at ``tcp://HOST:PORT`` to the end."""
+    host, _, port = endpoint.removeprefix("tcp://").rpartition(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    view: MemberView | None = None
+    pending = False
+    problem: dict[str, Any] | None = None
+    receipts: list[dict[str, Any]] = []
+
+    def submit(kind: str, body: dict[str, Any]) -> None:
+        nonlocal pending
+        assert view is not None
+        entry = view.entry(kind, body)
+        write_frame(writer, {"t": "submit", "envelope": entry_envelope(entry, time.time())})
+        pending = True
+
+    async def act() -> None:
+        assert view is not None
+        log = view.log
+        if pending or log.closed:
+            return
+        if view.signer.key not in log.members and not log.started:
+            submit("join", {"seat": seat})
+        elif log.started and problem is None and (
+                payload := agent.next_payload(log, seat)) is not None:
+            if inspect.isawaitable(payload):  # a decider (a model) answers in its own time
+                payload = await payload
+            submit("message", {"payload": payload})
+
+    try:
+        while True:
+            frame = await read_frame(reader, timeout * 4)
+            kind = frame.get("t")
+            if kind == "entry":
+                entry = entry_of(frame.get("envelope"))
+                if view is None:
+                    view = MemberView(signer, entry["group"], spec_validator(spec))
+                    view.log.observers.extend(agent.observers)
+                    if entry["body"].get("protocol_id") != spec.protocol_id:
+                        raise GroupError("group.wrong_protocol", "the host opened the group "
+                                         "with another protocol")
+                try:
+                    view.receive(entry)
+                except GroupError as error:
+                    problem = problem or _problem(error)
+                if entry["sender"] == signer.key:
+                    pending = False
+                    if entry["kind"] == "join" and joined is not None:
+                        joined(entry["group"])
+                if view.log.closed:
+                    write_frame(writer, {"t": "receipt", "receipt": view.receipt()})
+                await act()
+            elif kind == "refused":
+                pending = False
+                await act()
+            elif kind == "done":
+                receipts = list(frame.get("receipts") or [])
+                break
+            await writer.drain()
+    finally:
+        writer.close()
+    assert view is not None
+    return Outcome(make_record(view.log, receipts), agent.result(view.log), problem)
