@@ -37,7 +37,8 @@ def peak():
 
 FLOOD = PEAK + '''
 import asyncio, json, sys
-from lingxi.session import guest_session, host_session, load_protocol
+from lingxi.session import load_protocol
+from lingxi.session.net import guest_session, host_session
 from lingxi.wire.identity import Identity
 
 async def main(lines, size, folder):

@@ -46,6 +46,9 @@ def main() -> int:
         "aigenora --help (reference)": [str(reference.executable()), "--help"],
         "lingxi --help": [str(LINGXI), "--help"],
         "lingxi protocol --help": [str(LINGXI), "protocol", "--help"],
+        # a command on the session runtime: `import lingxi.session.<anything>` loads the
+        # package surface (plain imports, issue 19.2), so the runtime's whole import cost
+        "lingxi session --help": [str(LINGXI), "session", "--help"],
     }
     for argv in cases.values():  # fill the shared bytecode cache (reference.child_env)
         run_once(argv)

@@ -21,9 +21,10 @@ from nacl.signing import VerifyKey
 from lingxi.canonical import canonical_bytes
 from lingxi.cards import group as g
 from lingxi.cards.errors import CardsError
-from lingxi.cards.messages import HEX64, ROLES
+from lingxi.cards.messages import HEX64
 from lingxi.cards.party import RECEIPT_DOMAIN, RECEIPT_FORMAT, TRANSCRIPT_FORMAT
-from lingxi.cards.table import Deal, Params, Table
+from lingxi.cards.table import Deal, Params, Phase, Table
+from lingxi.roles import ROLES
 
 
 @dataclass
@@ -108,7 +109,7 @@ def audit(transcript: Any, game_due: GameDue | None = None) -> AuditReport:
         return _done(report, table, "cards.forfeit", claim["against"],
                      f"the {claim['claimant']} reports the {claim['against']} "
                      f"stopped ({_owed(claim['due'])}): {claim['reason']}")
-    if table.phase != "done":
+    if table.phase != Phase.DONE:
         return _done(report, table, "cards.incomplete", None,
                      f"the transcript ends in phase {table.phase}")
     try:

@@ -40,7 +40,7 @@ def _ctx(p: MentalPokerParty, kind: str, pos: int = -1) -> bytes:
     return context(p.table.head, p.role, kind, pos)
 
 
-def _shuffle_msg(p: MentalPokerParty, deck: list[bytes], proof: list[bytes]) -> dict:
+def _shuffle_msg(p: MentalPokerParty, deck: list[bytes], proof: list[bytes]) -> dict[str, Any]:
     return p.sign("shuffle", {"deck": [d.hex() for d in deck], "proof": [x.hex() for x in proof]})
 
 
@@ -49,36 +49,36 @@ def _honest_shuffle(p: MentalPokerParty) -> tuple[list[bytes], list[bytes]]:
     return list(prep.deck), list(prep.proof)
 
 
-def rogue_key(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def rogue_key(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     # a key whose secret the cheater does not know (here: a hash point), proof borrowed
     key = g.hash_point(b"rogue", b"key")
     pok = proofs.prove_key(_ctx(c, "hello"), c._secret, c.key, c._entropy)
     return c.sign("hello", {"key": key.hex(), "pok": pok.hex()})
 
 
-def copied_key(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def copied_key(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     first = h.table.messages[0]
     return c.sign("hello", {"key": first["key"], "pok": first["pok"]})
 
 
-def corrupt_entry(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def corrupt_entry(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     deck, proof = _honest_shuffle(c)
     deck[5] = bytes(range(32))  # not a point of the subgroup
     return _shuffle_msg(c, deck, proof)
 
 
-def duplicate_entry(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def duplicate_entry(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     deck, proof = _honest_shuffle(c)
     deck[1] = deck[0]
     return _shuffle_msg(c, deck, proof)
 
 
-def missing_card(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def missing_card(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     deck, proof = _honest_shuffle(c)
     return _shuffle_msg(c, deck[:-1], proof)
 
 
-def stacked_shuffle(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def stacked_shuffle(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     # replace one incoming card by a card of the cheater's choosing, prove over that deck
     deck_in = list(c.table.decks[-1])
     joker = g.hash_point(b"lingxi/cards/cheat", b"a 53rd card")
@@ -89,14 +89,14 @@ def stacked_shuffle(c: MentalPokerParty, h: MentalPokerParty) -> dict:
     return _shuffle_msg(c, deck, proof)
 
 
-def non_permutation(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def non_permutation(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     # a different secret on one card: no longer x times a permutation of the input
     deck, proof = _honest_shuffle(c)
     deck[0] = g.mul(g.sc_from_int(2), deck[0])
     return _shuffle_msg(c, deck, proof)
 
 
-def replayed_shuffle(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def replayed_shuffle(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     # send back the host's own deck and proof as if it were the guest's shuffle
     first = h.table.messages[2]
     return c.sign("shuffle", {"deck": first["deck"], "proof": first["proof"]})
@@ -107,7 +107,7 @@ def _requested(c: MentalPokerParty) -> int:
     return c.table.pending[1]
 
 
-def wrong_share(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def wrong_share(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     pos = _requested(c)
     other = c.table.decks[-1][pos + 1]
     share = g.mul(c._inverse, other)  # a real share, of another position
@@ -116,7 +116,7 @@ def wrong_share(c: MentalPokerParty, h: MentalPokerParty) -> dict:
     return c.sign("share", {"position": pos, "share": share.hex(), "proof": proof.hex()})
 
 
-def bad_share_proof(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def bad_share_proof(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     pos = _requested(c)
     entry = c.table.decks[-1][pos]
     share = g.mul(c._inverse, entry)
@@ -125,7 +125,7 @@ def bad_share_proof(c: MentalPokerParty, h: MentalPokerParty) -> dict:
     return c.sign("share", {"position": pos, "share": share.hex(), "proof": proof.hex()})
 
 
-def forged_response(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def forged_response(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     pos = _requested(c) + 1
     entry = c.table.decks[-1][pos]
     share = g.mul(c._inverse, entry)
@@ -133,7 +133,7 @@ def forged_response(c: MentalPokerParty, h: MentalPokerParty) -> dict:
     return c.sign("share", {"position": pos, "share": share.hex(), "proof": proof.hex()})
 
 
-def _play_msg(c: MentalPokerParty, pos: int, face: str) -> dict:
+def _play_msg(c: MentalPokerParty, pos: int, face: str) -> dict[str, Any]:
     point = c.table.decks[0][c.params.universe.index(face)]
     share = c.table.shares.get(pos, point)
     proof = proofs.prove_dleq(_ctx(c, "play", pos), c._secret, c.key, point, share, c._entropy)
@@ -141,7 +141,7 @@ def _play_msg(c: MentalPokerParty, pos: int, face: str) -> dict:
                            "proof": proof.hex()})
 
 
-def wrong_face(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def wrong_face(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     pos, face = next(iter(c.hand().items()))
     unseen = [f for f in c.params.universe if f not in c.cards.values()
               and f not in c.table.played.values()]
@@ -149,39 +149,39 @@ def wrong_face(c: MentalPokerParty, h: MentalPokerParty) -> dict:
     return _play_msg(c, pos, unseen[0])
 
 
-def not_in_hand(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def not_in_hand(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     pos = next(p for p, o in c.table.owner.items() if o != c.role and p not in c.table.played)
     return _play_msg(c, pos, c.params.universe[0])
 
 
-def double_play(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def double_play(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     pos = next(p for p, o in c.table.owner.items() if o == c.role and p in c.table.played)
     return _play_msg(c, pos, c.table.played[pos])
 
 
-def peek(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def peek(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     return c.sign("draw", {"position": c.table.cursor + 3})
 
 
-def peek_dealt(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def peek_dealt(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     pos = next(p for p, o in c.table.owner.items() if o != c.role and p not in c.table.played)
     return c.sign("draw", {"position": pos})
 
 
-def false_opening(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def false_opening(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     return c.sign("open", {"secret": g.random_scalar(c._entropy).hex()})
 
 
-def skipped_opening(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def skipped_opening(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     return c.sign("draw", {"position": c.table.cursor})
 
 
-def false_forfeit(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def false_forfeit(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     # the side that owes the share claims the drawer stopped
     return c.sign("forfeit", {"against": c.peer, "reason": "no answer (made up)"})
 
 
-def forged_signature(c: MentalPokerParty, h: MentalPokerParty) -> dict:
+def forged_signature(c: MentalPokerParty, h: MentalPokerParty) -> dict[str, Any]:
     msg = c.sign("draw", {"position": c.table.cursor})
     msg["sig"] = h.sign("draw", {"position": c.table.cursor})["sig"]
     return msg

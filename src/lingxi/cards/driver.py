@@ -18,8 +18,9 @@ from lingxi.cards.audit import AuditReport, audit
 from lingxi.cards.errors import CardsError
 from lingxi.cards.games import GAMES
 from lingxi.cards.party import MentalPokerParty
+from lingxi.roles import peer_name
 
-Strategy = Callable[[list[dict], random.Random], dict]
+Strategy = Callable[[list[dict[str, Any]], random.Random], dict[str, Any]]
 
 
 def seeded_entropy(seed: int | str) -> Callable[[int], bytes]:
@@ -28,13 +29,13 @@ def seeded_entropy(seed: int | str) -> Callable[[int], bytes]:
     return rng.randbytes
 
 
-def first_legal(actions: list[dict], rng: random.Random) -> dict:
+def first_legal(actions: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
     """Play the first legal card; draw or pass only when no card fits."""
     plays = [a for a in actions if a["action"] == "play"]
     return plays[0] if plays else actions[0]
 
 
-def random_legal(actions: list[dict], rng: random.Random) -> dict:
+def random_legal(actions: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
     return rng.choice(actions)
 
 
@@ -73,7 +74,7 @@ class Wire:
         self.parties = {"host": host, "guest": guest}
         self.count = 0
         self.largest = 0
-        self.on_message: Callable[[dict], None] | None = None
+        self.on_message: Callable[[dict[str, Any]], None] | None = None
 
     def send(self, msg: dict[str, Any]) -> None:
         queue = [msg]
@@ -82,7 +83,7 @@ class Wire:
             self.count += 1
             if self.on_message:
                 self.on_message(m)
-            to = self.parties["guest" if m["from"] == "host" else "host"]
+            to = self.parties[peer_name(m["from"])]
             queue.extend(to.receive(m, to.check(m)))
 
 
@@ -103,7 +104,7 @@ def play_game(game: str = "crazy_eights", seed: int | str = 0, *,
     wire = Wire(host, guest)
     result = GameResult(None, host, guest)
     if measure_sizes:
-        def size(m: dict) -> None:
+        def size(m: dict[str, Any]) -> None:
             result.largest_message = max(result.largest_message, len(json.dumps(m)))
         wire.on_message = size
     setup(host, guest, wire)
@@ -129,7 +130,7 @@ def play_game(game: str = "crazy_eights", seed: int | str = 0, *,
         elif action["action"] == "play":
             pos = next(p for p, c in hand.items() if c == action["card"])
             msg = me.play(pos, note=action.get("suit"))
-            peer = parties["guest" if me.role == "host" else "host"]
+            peer = parties[peer_name(me.role)]
             why = rules.validate_play(state, me.role, msg["card"], msg.get("note"))
             if why is not None:
                 raise CardsError("cards.state", f"illegal play: {why}")

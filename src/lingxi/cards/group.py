@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 from nacl import _sodium
 from nacl import bindings as _b
@@ -78,10 +79,11 @@ def sub(p: bytes, q: bytes) -> bytes:
     return _point(_r.sub(p, q))
 
 
-def _scalar_op(fn, a: bytes, b: bytes) -> bytes:
+def _scalar_op(fn: Callable[[Any, bytes, bytes], Any], a: bytes, b: bytes) -> bytes:
     out = _new("unsigned char[32]")
     fn(out, a, b)
-    return _buf(out, 32)[:]
+    result: bytes = _buf(out, 32)[:]
+    return result
 
 
 def sc_add(a: bytes, b: bytes) -> bytes:
@@ -99,14 +101,16 @@ def sc_mul(a: bytes, b: bytes) -> bytes:
 def sc_neg(a: bytes) -> bytes:
     out = _new("unsigned char[32]")
     _lib.crypto_core_ed25519_scalar_negate(out, a)
-    return _buf(out, 32)[:]
+    result: bytes = _buf(out, 32)[:]
+    return result
 
 
 def sc_inv(s: bytes) -> bytes:
     out = _new("unsigned char[32]")
     if _lib.crypto_core_ed25519_scalar_invert(out, s) != 0:
         raise Degenerate("zero has no inverse")
-    return _buf(out, 32)[:]
+    result: bytes = _buf(out, 32)[:]
+    return result
 
 
 def is_point(p: bytes) -> bool:

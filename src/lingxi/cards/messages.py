@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from lingxi.cards.errors import CardsError
+from lingxi.roles import ROLES
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
 HEX128 = re.compile(r"[0-9a-f]{128}")
@@ -33,7 +34,6 @@ FIELDS: dict[str, dict[str, str]] = {
     "open": {"secret": "hex64"},
     "forfeit": {"against": "role", "reason": "text"},
 }
-ROLES = ("host", "guest")
 
 
 def malformed(msg: str, path: str = "$") -> CardsError:

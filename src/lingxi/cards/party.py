@@ -24,8 +24,8 @@ from lingxi.canonical import canonical_bytes
 from lingxi.cards import group as g
 from lingxi.cards import proofs, shuffle
 from lingxi.cards.errors import CardsError
-from lingxi.cards.messages import ROLES
-from lingxi.cards.table import Deal, Params, Table, context, other, signing_bytes
+from lingxi.cards.table import Deal, Params, Phase, Table, context, signing_bytes
+from lingxi.roles import ROLES, peer_name
 
 TRANSCRIPT_FORMAT = "lingxi.cards.transcript/1"
 RECEIPT_FORMAT = "lingxi.cards.receipt/1"
@@ -62,7 +62,7 @@ class MentalPokerParty:
                  game_due: Callable[[Table], tuple[str, str] | None] | None = None) -> None:
         if role not in ROLES:
             raise _state("role is host or guest")
-        self.role, self.peer = role, other(role)
+        self.role, self.peer = role, peer_name(role)
         self._signer = SigningKey(signing_seed)
         identities = {role: bytes(self._signer.verify_key), self.peer: bytes(peer_identity)}
         self.params = Params(session_id, tuple(universe), deal, identities)
@@ -150,7 +150,7 @@ class MentalPokerParty:
 
     def draw(self) -> dict[str, Any]:
         """Ask for the top card of the stock."""
-        if self.table.due() is not None or self.table.phase != "play":
+        if self.table.due() is not None or self.table.phase != Phase.PLAY:
             raise _state(f"cannot draw now (due: {self.table.due()})")
         if self.stock_left() <= 0:
             raise _state("the stock is empty")
@@ -265,7 +265,7 @@ class MentalPokerParty:
         self.cards[position] = self.params.universe[index]
 
     def _maybe_finish(self) -> None:
-        if self.table.phase == "done" and self.faces is None:
+        if self.table.phase == Phase.DONE and self.faces is None:
             self.faces = self.table.final_check(made_by=self.role, own_cards=self.cards)
 
     # -- evidence ------------------------------------------------------------------

@@ -42,7 +42,7 @@ def spec_messages(n: int) -> list[dict[str, Any]]:
     proof_items = 4 * n + 5
     hex64 = {"type": "key", "required": True}
 
-    def array(items: dict, max_items: int) -> dict:
+    def array(items: dict[str, Any], max_items: int) -> dict[str, Any]:
         return {"type": "array", "items": items, "min_items": 0, "max_items": max_items,
                 "max_total_bytes": max(262144, 64 * max_items), "required": True}
 

@@ -18,7 +18,9 @@ makes ``5N`` variable-base and ``3N + 5`` fixed-base products, the verifier
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 from lingxi.cards import group as g
 
@@ -56,7 +58,7 @@ def sample_permutation(entropy: g.Entropy, n: int) -> list[int]:
     return perm
 
 
-def permute(seq, perm: list[int]) -> list:
+def permute(seq: Sequence[Any], perm: list[int]) -> list[Any]:
     """Output position ``i`` takes input ``perm[i]``."""
     return [seq[j] for j in perm]
 
@@ -80,7 +82,8 @@ def _challenges(ctx: bytes, key: bytes, deck_in: list[bytes], deck_out: list[byt
     return g.hash_scalars(SHUFFLE_DOMAIN + b"/u", seed, len(deck_in))
 
 
-def _final_challenge(ctx: bytes, key: bytes, deck_in, deck_out, commits, chain,
+def _final_challenge(ctx: bytes, key: bytes, deck_in: Sequence[bytes], deck_out: Sequence[bytes],
+                     commits: Sequence[bytes], chain: Sequence[bytes],
                      ts: list[bytes], t_hat: list[bytes]) -> bytes:
     return g.hash_scalar(SHUFFLE_DOMAIN + b"/c", ctx, key, b"".join(deck_in),
                          b"".join(deck_out), b"".join(commits), b"".join(chain),

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from nacl.exceptions import BadSignatureError
@@ -36,7 +37,8 @@ from lingxi.canonical import canonical_bytes
 from lingxi.cards import group as g
 from lingxi.cards import proofs, shuffle
 from lingxi.cards.errors import CardsError
-from lingxi.cards.messages import ROLES, parse
+from lingxi.cards.messages import parse
+from lingxi.roles import ROLES, peer_name
 
 MAX_CARDS = 512
 LABEL = re.compile(r"[A-Za-z0-9_.:+-]{1,64}")
@@ -48,9 +50,17 @@ CTX_DOMAIN = b"lingxi/cards/context/v1"
 NULLIFIER_DOMAIN = b"lingxi/cards/nullifier/v1"
 
 
-def other(role: str) -> str:
-    return "guest" if role == "host" else "host"
 
+class Phase(StrEnum):
+    """Where a table stands: seats (hello), the two shuffles, the deal, play, the two
+    key openings, done. A StrEnum, so records and comparisons keep the plain names."""
+
+    HELLO = "hello"
+    SHUFFLE = "shuffle"
+    DEAL = "deal"
+    PLAY = "play"
+    OPENING = "opening"
+    DONE = "done"
 
 @dataclass(frozen=True)
 class Deal:
@@ -136,7 +146,7 @@ class Table:
     """Public state of one game, advanced one signed message at a time."""
 
     params: Params
-    phase: str = "hello"
+    phase: Phase = Phase.HELLO
     keys: dict[str, bytes] = field(default_factory=dict)
     decks: list[list[bytes]] = field(default_factory=list)
     owner: dict[int, str] = field(default_factory=dict)
@@ -166,18 +176,18 @@ class Table:
     # -- what is due -------------------------------------------------------
     def due(self) -> tuple[str, str] | None:
         """(role, step) the protocol requires next, or None when either may act."""
-        if self.phase == "hello":
+        if self.phase == Phase.HELLO:
             return ("host" if "host" not in self.keys else "guest", "hello")
-        if self.phase == "shuffle":
+        if self.phase == Phase.SHUFFLE:
             return ("host" if len(self.decks) == 1 else "guest", "shuffle")
-        if self.phase == "deal":
+        if self.phase == Phase.DEAL:
             return ("host" if not self.dealt else "guest", "deal")
         if self.pending:
-            return (other(self.pending[0]), "share")
+            return (peer_name(self.pending[0]), "share")
         if self.must_reveal:
             return ("host", "play")
-        if self.phase == "opening":
-            return (other(next(iter(self.opened))), "open")
+        if self.phase == Phase.OPENING:
+            return (peer_name(next(iter(self.opened))), "open")
         return None
 
     def owing(self) -> tuple[str, str] | None:
@@ -188,7 +198,7 @@ class Table:
         injected as ``game_due``. None: either may act, or nobody can tell.
         """
         due = self.due()
-        if due is None and self.phase == "play" and self.game_due is not None:
+        if due is None and self.phase == Phase.PLAY and self.game_due is not None:
             return self.game_due(self)
         return due
 
@@ -241,7 +251,7 @@ class Table:
 
     def _expect(self, sender: str, kind: str) -> None:
         due = self.due()
-        if self.phase == "done" or self.forfeit is not None:
+        if self.phase == Phase.DONE or self.forfeit is not None:
             raise self._fail("cards.bad_sequence", "the game is over")
         if due is not None and due != (sender, kind):
             if due[1] == "open" and due[0] == sender:
@@ -250,7 +260,7 @@ class Table:
             raise self._fail("cards.bad_sequence",
                              f"expected {due[1]} from the {due[0]}, got {kind} from the {sender}")
 
-    def _on_hello(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_hello(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "hello")
         key = body["key"]
         if not g.is_point(key):
@@ -262,7 +272,7 @@ class Table:
             raise self._fail("cards.rogue_key", "no proof of knowledge of the masking key")
         self.keys[sender] = key
         if len(self.keys) == 2:
-            self.phase = "shuffle"
+            self.phase = Phase.SHUFFLE
 
     def check_deck(self, deck: list[bytes]) -> None:
         """Cheap deck checks: size and duplicates (validity comes with the proof)."""
@@ -274,11 +284,11 @@ class Table:
         if len(set(deck)) != n:
             raise self._fail("cards.deck_duplicate", "the deck repeats an entry")
 
-    def shuffle_statement(self, sender: str, msg: dict) -> tuple:
+    def shuffle_statement(self, sender: str, msg: dict[str, Any]) -> tuple[Any, ...]:
         return (context(bytes.fromhex(msg["prev"]), sender, "shuffle"), self.keys[sender],
                 self.decks[-1])
 
-    def _on_shuffle(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_shuffle(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "shuffle")
         deck = body["deck"]
         self.check_deck(deck)
@@ -288,14 +298,14 @@ class Table:
                 raise self.diagnose_shuffle(deck)
         self.decks.append(deck)
         if len(self.decks) == 3:
-            self.phase = "deal"
+            self.phase = Phase.DEAL
 
     def diagnose_shuffle(self, deck: list[bytes]) -> CardsError:
         if not all(g.is_point(p) for p in deck):
             return self._fail("cards.deck_corrupt", "a deck entry is not a subgroup point")
         return self._fail("cards.bad_shuffle", "the shuffle proof does not verify")
 
-    def _check_share(self, sender: str, msg: dict, kind: str, position: int, share: bytes,
+    def _check_share(self, sender: str, msg: dict[str, Any], kind: str, position: int, share: bytes,
                      proof: bytes, verified: bool) -> None:
         if verified:  # my own message: I made the share from the entry
             return
@@ -309,9 +319,9 @@ class Table:
         if result is proofs.Dleq.MISMATCH:
             raise self._fail("cards.bad_share", f"the share for position {position} is wrong")
 
-    def _on_deal(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_deal(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "deal")
-        expected = self.params.deal.positions(other(sender))
+        expected = self.params.deal.positions(peer_name(sender))
         positions, shares, prfs = body["positions"], body["shares"], body["proofs"]
         if positions != expected or len(shares) != len(expected) or len(prfs) != len(expected):
             raise self._fail("cards.forged_response",
@@ -319,16 +329,16 @@ class Table:
         for pos, share, proof in zip(positions, shares, prfs, strict=True):
             self._check_share(sender, msg, "deal", pos, share, proof, verified)
         for pos, share in zip(positions, shares, strict=True):
-            self.owner[pos] = other(sender)
+            self.owner[pos] = peer_name(sender)
             self.shares[pos] = share
         self.dealt.append(sender)
         if sender == "guest":
-            self.phase = "play"
+            self.phase = Phase.PLAY
             self.must_reveal = self.params.deal.table_positions()
 
-    def _on_draw(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_draw(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "draw")
-        if self.phase != "play":
+        if self.phase != Phase.PLAY:
             raise self._fail("cards.bad_sequence", "no draws once the opening has begun")
         pos = body["position"]
         if pos != self.cursor or pos >= self.params.n:
@@ -336,7 +346,7 @@ class Table:
                              f"(next is {self.cursor}, {self.params.n} cards)")
         self.pending = (sender, pos)
 
-    def _on_share(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_share(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         if self.pending is None or self.pending[0] == sender:
             raise self._fail("cards.forged_response", "a share nobody asked for")
         pos = body["position"]
@@ -349,9 +359,9 @@ class Table:
         self.cursor += 1
         self.pending = None
 
-    def _on_play(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_play(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "play")
-        if self.phase != "play":
+        if self.phase != Phase.PLAY:
             raise self._fail("cards.bad_sequence", "no plays once the opening has begun")
         pos = body["position"]
         if pos >= self.params.n:
@@ -386,26 +396,26 @@ class Table:
         if self.must_reveal:
             self.must_reveal.pop(0)
 
-    def _on_open(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
+    def _on_open(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
         self._expect(sender, "open")
-        if self.phase not in ("play", "opening") or sender in self.opened:
+        if self.phase not in (Phase.PLAY, Phase.OPENING) or sender in self.opened:
             raise self._fail("cards.bad_sequence", "no opening is due")
         secret = body["secret"]
         if not g.is_scalar(secret) or secret == g.SCALAR_ZERO or g.base(secret) != self.keys[sender]:
             raise self._fail("cards.bad_opening", f"the {sender}'s opened key is not its key")
         self.opened[sender] = secret
-        self.phase = "opening" if len(self.opened) == 1 else "done"
+        self.phase = Phase.OPENING if len(self.opened) == 1 else Phase.DONE
 
-    def _on_forfeit(self, sender: str, body: dict, msg: dict, verified: bool) -> None:
-        if body["against"] == sender or self.phase == "done" or self.forfeit is not None:
+    def _on_forfeit(self, sender: str, body: dict[str, Any], msg: dict[str, Any], verified: bool) -> None:
+        if body["against"] == sender or self.phase == Phase.DONE or self.forfeit is not None:
             raise self._fail("cards.bad_sequence", "a forfeit claim names the other side, once")
         owed = self.owing()
         if owed is not None and owed[0] == sender:
             raise self._fail("cards.false_forfeit",
-                             f"the {sender} claims the {other(sender)} stopped, but the "
+                             f"the {sender} claims the {peer_name(sender)} stopped, but the "
                              f"{sender}'s own {owed[1]} was due")
         self.forfeit = {"claimant": sender, "against": body["against"], "reason": body["reason"],
-                        "phase": self.phase, "due": list(owed) if owed else None}
+                        "phase": self.phase.value, "due": list(owed) if owed else None}
 
     # -- the end audit -------------------------------------------------------
     def final_check(self, made_by: str | None = None,
@@ -436,18 +446,18 @@ class Table:
             faces.append(self.params.universe[i])
         for pos, share in self.shares.items():
             owner = self.owner[pos]
-            if other(owner) == made_by:
+            if peer_name(owner) == made_by:
                 continue
             if own_cards is not None and owner == made_by:
                 if own_cards.get(pos) != faces[pos]:
                     raise CardsError("cards.audit_mismatch",
                                      f"the share for position {pos} is wrong",
-                                     culprit=other(owner))
+                                     culprit=peer_name(owner))
                 continue
             if g.mul(self.opened[owner], self.decks[0][self.params.universe.index(faces[pos])]) \
                     != share:
                 raise CardsError("cards.audit_mismatch", f"the share for position {pos} is wrong",
-                                 culprit=other(owner))
+                                 culprit=peer_name(owner))
         for pos, label in self.played.items():
             if faces[pos] != label:
                 raise CardsError("cards.audit_mismatch", f"position {pos} was not {label!r}",

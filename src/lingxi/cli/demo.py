@@ -24,7 +24,7 @@ from pathlib import Path
 
 import click
 
-from lingxi.cli.common import handle_errors
+from lingxi.cli.common import handle_errors, safe_line
 from lingxi.errors import EXIT_FAILED
 
 ENDPOINT_LINE = re.compile(r"on (tcp://[0-9.]+:[0-9]+)")
@@ -123,7 +123,7 @@ def _bob_joins(invitation: str, seed: int, env: dict[str, str],
     listed = _registry_call(lambda c: c.browse())["items"]
     mine = next((i for i in listed if i["invitation_id"] == invitation), None) or {}
     click.echo(f"  bob browses: {len(listed)} open invitation(s); {invitation} by "
-               f"{mine.get('host_agent_id', '?')} for {mine.get('protocol_id', '?')[:16]}…")
+               f"{mine.get('host_nickname', '?')} ({mine.get('host_agent_id', '?')}) for {mine.get('protocol_id', '?')[:16]}…")
     click.echo(f"  bob joins: lingxi join {invitation} — claims it at the registry (a "
                "single-use ticket bound to bob's key), connects to alice's endpoint, "
                "and alice's host checks the ticket in the handshake")
@@ -158,7 +158,53 @@ def _registry_settled(invitation: str, env: dict[str, str]) -> bool:
                          capture_output=True, text=True, check=False)
     click.echo(f"  lingxi registry verify (bob's copy): "
                f"{(log.stdout.strip().splitlines() or [log.stderr.strip()])[-1]}")
-    return record.get("status") == "finished" and log.returncode == 0
+    return record.get("status") == "finished" and log.returncode == 0 and _witnessed(env)
+
+
+def _witnessed(env: dict[str, str]) -> bool:
+    """A witness (its own key) cosigns the log's checkpoint, and bob's `lingxi registry
+    verify` requires that cosignature."""
+    import asyncio
+    import socket
+    import threading
+    import time
+
+    import httpx
+    import uvicorn
+
+    from lingxi.registry.server.app import create_app
+    from lingxi.registry.storage.store import Store
+    from lingxi.registry.witness import WitnessProcess
+
+    store = Store()
+    try:
+        key_file = Path(env["LINGXI_HOME"]).parent / "witness" / "w1.key"
+        witness = WitnessProcess("http://registry.embedded", key_file, "w1",
+                                 transport=httpx.ASGITransport(app=create_app(store)))
+        note = asyncio.run(witness.step())
+        click.echo("  witness w1 cosigns the log's checkpoint (C2SP signed note):")
+        for line in note.splitlines():
+            click.echo(f"    {safe_line(line, 200)}")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        server = uvicorn.Server(uvicorn.Config(witness.app(), port=port, log_level="critical",
+                                               lifespan="off"))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        ref = f"w1={witness.key.public_hex}@http://127.0.0.1:{port}"
+        check = subprocess.run(_lingxi("registry", "verify", "--witness", ref), env=env,
+                               capture_output=True, text=True, check=False)
+        server.should_exit = True
+        thread.join(10)
+        click.echo(f"  lingxi registry verify --witness w1=…: "
+                   f"{(check.stdout.strip().splitlines() or [check.stderr.strip()])[-1]}")
+        return check.returncode == 0
+    finally:
+        store.close()
 
 
 def _main_job(name: str, seed: int, work: Path) -> bool:

@@ -117,14 +117,11 @@ async def check_relay(client: Any, info: dict[str, Any] | None, identity: Any) -
                      "lingxi register --nickname NAME (the registry signs for its agents)")
     received: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
 
-    class Probe(RelayLink):
-        """A link that hands its one message to the check instead of a transport."""
+    def arrived(data: bytes) -> None:  # the link hands its one message to the check
+        if not received.done():
+            received.set_result(data)
 
-        async def _on_msg(self, msg: Any) -> None:
-            if not received.done():
-                received.set_result(msg.data)
-
-    link = Probe(credential, reconnect_attempts=1)
+    link = RelayLink(credential, reconnect_attempts=1, on_data=arrived)
     started = time.monotonic()
     try:
         await link.open()

@@ -19,6 +19,7 @@ from typing import Any
 
 import click
 
+from lingxi.contract.model import DEFAULT_MODE
 from lingxi.errors import EXIT_FAILED, InputError, LingxiError
 
 
@@ -164,7 +165,7 @@ async def protocol_for_join(client: Any, protocol_id: str, protocol_dir: str | N
     document = await client.fetch_spec(protocol_id)  # the client re-checks the id
     _, folder = store_spec(document)
     written = ensure_hooks(folder, flow_mode(document.get("flow", {}).get("mode")
-                                             or "session_loop").skeleton_methods(document))
+                                             or DEFAULT_MODE).skeleton_methods(document))
     raise LingxiError("hooks.skeleton",
                       f"fetched the spec into {folder}; no hooks exist for it, so a skeleton "
                       f"was written at {written or Path(folder) / 'hooks.py'}: write the hooks "

@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from lingxi.cli.common import handle_errors, json_option, print_json, safe_line
+from lingxi.contract.model import DEFAULT_MODE
 from lingxi.errors import Finding, InputError, WriteFailed
 
 
@@ -46,7 +47,7 @@ def validate_cmd(spec: str, strict: bool, as_json: bool) -> None:
     from lingxi.contract import inspect_spec, protocol_id
 
     doc, origin, findings = inspect_spec(spec)
-    mode = doc.get("flow", {}).get("mode", "session_loop") if isinstance(
+    mode = doc.get("flow", {}).get("mode", DEFAULT_MODE) if isinstance(
         doc.get("flow"), dict) else None
     findings = findings + _runtime_findings(mode, findings)
     errors = [f for f in findings if f.is_error]

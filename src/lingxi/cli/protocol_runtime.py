@@ -126,7 +126,7 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
     --adversarial, every cheat is detected), 1 otherwise, 2 for bad input.
     """
     from lingxi.cli.group import group_spec_or_none, run_group_test
-    from lingxi.session import SessionConfig, flow_mode, load_protocol, run_pair
+    from lingxi.session import SessionConfig, load_protocol
 
     options = parse_options(options_text)
     group_spec = group_spec_or_none(protocol)
@@ -136,12 +136,7 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
         return
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
     check_local_options(loaded.spec, options, strict_options)
-    inputs: dict[str, list[str | None]] | None = None
-    if inputs_file:
-        data = parse_json_arg("@" + inputs_file, "--inputs")
-        if not isinstance(data, dict):
-            raise InputError("input.bad_inputs", "--inputs must hold a JSON object")
-        inputs = {r: [str(x) for x in data.get(r, [])] for r in ("host", "guest")}
+    inputs = _inputs_file(inputs_file)
     if peer_timeout <= 0:
         raise InputError("input.bad_timeout", "--timeout must be positive")
     config = SessionConfig(peer_timeout=peer_timeout, control_mode=control_mode,
@@ -158,23 +153,42 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
                                    folder=folder, inputs=inputs, as_json=as_json,
                                    role=person_role)
         if adversarial:  # the cheats are played by the machines alone, as without a person
-            from lingxi.session import run_adversarial
-            cheats = run_adversarial(loaded, options=options, seed=seed,
-                                     config=dataclasses.replace(config))
+            cheats = _cheats(loaded, options, seed, config)
             data["adversarial"] = cheats.to_dict()
             data["ok"] = data["ok"] and cheats.ok
         _finish_test(data, as_json)
         return
+    _finish_test(_self_play(loaded, options, seed, config, folder, inputs, adversarial), as_json)
+
+
+def _inputs_file(inputs_file: str | None) -> dict[str, list[str | None]] | None:
+    """--inputs FILE: each side's scripted lines (a JSON object of two arrays)."""
+    if not inputs_file:
+        return None
+    data = parse_json_arg("@" + inputs_file, "--inputs")
+    if not isinstance(data, dict):
+        raise InputError("input.bad_inputs", "--inputs must hold a JSON object")
+    return {r: [str(x) for x in data.get(r, [])] for r in ("host", "guest")}
+
+
+def _cheats(loaded: Any, options: dict[str, Any], seed: int, config: Any) -> AdversarialReport:
+    from lingxi.session import run_adversarial
+
+    return run_adversarial(loaded, options=options, seed=seed, config=dataclasses.replace(config))
+
+
+def _self_play(loaded: Any, options: dict[str, Any], seed: int, config: Any, folder: Path,
+               inputs: dict[str, list[str | None]] | None, adversarial: bool) -> dict[str, Any]:
+    """The machines play both sides (and, with --adversarial, against every cheat)."""
+    from lingxi.session import flow_mode, run_pair
+
     result = run_pair(loaded, options=options, seed=seed, state_dir=folder, config=config,
                       inputs=inputs, keep_events=False)  # events stream to the folder
     lines = flow_mode(loaded.spec.flow.mode).summary(result.iter_events("host"),
                                                      result.machines["host"].hooks)
     ok = result.host.ok and result.guest.ok and result.receipts_verified
-    report: AdversarialReport | None = None
-    if adversarial:
-        from lingxi.session import run_adversarial
-        report = run_adversarial(loaded, options=options, seed=seed,
-                                 config=dataclasses.replace(config))
+    report = _cheats(loaded, options, seed, config) if adversarial else None
+    if report is not None:
         ok = ok and report.ok
     data = {"ok": ok, "protocol": loaded.spec.name, "protocol_id": loaded.spec.protocol_id,
             "folder": str(loaded.folder), "mode": loaded.spec.flow.mode, "seed": seed,
@@ -185,7 +199,7 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
             "receipt_problems": result.receipt_problems, "state_dir": str(folder)}
     if report is not None:
         data["adversarial"] = report.to_dict()
-    _finish_test(data, as_json)
+    return data
 
 
 def _finish_test(data: dict[str, Any], as_json: bool) -> None:
@@ -234,7 +248,7 @@ def _played_by_a_person(loaded: Any, *, options: dict[str, Any], seed: int, conf
         inputs = loaded.default_inputs() or {}
     kwargs: dict[str, dict[str, Any]] = {"host": {}, "guest": {}}
     kwargs[role] = part.driver_kwargs()
-    if loaded.spec.flow.mode == "free":
+    if flow_mode(loaded.spec.flow.mode).takes_input:
         for side in ("host", "guest"):
             kwargs[side]["inputs"] = _script(list(inputs.get(side) or []))
     autonomous = replace(config, control_mode="autonomous")

@@ -30,9 +30,15 @@ from lingxi.files import write_private_json
 @click.option("--key-file", type=click.Path(dir_okay=False), default=None,
               help="The registry's Ed25519 key file (0600; created if missing). Default: "
                    "$LINGXI_REGISTRY_KEY_FILE, else $LINGXI_HOME/registry/server.key.")
+@click.option("--endpoint-policy", type=click.Choice(["lan", "public"]), default="lan",
+              show_default=True,
+              help="Which invitation endpoints to accept: public and loopback addresses "
+                   "(public), or also private LAN ones (lan). Link-local (cloud metadata) "
+                   "addresses are always refused.")
 @handle_errors
 def server(host: str, port: int, database_url: str | None, claim_timeout: float,
-           access_log: bool, relay: tuple[str, ...], key_file: str | None) -> None:
+           access_log: bool, relay: tuple[str, ...], key_file: str | None,
+           endpoint_policy: str) -> None:
     """Run the community registry: JSON API under /v1, docs at /docs, the page at /.
 
     The database is migrated on start. Several processes may share one
@@ -49,7 +55,8 @@ def server(host: str, port: int, database_url: str | None, claim_timeout: float,
     from lingxi.cli.relay import check_relay_urls
 
     serve(host, port, database_url, claim_timeout=claim_timeout, access_log=access_log,
-          ready=ready, relay=check_relay_urls(relay), key_file=key_file)
+          ready=ready, relay=check_relay_urls(relay), key_file=key_file,
+          endpoint_policy=endpoint_policy)
 
 
 @click.command("register")
@@ -70,7 +77,9 @@ def register(nickname: str, server: str, as_json: bool) -> None:
 def _row(inv: dict[str, Any]) -> str:
     options = json.dumps(inv["options"], ensure_ascii=False, sort_keys=True)
     name = inv.get("protocol_name") or inv["protocol_id"][:12]
-    return (f"{inv['invitation_id']}  {name}  host {inv['host_agent_id']}  {options}  "
+    host = inv["host_agent_id"]
+    who = f"{inv['host_nickname']} ({host})" if inv.get("host_nickname") else host
+    return (f"{inv['invitation_id']}  {name}  host {who}  {options}  "
             f"{inv['endpoint']}  until {inv['expires_at']}")
 
 
@@ -106,31 +115,114 @@ def registry() -> None:
     """Check the registry's transparency log against this agent's own copy."""
 
 
+def _witness_refs(given: tuple[str, ...]) -> tuple[Any, ...]:
+    import os
+
+    from lingxi.registry.client.ledger import WitnessRef
+
+    texts = list(given) or [w for w in os.environ.get("LINGXI_WITNESSES", "").split(",")
+                            if w.strip()]
+    return tuple(WitnessRef.parse(t.strip()) for t in texts)
+
+
 @registry.command("verify")
+@click.option("--full", is_flag=True,
+              help="Audit everything: download every record, re-hash it, rebuild the tree and "
+                   "re-verify every signed request inside.")
+@click.option("--witness", "witnesses", multiple=True, metavar="NAME=KEY@URL",
+              help="A witness to ask for its cosigned checkpoint (repeat; default "
+                   "$LINGXI_WITNESSES, comma-separated).")
+@click.option("--witnesses-required", "required", type=click.IntRange(0, 16), default=None,
+              help="How many of the witnesses must vouch for this view (default: all given).")
 @server_option
 @json_option
 @handle_errors
-def verify(server: str, as_json: bool) -> None:
-    """Check every record this agent received, and every head it saw, against the signed log.
+def verify(full: bool, witnesses: tuple[str, ...], required: int | None, server: str,
+           as_json: bool) -> None:
+    """Check the registry's signed checkpoint against the last one this agent kept.
 
-    Exit 0 when the chain ends at the server-signed head, every kept record
-    hashes to its entry and every earlier head is a prefix; exit 1 otherwise
-    (a server that rewrote history).
+    One consistency proof from the last checkpoint kept, one inclusion proof
+    and a fresh copy per record this agent received: O(log n) each. Exit 0
+    when all hold; exit 1 on a rewritten, forked, shrunk or stale log, or a
+    record changed on the server (a fork prints both signed checkpoints).
     """
     from lingxi.registry.client.ledger import verify_registry
 
-    result = run(server, lambda c: verify_registry(c, c.ledger))
+    refs = _witness_refs(witnesses)
+    needed = len(refs) if required is None else required
+    if needed > len(refs):
+        raise InputError("registry.bad_witness",
+                         f"--witnesses-required {needed} but {len(refs)} witness(es) given")
+    result = run(server, lambda c: verify_registry(c, c.ledger, full=full, witnesses=refs,
+                                                   required=needed))
     if as_json:
         print_json(result)
     else:
-        click.echo(f"log: {result['size']} entries, head {result['head'][:16]}…, "
-                   f"{result['records_checked']} kept records, {result['heads_checked']} "
-                   "earlier heads checked")
+        click.echo(f"log: {result['size']} entries, root {str(result['root'])[:16]}…, "
+                   f"{result['records_checked']} kept records, {result['proofs_checked']} "
+                   f"proofs checked" + (f", {result['requests_checked']} signed requests "
+                                        "re-verified" if full else "")
+                   + (f", witnessed by {', '.join(result['witnessed_by'])}"
+                      if result.get("witnessed_by") else ""))
         for problem in result["problems"]:
-            click.echo(f"  problem: {problem}", err=True)
+            click.echo(f"  problem: {safe_line(problem, 400)}", err=True)
+        for note in result["evidence"]:
+            click.echo("  signed checkpoint:", err=True)
+            for line in note.splitlines():
+                click.echo(f"    {safe_line(line, 200)}", err=True)
         click.echo("registry log verified" if result["ok"] else "registry log FAILED")
     if not result["ok"]:
         raise SystemExit(EXIT_FAILED)
+
+
+@registry.command("witness")
+@click.option("--name", required=True, help="This witness's name (in its cosignature lines).")
+@click.option("--key-file", type=click.Path(dir_okay=False), default=None,
+              help="Its own Ed25519 key (0600; created if missing). Default: "
+                   "$LINGXI_HOME/witness/<name>.key.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=click.IntRange(1, 65535), default=8471, show_default=True)
+@click.option("--interval", type=click.FloatRange(0.2, 3600), default=10.0, show_default=True,
+              help="Seconds between two looks at the log.")
+@click.option("--server", "server", required=True, metavar="URL",
+              help="The registry whose log this witness follows.")
+@handle_errors
+def witness(name: str, key_file: str | None, host: str, port: int, interval: float,
+            server: str) -> None:
+    """Follow a registry's log, check each checkpoint extends the last one, cosign it.
+
+    Serves the cosigned checkpoint at /v1/witness/checkpoint for clients
+    (`lingxi registry verify --witness NAME=KEY@URL`). On a fork it prints
+    both signed checkpoints and stops cosigning. Runs until interrupted.
+    """
+    import asyncio
+
+    from lingxi.cli.registry_common import _import_registry
+
+    _import_registry()
+    import uvicorn
+
+    from lingxi.home import lingxi_home
+    from lingxi.registry.witness import WitnessProcess
+
+    path = Path(key_file) if key_file else lingxi_home() / "witness" / f"{name}.key"
+    process = WitnessProcess(server, path, name)
+    click.echo(f"witness {name} on http://{host}:{port}, key {process.key.public_hex}, "
+               f"following {server}", err=True)
+
+    async def main() -> None:
+        config = uvicorn.Config(process.app(), host=host, port=port, log_level="warning",
+                                lifespan="off")
+        web = uvicorn.Server(config)
+        serving = asyncio.ensure_future(web.serve())
+        def echo(text: str) -> None:  # a registry's checkpoint text is foreign: escape it
+            for line in text.splitlines():
+                click.echo(safe_line(line, 400), err=True)
+
+        await process.follow(interval, echo)
+        await serving
+
+    asyncio.run(main())
 
 
 # ---------------------------------------------------------------- protocol subcommands

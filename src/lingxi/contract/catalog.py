@@ -33,7 +33,7 @@ def template_text(name: str) -> str:
 
 
 def template_document(name: str, *, title: str | None = None) -> dict[str, Any]:
-    doc = json.loads(template_text(name))
+    doc: dict[str, Any] = json.loads(template_text(name))
     if title is not None:
         doc["name"] = title
     return doc

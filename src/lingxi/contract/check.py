@@ -77,7 +77,7 @@ def check_spec_document(doc: Any, *, allow_unknown_version: bool = False,
     return report
 
 
-def _check_version(doc: dict, report: Report, allow_unknown: bool) -> None:
+def _check_version(doc: dict[str, Any], report: Report, allow_unknown: bool) -> None:
     version = doc.get("spec_version", DEFAULT_SPEC_VERSION)
     if not isinstance(version, str):
         report.add("spec.bad_type", f"spec_version must be a string, got {json_kind(version)}",
@@ -91,7 +91,7 @@ def _check_version(doc: dict, report: Report, allow_unknown: bool) -> None:
             report.add("spec.unknown_version", text, "spec_version")
 
 
-def _check_header(doc: dict, report: Report) -> None:
+def _check_header(doc: dict[str, Any], report: Report) -> None:
     if "name" not in doc:
         report.add("spec.missing_field", "name is required", "name")
     elif not isinstance(doc["name"], str) or not doc["name"].strip():
@@ -108,14 +108,14 @@ def _check_header(doc: dict, report: Report) -> None:
                         f"{', '.join(SPEC_TYPES)}", "type")
 
 
-def _check_messages(doc: dict, report: Report) -> tuple[dict[str, dict], dict[str, dict]]:
+def _check_messages(doc: dict[str, Any], report: Report) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """Check messages; return ``(well-formed, declared)`` as ``name -> message``.
 
     *declared* also holds messages with a good name but other problems, so the
     flow checks do not repeat those problems as "undeclared message".
     """
-    found: dict[str, dict] = {}
-    declared: dict[str, dict] = {}
+    found: dict[str, dict[str, Any]] = {}
+    declared: dict[str, dict[str, Any]] = {}
     if "messages" not in doc:
         report.add("spec.missing_field", "messages is required", "messages")
         return found, declared
@@ -142,7 +142,7 @@ def _check_messages(doc: dict, report: Report) -> tuple[dict[str, dict], dict[st
     return found, declared
 
 
-def _message_well_formed(message: dict, path: str, declared: dict[str, dict],
+def _message_well_formed(message: dict[str, Any], path: str, declared: dict[str, dict[str, Any]],
                          report: Report) -> bool:
     """Name (declared once), direction and fields; a good name is declared even when
     another part is wrong. Every problem is reported, not only the first."""
@@ -176,7 +176,7 @@ def _message_well_formed(message: dict, path: str, declared: dict[str, dict],
     return ok
 
 
-def _reserved_actions(message: dict, path: str, report: Report) -> bool:
+def _reserved_actions(message: dict[str, Any], path: str, report: Report) -> bool:
     """Report every action in the engine's reserved namespace; True when there was one."""
     reserved = [a for a in message_actions(message) if reserved_prefix(a)]
     for action in reserved:
@@ -186,7 +186,7 @@ def _reserved_actions(message: dict, path: str, report: Report) -> bool:
     return bool(reserved)
 
 
-def _claim_actions(message: dict, path: str, seen: dict[tuple[str, str], str],
+def _claim_actions(message: dict[str, Any], path: str, seen: dict[tuple[str, str], str],
                    report: Report) -> None:
     """Each (action, direction) selects one message: a second claim is reported."""
     direction = message["direction"]
@@ -202,7 +202,7 @@ def _claim_actions(message: dict, path: str, seen: dict[tuple[str, str], str],
                 seen[(action, side)] = message["name"]
 
 
-def message_actions(message: dict) -> list[str]:
+def message_actions(message: dict[str, Any]) -> list[str]:
     """The action values that select ``message``: its action enum, else its name."""
     action = message.get("fields", {}).get("action")
     if isinstance(action, dict) and action.get("type") == "enum":
@@ -212,8 +212,8 @@ def message_actions(message: dict) -> list[str]:
     return [message["name"]]
 
 
-def _check_parameters(doc: dict, report: Report) -> dict[str, dict]:
-    found: dict[str, dict] = {}
+def _check_parameters(doc: dict[str, Any], report: Report) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
     if "parameters" not in doc:
         return found
     params = doc["parameters"]
@@ -231,7 +231,7 @@ def _check_parameters(doc: dict, report: Report) -> dict[str, dict]:
             report.warn("spec.unknown_key", "parameters are always optional; 'required' is "
                         "ignored", f"{path}.required")
         if "default" in defn and _definition_ok(defn, path, report):
-            out: list = []
+            out: list[Any] = []
             compile_field(defn, "spec")(defn["default"], f"{path}.default", out)
             for finding in out:
                 report.add("spec.bad_default", f"default does not fit the parameter: "
@@ -240,11 +240,11 @@ def _check_parameters(doc: dict, report: Report) -> dict[str, dict]:
     return found
 
 
-def _definition_ok(defn: dict, path: str, report: Report) -> bool:
+def _definition_ok(defn: dict[str, Any], path: str, report: Report) -> bool:
     return not any(f.is_error and f.path.startswith(path) for f in report.findings)
 
 
-def _resolve_ref(ref: str, messages: dict[str, dict]) -> tuple[str, str] | None:
+def _resolve_ref(ref: str, messages: dict[str, dict[str, Any]]) -> tuple[str, str] | None:
     parts = ref.split(".")
     if len(parts) != 3 or parts[1] != "fields":
         return None
@@ -255,7 +255,7 @@ def _resolve_ref(ref: str, messages: dict[str, dict]) -> tuple[str, str] | None:
     return parts[0], parts[2]
 
 
-def _check_flow(doc: dict, messages: dict[str, dict], params: dict[str, dict],
+def _check_flow(doc: dict[str, Any], messages: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]],
                 report: Report) -> None:
     if "flow" not in doc:
         return
@@ -288,7 +288,7 @@ def _check_mode(mode: Any, report: Report) -> str | None:
     return mode
 
 
-def _check_round(rnd: Any, messages: dict[str, dict], report: Report) -> None:
+def _check_round(rnd: Any, messages: dict[str, dict[str, Any]], report: Report) -> None:
     if not isinstance(rnd, dict):
         report.add("spec.bad_round", "simultaneous_round requires flow.round with "
                    "value_field and value_type_ref", "flow.round")
@@ -307,7 +307,7 @@ def _check_round(rnd: Any, messages: dict[str, dict], report: Report) -> None:
                    "flow.round.value_type_ref")
 
 
-def _check_end_when(end_when: Any, mode: str | None, messages: dict[str, dict],
+def _check_end_when(end_when: Any, mode: str | None, messages: dict[str, dict[str, Any]],
                     report: Report) -> None:
     if end_when not in END_WHEN:
         report.add("spec.bad_end_when", f"end_when must be one of {', '.join(END_WHEN)}, "
@@ -320,7 +320,7 @@ def _check_end_when(end_when: Any, mode: str | None, messages: dict[str, dict],
                     "flow.end_when")
 
 
-def _check_phases(flow: dict, messages: dict[str, dict], params: dict[str, dict],
+def _check_phases(flow: dict[str, Any], messages: dict[str, dict[str, Any]], params: dict[str, dict[str, Any]],
                   report: Report) -> None:
     if "phases" not in flow:
         return
@@ -346,7 +346,7 @@ def _check_phases(flow: dict, messages: dict[str, dict], params: dict[str, dict]
             _check_step(step, messages, f"{path}.exchange[{step_index}]", report)
 
 
-def _check_repeat(repeat: Any, params: dict[str, dict], path: str, report: Report) -> None:
+def _check_repeat(repeat: Any, params: dict[str, dict[str, Any]], path: str, report: Report) -> None:
     if repeat == REPEAT_UNTIL_GAME_OVER:
         return
     if isinstance(repeat, str) and repeat in params:
@@ -358,7 +358,7 @@ def _check_repeat(repeat: Any, params: dict[str, dict], path: str, report: Repor
                f"declared integer parameter, got {repeat!r}", path)
 
 
-def _check_step(step: Any, messages: dict[str, dict], path: str, report: Report) -> None:
+def _check_step(step: Any, messages: dict[str, dict[str, Any]], path: str, report: Report) -> None:
     if not isinstance(step, dict):
         report.add("spec.bad_phase", "an exchange step must be an object", path)
         return
@@ -382,7 +382,7 @@ def _check_step(step: Any, messages: dict[str, dict], path: str, report: Report)
                    f"but this exchange sends it {direction}", f"{path}.direction")
 
 
-def _check_choices(doc: dict, report: Report) -> None:
+def _check_choices(doc: dict[str, Any], report: Report) -> None:
     if "choices" not in doc:
         return
     choices = doc["choices"]
@@ -400,7 +400,7 @@ def _check_choices(doc: dict, report: Report) -> None:
             seen.add(item)
 
 
-def _check_commit_reveal(doc: dict, report: Report) -> None:
+def _check_commit_reveal(doc: dict[str, Any], report: Report) -> None:
     if "commit_reveal" in doc:
         for path, message in block_problems(doc["commit_reveal"]):
             report.add("spec.bad_commit_reveal", message, path)
@@ -416,7 +416,7 @@ def _is_text_tree(value: Any) -> bool:
     return False
 
 
-def _check_rules(doc: dict, report: Report) -> None:
+def _check_rules(doc: dict[str, Any], report: Report) -> None:
     if "rules" not in doc:
         return
     rules = doc["rules"]
@@ -433,7 +433,7 @@ def _check_rules(doc: dict, report: Report) -> None:
                        f"rules.{key}")
 
 
-def _check_decision(doc: dict, report: Report) -> None:
+def _check_decision(doc: dict[str, Any], report: Report) -> None:
     if "decision" not in doc:
         return
     decision = doc["decision"]
@@ -454,7 +454,7 @@ def _check_decision(doc: dict, report: Report) -> None:
                    "decision.timeout_action")
 
 
-def _best_practices(doc: dict, messages: dict[str, dict], report: Report) -> None:
+def _best_practices(doc: dict[str, Any], messages: dict[str, dict[str, Any]], report: Report) -> None:
     listed = doc.get("messages")
     for index, message in enumerate(listed if isinstance(listed, list) else []):
         if not isinstance(message, dict) or not isinstance(message.get("name"), str) or (

@@ -37,7 +37,7 @@ from lingxi.contract.limits import (
 )
 from lingxi.contract.verdict import Verdict, compile_verdict, utf8_size
 
-PayloadVerdict = Callable[[dict], int]
+PayloadVerdict = Callable[[dict[str, Any]], int]
 
 # kind -> the expression that is true when ``v`` is NOT acceptable; {0}, {1}
 # are the field's constants. Only these strings and generated names are ever
@@ -68,7 +68,7 @@ def _bytes_within(limit: int) -> Verdict:
     return ok
 
 
-def field_plan(defn: dict) -> tuple[str, tuple[Any, ...]]:
+def field_plan(defn: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
     """``(kind, constants)`` for one (valid) field definition."""
     ftype = defn["type"]
     if ftype == "integer":
@@ -135,19 +135,19 @@ def _source(shape: Shape) -> str:
 
 
 @functools.lru_cache(maxsize=512)
-def _factory(shape: Shape) -> Callable[[tuple, tuple], PayloadVerdict]:
+def _factory(shape: Shape) -> Callable[[tuple[Any, ...], tuple[Any, ...]], PayloadVerdict]:
     for kind, required, count in shape:  # the shape is ours alone; check it anyway
         if kind not in _FAILS or type(required) is not bool or type(count) is not int:
             raise ValueError("bad verdict shape")
     namespace: dict[str, Any] = {"__builtins__": dict(_BUILTINS)}
     exec(compile(_source(shape), "<lingxi.contract verdict>", "exec"), namespace)  # noqa: S102
-    factory: Callable[[tuple, tuple], PayloadVerdict] = namespace["make"]
+    factory: Callable[[tuple[Any, ...], tuple[Any, ...]], PayloadVerdict] = namespace["make"]
     return factory
 
 
 def _generic(slots: Sequence[tuple[str, bool, Verdict]]) -> PayloadVerdict:
     """The same verdict as a loop, for schemas too large to write out."""
-    def verdict(p: dict) -> int:
+    def verdict(p: dict[str, Any]) -> int:
         n = 0
         for index, (key, required, ok) in enumerate(slots):
             if key in p:
@@ -160,7 +160,7 @@ def _generic(slots: Sequence[tuple[str, bool, Verdict]]) -> PayloadVerdict:
     return verdict
 
 
-def _slots(fields: dict[str, dict], implicit_action: str | None
+def _slots(fields: dict[str, dict[str, Any]], implicit_action: str | None
            ) -> list[tuple[str, bool, str, tuple[Any, ...]]]:
     slots = []
     for key, defn in fields.items():
@@ -172,7 +172,7 @@ def _slots(fields: dict[str, dict], implicit_action: str | None
     return slots
 
 
-def payload_verdict(fields: dict[str, dict], implicit_action: str | None
+def payload_verdict(fields: dict[str, dict[str, Any]], implicit_action: str | None
                     ) -> tuple[PayloadVerdict, tuple[str, ...]]:
     """``(verdict, order)`` for a message schema's ``fields`` (a checked definition).
 
@@ -193,7 +193,7 @@ def payload_verdict(fields: dict[str, dict], implicit_action: str | None
     return _factory(shape)(order, consts), order
 
 
-def generated_source(fields: dict[str, dict], implicit_action: str | None = None) -> str:
+def generated_source(fields: dict[str, dict[str, Any]], implicit_action: str | None = None) -> str:
     """The source compiled for these fields (for tests and curious readers)."""
     return _source(tuple((kind, req, len(consts))
                          for _, req, kind, consts in _slots(fields, implicit_action)))

@@ -31,7 +31,7 @@ from lingxi.contract.source import json_kind
 from lingxi.contract.verdict import compile_verdict, item_size, json_problem, json_size, utf8_size
 from lingxi.errors import Finding, Report
 
-Checker = Callable[[Any, str, list], None]
+Checker = Callable[[Any, str, list[Any]], None]
 
 MESSAGE_TYPES = frozenset({
     "integer", "boolean", "enum", "text", "hash", "nonce", "id", "signature", "key",
@@ -108,7 +108,7 @@ def check_definition(defn: Any, path: str, report: Report, *, allowed: frozenset
     return ftype
 
 
-def _nonneg_int(defn: dict, key: str, path: str, report: Report, *, positive: bool = False) -> None:
+def _nonneg_int(defn: dict[str, Any], key: str, path: str, report: Report, *, positive: bool = False) -> None:
     if key not in defn:
         return
     value = defn[key]
@@ -119,7 +119,7 @@ def _nonneg_int(defn: dict, key: str, path: str, report: Report, *, positive: bo
                    _join(path, key))
 
 
-def _integer_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
+def _integer_limits(ftype: str, defn: dict[str, Any], path: str, report: Report) -> None:
     for key in ("min", "max"):
         if key in defn and not _is_int(defn[key]):
             report.add("spec.bad_constraint", f"{key} must be an integer, got {defn[key]!r}",
@@ -130,7 +130,7 @@ def _integer_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
                    _join(path, "min"))
 
 
-def _enum_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
+def _enum_limits(ftype: str, defn: dict[str, Any], path: str, report: Report) -> None:
     values = defn.get("values")
     if "values" not in defn:
         report.add("spec.bad_constraint", "enum needs a values list", path)
@@ -152,7 +152,7 @@ def _enum_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
             seen.add(item)
 
 
-def _text_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
+def _text_limits(ftype: str, defn: dict[str, Any], path: str, report: Report) -> None:
     _nonneg_int(defn, "max_length", path, report, positive=True)
     limit = defn.get("max_length")
     if ftype == "ciphertext" and _is_int(limit) and 0 < limit < 2:
@@ -160,7 +160,7 @@ def _text_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
                    "(one byte of hex)", _join(path, "max_length"))
 
 
-def _array_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
+def _array_limits(ftype: str, defn: dict[str, Any], path: str, report: Report) -> None:
     if "items" not in defn:
         report.add("spec.bad_constraint", "array needs an items definition", path)
     else:
@@ -175,7 +175,7 @@ def _array_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
                    _join(path, "min_items"))
 
 
-def _json_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
+def _json_limits(ftype: str, defn: dict[str, Any], path: str, report: Report) -> None:
     if "container" in defn and defn["container"] not in ("any", "object", "array"):
         report.add("spec.bad_constraint",
                    f"container must be any, object or array, got {defn['container']!r}",
@@ -184,7 +184,7 @@ def _json_limits(ftype: str, defn: dict, path: str, report: Report) -> None:
 
 
 # field type -> the check of its own constraints (types without any are absent)
-_LIMIT_CHECKS: dict[str, Callable[[str, dict, str, Report], None]] = {
+_LIMIT_CHECKS: dict[str, Callable[[str, dict[str, Any], str, Report], None]] = {
     "integer": _integer_limits,
     "enum": _enum_limits,
     "text": _text_limits,
@@ -199,7 +199,7 @@ _LIMIT_CHECKS: dict[str, Callable[[str, dict, str, Report], None]] = {
 }
 
 
-def _check_constraints(ftype: str, defn: dict, path: str, report: Report) -> None:
+def _check_constraints(ftype: str, defn: dict[str, Any], path: str, report: Report) -> None:
     check = _LIMIT_CHECKS.get(ftype)
     if check is not None:
         check(ftype, defn, path, report)
@@ -217,7 +217,7 @@ def check_columns(columns: Any, path: str, report: Report) -> None:
 
 # --------------------------------------------------------------------------- compilation
 
-def compile_field(defn: dict, prefix: str, *, shortcut: bool = True) -> Checker:
+def compile_field(defn: dict[str, Any], prefix: str, *, shortcut: bool = True) -> Checker:
     """Build the checker closure for a (valid) definition; codes are ``prefix.*``.
 
     An array or json checker first asks the field's verdict
@@ -237,11 +237,11 @@ def compile_field(defn: dict, prefix: str, *, shortcut: bool = True) -> Checker:
     raise KeyError(ftype)  # unreachable for checked definitions
 
 
-def _wrong_type(prefix: str, expected: str) -> Callable[[Any, str, list], None]:
+def _wrong_type(prefix: str, expected: str) -> Callable[[Any, str, list[Any]], None]:
     code = f"{prefix}.wrong_type"
     memo = FindingMemo()
 
-    def report(value: Any, path: str, out: list) -> None:
+    def report(value: Any, path: str, out: list[Any]) -> None:
         finding = memo.made.get((path, type(value)))
         if finding is None:
             finding = memo.keep((path, type(value)), Finding(
@@ -250,13 +250,13 @@ def _wrong_type(prefix: str, expected: str) -> Callable[[Any, str, list], None]:
     return report
 
 
-def _integer(defn: dict, prefix: str) -> Checker:
+def _integer(defn: dict[str, Any], prefix: str) -> Checker:
     lo, hi = defn.get("min"), defn.get("max")
     wrong = _wrong_type(prefix, "an integer")
     code = f"{prefix}.out_of_range"
     memo = FindingMemo()
 
-    def check(value: Any, path: str, out: list) -> None:
+    def check(value: Any, path: str, out: list[Any]) -> None:
         if type(value) is not int:
             wrong(value, path, out)
             return
@@ -270,22 +270,22 @@ def _integer(defn: dict, prefix: str) -> Checker:
     return check
 
 
-def _boolean(defn: dict, prefix: str) -> Checker:
+def _boolean(defn: dict[str, Any], prefix: str) -> Checker:
     wrong = _wrong_type(prefix, "a boolean")
 
-    def check(value: Any, path: str, out: list) -> None:
+    def check(value: Any, path: str, out: list[Any]) -> None:
         if type(value) is not bool:
             wrong(value, path, out)
     return check
 
 
-def _enum(defn: dict, prefix: str) -> Checker:
+def _enum(defn: dict[str, Any], prefix: str) -> Checker:
     values = frozenset(defn["values"])
     shown = ", ".join(defn["values"])
     wrong = _wrong_type(prefix, "a string")
     code = f"{prefix}.bad_value"
 
-    def check(value: Any, path: str, out: list) -> None:
+    def check(value: Any, path: str, out: list[Any]) -> None:
         if type(value) is not str:
             wrong(value, path, out)
         elif value not in values:
@@ -298,7 +298,7 @@ def _bytes_limited(limit: int, prefix: str, what: str) -> Checker:
     too_long = f"{prefix}.too_long"
     bad = f"{prefix}.bad_value"
 
-    def check(value: Any, path: str, out: list) -> None:
+    def check(value: Any, path: str, out: list[Any]) -> None:
         if type(value) is not str:
             wrong(value, path, out)
             return
@@ -311,22 +311,22 @@ def _bytes_limited(limit: int, prefix: str, what: str) -> Checker:
     return check
 
 
-def _text(defn: dict, prefix: str) -> Checker:
+def _text(defn: dict[str, Any], prefix: str) -> Checker:
     return _bytes_limited(defn.get("max_length", DEFAULT_TEXT_MAX), prefix, "text")
 
 
-def _ot_blob(defn: dict, prefix: str) -> Checker:
+def _ot_blob(defn: dict[str, Any], prefix: str) -> Checker:
     # An empty ot_blob is accepted: the seed is silent and the published
     # validator accepts it (docs/contract.md, "Empty machine values").
     return _bytes_limited(defn.get("max_length", DEFAULT_OT_BLOB_MAX), prefix, "ot_blob")
 
 
-def _ticket(defn: dict, prefix: str) -> Checker:
+def _ticket(defn: dict[str, Any], prefix: str) -> Checker:
     wrong = _wrong_type(prefix, "a string")
     too_long = f"{prefix}.too_long"
     bad = f"{prefix}.bad_value"
 
-    def check(value: Any, path: str, out: list) -> None:
+    def check(value: Any, path: str, out: list[Any]) -> None:
         if type(value) is not str:
             wrong(value, path, out)
         elif not value:
@@ -337,14 +337,14 @@ def _ticket(defn: dict, prefix: str) -> Checker:
     return check
 
 
-def _ciphertext(defn: dict, prefix: str) -> Checker:
+def _ciphertext(defn: dict[str, Any], prefix: str) -> Checker:
     limit = defn.get("max_length", DEFAULT_CIPHERTEXT_MAX)
     wrong = _wrong_type(prefix, "a string")
     too_long = f"{prefix}.too_long"
     bad = f"{prefix}.bad_value"
     match = HEX_PAIRS.fullmatch
 
-    def check(value: Any, path: str, out: list) -> None:
+    def check(value: Any, path: str, out: list[Any]) -> None:
         if type(value) is not str:
             wrong(value, path, out)
         elif len(value) > limit:
@@ -363,7 +363,7 @@ def _pattern_checker(ftype: str, prefix: str) -> Checker:
 
     memo = FindingMemo()
 
-    def check(value: Any, path: str, out: list) -> None:
+    def check(value: Any, path: str, out: list[Any]) -> None:
         if type(value) is not str:
             wrong(value, path, out)
         elif match(value) is None:
@@ -378,7 +378,7 @@ def _never(value: Any) -> bool:
     return False
 
 
-def _array(defn: dict, prefix: str, shortcut: bool) -> Checker:
+def _array(defn: dict[str, Any], prefix: str, shortcut: bool) -> Checker:
     item_check = compile_field(defn["items"], prefix)
     fast = compile_verdict(defn) if shortcut else _never
     lo, hi = defn.get("min_items"), defn.get("max_items")
@@ -388,7 +388,7 @@ def _array(defn: dict, prefix: str, shortcut: bool) -> Checker:
     too_large = f"{prefix}.too_large"
     bad = f"{prefix}.bad_value"
 
-    def check(value: Any, path: str, out: list) -> None:
+    def check(value: Any, path: str, out: list[Any]) -> None:
         if fast(value):
             return
         if type(value) is not list:
@@ -422,7 +422,7 @@ def _array(defn: dict, prefix: str, shortcut: bool) -> Checker:
     return check
 
 
-def _json(defn: dict, prefix: str, shortcut: bool) -> Checker:
+def _json(defn: dict[str, Any], prefix: str, shortcut: bool) -> Checker:
     container = defn.get("container", "any")
     fast = compile_verdict(defn) if shortcut else _never
     limit = defn.get("max_total_bytes", DEFAULT_JSON_MAX_BYTES)
@@ -430,7 +430,7 @@ def _json(defn: dict, prefix: str, shortcut: bool) -> Checker:
     bad = f"{prefix}.bad_value"
     too_large = f"{prefix}.too_large"
 
-    def check(value: Any, path: str, out: list) -> None:
+    def check(value: Any, path: str, out: list[Any]) -> None:
         if fast(value):
             return
         if container == "object" and type(value) is not dict:
@@ -455,22 +455,22 @@ def _json(defn: dict, prefix: str, shortcut: bool) -> Checker:
     return check
 
 
-def _object(defn: dict, prefix: str) -> Checker:
+def _object(defn: dict[str, Any], prefix: str) -> Checker:
     return compile_tree(defn["fields"], prefix)
 
 
-def _table(defn: dict, prefix: str) -> Checker:
+def _table(defn: dict[str, Any], prefix: str) -> Checker:
     return compile_tree(defn["columns"], prefix)
 
 
-def compile_tree(columns: dict, prefix: str) -> Checker:
+def compile_tree(columns: dict[str, Any], prefix: str) -> Checker:
     """Checker for an object whose keys are exactly ``columns`` (all required)."""
     checks = {name: compile_field(column, prefix) for name, column in columns.items()}
     wrong = _wrong_type(prefix, "an object")
     missing = f"{prefix}.missing_field"
     unknown = f"{prefix}.unknown_field"
 
-    def check(value: Any, path: str, out: list) -> None:
+    def check(value: Any, path: str, out: list[Any]) -> None:
         if type(value) is not dict:
             wrong(value, path, out)
             return
@@ -487,7 +487,7 @@ def compile_tree(columns: dict, prefix: str) -> Checker:
     return check
 
 
-_BUILDERS: dict[str, Callable[[dict, str], Checker]] = {
+_BUILDERS: dict[str, Callable[[dict[str, Any], str], Checker]] = {
     "integer": _integer,
     "boolean": _boolean,
     "enum": _enum,

@@ -64,13 +64,13 @@ class CompiledMessage:
                 f"message {self.schema.name!r}", str(key)))
         return finding
 
-    def validate(self, payload: dict, out: list[Finding]) -> None:
+    def validate(self, payload: dict[str, Any], out: list[Finding]) -> None:
         """Append every problem of ``payload`` (a dict) to ``out``."""
         good = self.verdict(payload)
         if good >= 0:
             self.explain(payload, good, out)
 
-    def explain(self, payload: dict, good: int, out: list[Finding]) -> None:
+    def explain(self, payload: dict[str, Any], good: int, out: list[Finding]) -> None:
         """The findings for a payload the verdict refused after ``good`` good fields.
 
         Fields the verdict already found good cannot produce findings, so

@@ -23,7 +23,7 @@ PREFIX = "options"
 class OptionsChecker:
     """The spec's parameters compiled once into checkers."""
 
-    def __init__(self, parameters: dict[str, dict]) -> None:
+    def __init__(self, parameters: dict[str, dict[str, Any]]) -> None:
         self.checks: dict[str, Checker] = {
             name: compile_field(defn, PREFIX) for name, defn in parameters.items()}
         self.defaults = {name: defn["default"] for name, defn in parameters.items()

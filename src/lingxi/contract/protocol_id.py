@@ -12,6 +12,7 @@ from typing import Any
 
 from lingxi.canonical import canonical_bytes, sha256_hex
 from lingxi.contract.bounds import check_document_bounds
+from lingxi.contract.model import DEFAULT_MODE
 from lingxi.contract.source import MAX_DEPTH
 from lingxi.errors import InputError
 
@@ -30,7 +31,7 @@ def _flow_subset(flow: Any) -> dict[str, Any]:
     if flow.get("phases"):
         out["phases"] = flow["phases"]
     mode = flow.get("mode")
-    if "mode" in flow and mode != "session_loop":
+    if "mode" in flow and mode != DEFAULT_MODE:
         out["mode"] = mode
     extra = _MODE_EXTRA.get(mode) if isinstance(mode, str) else None
     if extra and extra in flow:

@@ -27,44 +27,44 @@ def _hex(rng: random.Random, n: int) -> str:
     return "".join(rng.choice(_HEX) for _ in range(n))
 
 
-def _integer(defn: dict, rng: random.Random) -> int:
+def _integer(defn: dict[str, Any], rng: random.Random) -> int:
     lo = defn.get("min", -1000 if "max" not in defn else defn["max"] - 1000)
     hi = defn.get("max", lo + 1000)
     return rng.randint(lo, hi)
 
 
-def _text_of(default: int) -> Callable[[dict, random.Random], str]:
-    def text(defn: dict, rng: random.Random) -> str:
+def _text_of(default: int) -> Callable[[dict[str, Any], random.Random], str]:
+    def text(defn: dict[str, Any], rng: random.Random) -> str:
         size = rng.randint(0, min(defn.get("max_length", default), 64))
         return "".join(rng.choice(string.ascii_letters + " ") for _ in range(size))
     return text
 
 
-def _ciphertext(defn: dict, rng: random.Random) -> str:
+def _ciphertext(defn: dict[str, Any], rng: random.Random) -> str:
     limit = min(defn.get("max_length", DEFAULT_CIPHERTEXT_MAX), 128)
     return _hex(rng, 2 * rng.randint(1, limit // 2))  # at least one byte
 
 
-def _array(defn: dict, rng: random.Random) -> list[Any]:
+def _array(defn: dict[str, Any], rng: random.Random) -> list[Any]:
     lo = defn.get("min_items", 0)
     hi = defn.get("max_items", lo + 4)
     count = rng.randint(lo, min(hi, lo + 4)) if hi > lo + 4 else rng.randint(lo, hi)
     return [sample_value(defn["items"], rng) for _ in range(count)]
 
 
-def _json(defn: dict, rng: random.Random) -> Any:
+def _json(defn: dict[str, Any], rng: random.Random) -> Any:
     if defn.get("container", "any") == "array":
         return [rng.randint(0, 9) for _ in range(rng.randint(0, 4))]
     return {"k": rng.randint(0, 9), "tags": ["a", "b"], "ok": True}
 
 
-def _columns(defn: dict, rng: random.Random) -> dict[str, Any]:
+def _columns(defn: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     tree = defn.get("columns") or defn["fields"]
     return {name: sample_value(col, rng) for name, col in tree.items()}
 
 
 # field type -> a sampler of values that satisfy its definition
-_SAMPLERS: dict[str, Callable[[dict, random.Random], Any]] = {
+_SAMPLERS: dict[str, Callable[[dict[str, Any], random.Random], Any]] = {
     "integer": _integer,
     "boolean": lambda defn, rng: rng.random() < 0.5,
     "enum": lambda defn, rng: rng.choice(defn["values"]),
@@ -84,7 +84,7 @@ _SAMPLERS: dict[str, Callable[[dict, random.Random], Any]] = {
 }
 
 
-def sample_value(defn: dict, rng: random.Random) -> Any:
+def sample_value(defn: dict[str, Any], rng: random.Random) -> Any:
     """A value that satisfies field definition ``defn``."""
     sampler = _SAMPLERS.get(defn["type"])
     if sampler is None:

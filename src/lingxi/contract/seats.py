@@ -50,7 +50,7 @@ def _count(value: Any) -> bool:
     return type(value) is int and MIN_SEATS <= value <= MAX_SEATS
 
 
-def check_seats(doc: dict, report: Report) -> bool:
+def check_seats(doc: dict[str, Any], report: Report) -> bool:
     """Check ``doc["seats"]`` and its agreement with flow mode; True for a group spec."""
     flow = doc.get("flow")
     mode = flow.get("mode") if isinstance(flow, dict) else None
@@ -93,7 +93,7 @@ def check_seats(doc: dict, report: Report) -> bool:
     return True
 
 
-def check_group_directions(doc: dict, group: bool, report: Report) -> None:
+def check_group_directions(doc: dict[str, Any], group: bool, report: Report) -> None:
     """Group specs use only group directions; two-party specs never do."""
     messages = doc.get("messages")
     for index, message in enumerate(messages if isinstance(messages, list) else []):

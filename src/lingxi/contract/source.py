@@ -94,7 +94,7 @@ def _is_json(value: Any) -> bool:
     return True
 
 
-def read_spec_document(source: str | Path | dict) -> tuple[dict[str, Any], str, list[str]]:
+def read_spec_document(source: str | Path | dict[str, Any]) -> tuple[dict[str, Any], str, list[str]]:
     """Return ``(document, origin, duplicate_keys)`` or raise SpecError (exit 2)."""
     if isinstance(source, dict):
         check_document_bounds(source, "spec", depth_limit=MAX_DEPTH)

@@ -51,12 +51,12 @@ class Spec:
             m["name"]: MessageSchema(m["name"], m["direction"], m["fields"])
             for m in raw["messages"]}
         self.flow = _build_flow(raw.get("flow") or {}, self.messages)
-        self.choices: list | None = raw.get("choices")
-        self.commit_reveal: dict | None = raw.get("commit_reveal")
+        self.choices: list[Any] | None = raw.get("choices")
+        self.commit_reveal: dict[str, Any] | None = raw.get("commit_reveal")
         self.commit_rules = CommitReveal.from_block(self.commit_reveal)
-        self.rules: dict = raw.get("rules", {})
-        self.parameters: dict = raw.get("parameters", {})
-        self.timing: dict | None = raw.get("timing")
+        self.rules: dict[str, Any] = raw.get("rules", {})
+        self.parameters: dict[str, Any] = raw.get("parameters", {})
+        self.timing: dict[str, Any] | None = raw.get("timing")
         decision = raw.get("decision") or {}
         self.decision = Decision(decision.get("mode", "auto"), decision.get("timeout_seconds"),
                                  decision.get("timeout_action", "fallback"))
@@ -136,7 +136,7 @@ class Spec:
         return self._options.check(options)
 
 
-def _build_flow(raw: dict, messages: dict[str, MessageSchema]) -> Flow:
+def _build_flow(raw: dict[str, Any], messages: dict[str, MessageSchema]) -> Flow:
     phases = []
     for index, phase in enumerate(raw.get("phases") or []):
         steps = [Exchange(step["message"],
@@ -154,7 +154,7 @@ def _build_flow(raw: dict, messages: dict[str, MessageSchema]) -> Flow:
                 raw=raw)
 
 
-def inspect_spec(source: str | Path | dict, *, allow_unknown_version: bool = False
+def inspect_spec(source: str | Path | dict[str, Any], *, allow_unknown_version: bool = False
                  ) -> tuple[dict[str, Any], str, list[Finding]]:
     """Read and check without raising on an invalid contract.
 
@@ -167,7 +167,7 @@ def inspect_spec(source: str | Path | dict, *, allow_unknown_version: bool = Fal
     return doc, origin, report.findings
 
 
-def load_spec(source: str | Path | dict, *, allow_unknown_version: bool = False) -> Spec:
+def load_spec(source: str | Path | dict[str, Any], *, allow_unknown_version: bool = False) -> Spec:
     """Load a valid contract or raise SpecError carrying every finding.
 
     Exit status of the error: 2 when unreadable (missing file, bad JSON), 1

@@ -98,7 +98,7 @@ def json_problem(value: Any) -> str | None:
 
 # --------------------------------------------------------------------------- scalars
 
-def _integer(defn: dict) -> Verdict:
+def _integer(defn: dict[str, Any]) -> Verdict:
     lo, hi = defn.get("min"), defn.get("max")
     if lo is None and hi is None:
         return lambda v: type(v) is int
@@ -107,7 +107,7 @@ def _integer(defn: dict) -> Verdict:
     return lambda v: type(v) is int and low <= v <= high
 
 
-def _enum(defn: dict) -> Verdict:
+def _enum(defn: dict[str, Any]) -> Verdict:
     values = frozenset(defn["values"])
     return lambda v: type(v) is str and v in values
 
@@ -128,19 +128,19 @@ def _pattern(ftype: str) -> Verdict:
     return lambda v: type(v) is str and match(v) is not None
 
 
-def _ciphertext(defn: dict) -> Verdict:
+def _ciphertext(defn: dict[str, Any]) -> Verdict:
     limit = defn.get("max_length", DEFAULT_CIPHERTEXT_MAX)
     match = HEX_PAIRS.fullmatch
     return lambda v: type(v) is str and len(v) <= limit and match(v) is not None
 
 
-def _ticket(defn: dict) -> Verdict:
+def _ticket(defn: dict[str, Any]) -> Verdict:
     return lambda v: type(v) is str and 0 < len(v) <= TICKET_MAX
 
 
 # --------------------------------------------------------------------------- array items
 
-ItemsVerdict = Callable[[list], bool]  # called with a non-empty list
+ItemsVerdict = Callable[[list[Any]], bool]  # called with a non-empty list
 
 
 def _charset_items(chars: str, shortest: int, longest: int, even: bool,
@@ -148,13 +148,13 @@ def _charset_items(chars: str, shortest: int, longest: int, even: bool,
     """Strings of ``shortest``..``longest`` characters, all from ``chars`` (ASCII)."""
     table = chars.encode("ascii")
 
-    def characters_ok(v: list) -> bool:
+    def characters_ok(v: list[Any]) -> bool:
         joined = "".join(v)  # ASCII items: characters are bytes, so this is the total size
         return (len(joined) <= limit and joined.isascii()
                 and not joined.encode("ascii").translate(None, table))
 
     if even:
-        def ok(v: list) -> bool:
+        def ok(v: list[Any]) -> bool:
             for x in v:
                 if type(x) is not str:
                     return False
@@ -163,7 +163,7 @@ def _charset_items(chars: str, shortest: int, longest: int, even: bool,
                     return False
             return characters_ok(v)
     else:
-        def ok(v: list) -> bool:
+        def ok(v: list[Any]) -> bool:
             for x in v:
                 if type(x) is not str:
                     return False
@@ -174,21 +174,21 @@ def _charset_items(chars: str, shortest: int, longest: int, even: bool,
     return ok
 
 
-def _all_str(v: list) -> bool:
+def _all_str(v: list[Any]) -> bool:
     for x in v:
         if type(x) is not str:
             return False
     return True
 
 
-def _joined_size_ok(v: list, limit: int) -> bool:
+def _joined_size_ok(v: list[Any], limit: int) -> bool:
     joined = "".join(v)
     size = len(joined) if joined.isascii() else utf8_size(joined)
     return size is not None and size <= limit
 
 
 def _bytes_items(each: int, limit: int) -> ItemsVerdict:
-    def ok(v: list) -> bool:
+    def ok(v: list[Any]) -> bool:
         if not _all_str(v):
             return False
         joined = "".join(v)
@@ -205,7 +205,7 @@ def _bytes_items(each: int, limit: int) -> ItemsVerdict:
 
 
 def _ticket_items(limit: int) -> ItemsVerdict:
-    def ok(v: list) -> bool:
+    def ok(v: list[Any]) -> bool:
         for x in v:
             if type(x) is not str or not 0 < len(x) <= TICKET_MAX:
                 return False
@@ -214,13 +214,13 @@ def _ticket_items(limit: int) -> ItemsVerdict:
 
 
 def _enum_items(values: frozenset[str], limit: int) -> ItemsVerdict:
-    def ok(v: list) -> bool:
+    def ok(v: list[Any]) -> bool:
         return _all_str(v) and values.issuperset(v) and _joined_size_ok(v, limit)
     return ok
 
 
 def _boolean_items(limit: int) -> ItemsVerdict:
-    def ok(v: list) -> bool:
+    def ok(v: list[Any]) -> bool:
         for x in v:
             if x is not True and x is not False:
                 return False
@@ -228,13 +228,13 @@ def _boolean_items(limit: int) -> ItemsVerdict:
     return ok
 
 
-def _integer_items(defn: dict, limit: int) -> ItemsVerdict:
+def _integer_items(defn: dict[str, Any], limit: int) -> ItemsVerdict:
     item = _integer(defn)
     lo, hi = defn.get("min"), defn.get("max")
     # The longest JSON text an in-range item can have, when both bounds are known.
     widest = max(len(repr(lo)), len(repr(hi))) if lo is not None and hi is not None else None
 
-    def ok(v: list) -> bool:
+    def ok(v: list[Any]) -> bool:
         for x in v:
             if not item(x):
                 return False
@@ -247,7 +247,7 @@ def _integer_items(defn: dict, limit: int) -> ItemsVerdict:
     return ok
 
 
-def _items(defn: dict, limit: int) -> ItemsVerdict:
+def _items(defn: dict[str, Any], limit: int) -> ItemsVerdict:
     ftype = defn["type"]
     if ftype in PATTERN_CHARS:
         _, _, shortest, longest = PATTERNS[ftype]
@@ -267,7 +267,7 @@ def _items(defn: dict, limit: int) -> ItemsVerdict:
     return _integer_items(defn, limit)
 
 
-def _array(defn: dict) -> Verdict:
+def _array(defn: dict[str, Any]) -> Verdict:
     lo = defn.get("min_items", 0)
     hi = defn.get("max_items", math.inf)
     items = _items(defn["items"], defn.get("max_total_bytes", DEFAULT_ARRAY_MAX_BYTES))
@@ -282,7 +282,7 @@ def _array(defn: dict) -> Verdict:
     return ok
 
 
-def _json(defn: dict) -> Verdict:
+def _json(defn: dict[str, Any]) -> Verdict:
     container = {"object": dict, "array": list}.get(defn.get("container", "any"))
     limit = defn.get("max_total_bytes", DEFAULT_JSON_MAX_BYTES)
 
@@ -292,13 +292,13 @@ def _json(defn: dict) -> Verdict:
         if json_problem(v) is not None:
             return False
         try:
-            return json_size(v) <= limit
+            return bool(json_size(v) <= limit)
         except (ValueError, TypeError, RecursionError):
             return False
     return ok
 
 
-def compile_verdict(defn: dict) -> Verdict:
+def compile_verdict(defn: dict[str, Any]) -> Verdict:
     """The verdict for a (valid) message field definition."""
     ftype = defn["type"]
     if ftype in PATTERNS:

@@ -9,6 +9,7 @@ Sub-packages, each with one job:
 - ``storage``: SQLAlchemy 2 tables, Alembic migrations and the atomic writes.
 - ``server``: the Starlette app (JSON API, OpenAPI, read-only page).
 - ``client``: the httpx client and the local copy used by ``registry verify``.
+- ``witness``: the witness process (follows a log, cosigns, serves its cosignature).
 
 Importing this package imports none of them.
 """

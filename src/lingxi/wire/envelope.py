@@ -77,7 +77,7 @@ def _repeated(pairs: list[tuple[str, Any]]) -> None:
 
 def _unique_pairs(pairs: list[tuple[str, Any]], _dict: Any = dict, _len: Any = len
                   ) -> dict[str, Any]:
-    out = _dict(pairs)
+    out: dict[str, Any] = _dict(pairs)
     if _len(out) != _len(pairs):
         _repeated(pairs)
     return out

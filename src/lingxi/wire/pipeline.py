@@ -10,6 +10,7 @@ The clock is injected; nothing here touches sockets or the system time.
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Callable
 from typing import Any
 
@@ -126,7 +127,7 @@ class ReceivePipeline:
         self.expect_sender = expect_sender
         self.expect_receiver = expect_receiver
         # keyed HMACs of this pipeline's senders and its AEAD cipher: they live and die with it
-        self._keyed: dict = {}
+        self._keyed: dict[tuple[bytes, str], hmac.HMAC] = {}
         self._aead: tuple[bytes, Any] | None = None
 
     def key_for(self, agent_id: str) -> bytes:

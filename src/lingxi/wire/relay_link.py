@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lingxi.natsauth import NKey
+from lingxi.roles import peer_of
 from lingxi.wire.errors import TransportError
 from lingxi.wire.relay_transport import ACCEPT, HEADER, OPEN, RelayTransport
 
@@ -70,7 +71,7 @@ class RelayCredential:
 
     @property
     def peer_role(self) -> str:
-        return "guest" if self.role == "host" else "host"
+        return peer_of(self.role)
 
 
 Renew = Callable[[], Awaitable[RelayCredential]]
@@ -83,8 +84,10 @@ class RelayLink:
                  on_open: Callable[[RelayTransport], None] | None = None,
                  connect_timeout: float = 5.0, reconnect_attempts: int = 40,
                  transport_options: dict[str, Any] | None = None,
-                 on_event: Callable[[str], None] | None = None) -> None:
+                 on_event: Callable[[str], None] | None = None,
+                 on_data: Callable[[bytes], None] | None = None) -> None:
         self.credential = credential
+        self.on_data = on_data  # a probe's raw messages, instead of transports
         self.renew = renew
         self.on_open = on_open
         self.connect_timeout = connect_timeout
@@ -251,6 +254,9 @@ class RelayLink:
 
     async def _on_msg(self, msg: Any) -> None:
         data = msg.data
+        if self.on_data is not None:
+            self.on_data(data)
+            return
         if len(data) < HEADER.size:
             return  # not ours: a carrier may inject anything; the channel catches frames
         kind, conn_id, seq, ack = HEADER.unpack_from(data)

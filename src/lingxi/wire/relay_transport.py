@@ -179,8 +179,7 @@ class RelayTransport(_Inbox):
         self._ack_soon()
         return frame
 
-    def _drain_to_handler(self) -> None:
-        super()._drain_to_handler()
+    def frames_taken(self) -> None:
         self._ack_soon()
 
     # ---- sending --------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import time
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 from lingxi.wire.errors import EnvelopeError
 
@@ -91,4 +92,4 @@ def format_rfc3339(instant: float) -> str:
     return f"{prefix}.{micro:06d}Z"
 
 
-_LAST_SECOND: list = [None, ""]  # the date-time text of the last whole second formatted
+_LAST_SECOND: list[Any] = [None, ""]  # the date-time text of the last whole second formatted

@@ -64,7 +64,13 @@ def _too_large(size: int, cap: int) -> TransportError:
 
 
 class _Inbox:
-    """Frames received but not yet taken, the pull/push switch, and the terminal error."""
+    """Frames received but not yet taken, the pull/push switch, and the terminal error.
+
+    A transport on top says how its source of frames is throttled and what follows a
+    hand-over, through three public hooks (no-ops here): ``pause_source`` (the inbox
+    is full), ``resume_source`` (it drained) and ``frames_taken`` (frames went to the
+    push handler).
+    """
 
     max_frame: int
 
@@ -92,7 +98,7 @@ class _Inbox:
             self._frames.append(frame)
             self._wake()
             if len(self._frames) >= _PENDING_FRAMES:
-                self._pause_source()
+                self.pause_source()
 
     def _terminate(self, error: TransportError) -> None:
         if self._error is None:
@@ -101,11 +107,14 @@ class _Inbox:
             if self._on_error is not None and not self._frames:
                 self._on_error(error)
 
-    def _pause_source(self) -> None:
+    def pause_source(self) -> None:
         """Stop reading from the peer (TCP: let the kernel buffers fill)."""
 
-    def _resume_source(self) -> None:
-        pass
+    def resume_source(self) -> None:
+        """Read from the peer again."""
+
+    def frames_taken(self) -> None:
+        """Frames went to the push handler (a relay acknowledges them)."""
 
     def set_frame_handler(self, on_frame: FrameHandler, on_error: ErrorHandler) -> None:
         """Switch to push mode; frames already queued are handed over first, in order."""
@@ -116,14 +125,15 @@ class _Inbox:
         while self._frames and not self._paused and self._on_frame is not None:
             self._on_frame(self._frames.popleft())
         if not self._frames:
-            self._resume_source()
+            self.resume_source()
             if self._error is not None and self._on_error is not None:
                 self._on_error(self._error)
+        self.frames_taken()
 
     def pause_reading(self) -> None:
         """Push mode back-pressure: queue frames instead of handing them over."""
         self._paused = True
-        self._pause_source()
+        self.pause_source()
 
     def resume_reading(self) -> None:
         self._paused = False
@@ -149,7 +159,7 @@ class _Inbox:
                 self._waiter = None
         frame = self._frames.popleft()
         if len(self._frames) < _PENDING_FRAMES // 2:
-            self._resume_source()
+            self.resume_source()
         return frame
 
     def _check_send(self, frame: bytes) -> None:
@@ -260,12 +270,12 @@ class TcpTransport(_Inbox, asyncio.Protocol):
         if self._transport is not None:
             self._transport.abort()
 
-    def _pause_source(self) -> None:
+    def pause_source(self) -> None:
         if not self._source_paused and self._transport is not None and self._error is None:
             self._source_paused = True
             self._transport.pause_reading()
 
-    def _resume_source(self) -> None:
+    def resume_source(self) -> None:
         if self._source_paused and self._transport is not None and self._error is None:
             self._source_paused = False
             self._transport.resume_reading()

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lingxi.cards.table import Deal
+from lingxi.roles import peer_name
 
 RANKS = "A23456789TJQK"
 SUITS = "SHDC"
@@ -33,10 +34,6 @@ FIRST = "guest"
 
 def universe() -> list[str]:
     return [r + s for s in SUITS for r in RANKS]
-
-
-def _other(role: str) -> str:
-    return "guest" if role == "host" else "host"
 
 
 @dataclass(frozen=True)
@@ -59,11 +56,11 @@ def _playable(state: State, card: str) -> bool:
     return card[0] == "8" or card[1] == state.suit or card[0] == state.top[0]
 
 
-def legal_actions(state: State, role: str, hand: list[str]) -> list[dict]:
+def legal_actions(state: State, role: str, hand: list[str]) -> list[dict[str, Any]]:
     """Every action ``role`` may take now: plays (8s once per suit), draw, pass."""
     if state.result is not None or state.turn != role:
         return []
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for card in sorted(hand):
         if not _playable(state, card):
             continue
@@ -95,7 +92,7 @@ def validate_play(state: State, role: str, card: str, suit: str | None) -> str |
     return None
 
 
-def apply(state: State, role: str, action: dict) -> State:
+def apply(state: State, role: str, action: dict[str, Any]) -> State:
     """The next public state (the action must be legal)."""
     kind = action["action"]
     counts = dict(state.counts)
@@ -108,11 +105,11 @@ def apply(state: State, role: str, action: dict) -> State:
         if passes >= 2 and state.stock == 0:
             a, b = counts["host"], counts["guest"]
             result = "draw" if a == b else ("host" if a < b else "guest")
-        return replace(state, turn=_other(role), drew=False, passes=passes, result=result)
+        return replace(state, turn=peer_name(role), drew=False, passes=passes, result=result)
     card = action["card"]
     counts[role] -= 1
     suit: Any = action.get("suit") if card[0] == "8" else card[1]
-    return replace(state, top=card, suit=suit, turn=_other(role), drew=False, passes=0,
+    return replace(state, top=card, suit=suit, turn=peer_name(role), drew=False, passes=0,
                    counts=counts, result=role if counts[role] == 0 else None)
 
 

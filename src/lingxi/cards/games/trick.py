@@ -16,8 +16,10 @@ Rules (Lingxi's text):
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from lingxi.cards.table import Deal
+from lingxi.roles import peer_name
 
 RANKS = "789TJQKA"
 SUITS = "SHDC"
@@ -28,10 +30,6 @@ TRICKS = 8
 
 def universe() -> list[str]:
     return [r + s for s in SUITS for r in RANKS]
-
-
-def _other(role: str) -> str:
-    return "guest" if role == "host" else "host"
 
 
 @dataclass(frozen=True)
@@ -47,7 +45,7 @@ def start(starter: str) -> State:
     return State(trump=starter[1])
 
 
-def legal_actions(state: State, role: str, hand: list[str]) -> list[dict]:
+def legal_actions(state: State, role: str, hand: list[str]) -> list[dict[str, Any]]:
     if state.result is not None or state.turn != role:
         return []
     cards = sorted(hand)
@@ -82,11 +80,11 @@ def _beats(state: State, a: str, b: str) -> bool:
     return b[1] == state.trump
 
 
-def apply(state: State, role: str, action: dict) -> State:
+def apply(state: State, role: str, action: dict[str, Any]) -> State:
     card = action["card"]
     if state.led is None:
-        return replace(state, led=card, turn=_other(role))
-    leader = _other(role)
+        return replace(state, led=card, turn=peer_name(role))
+    leader = peer_name(role)
     taker = role if _beats(state, state.led, card) else leader
     tricks = dict(state.tricks)
     tricks[taker] += 1

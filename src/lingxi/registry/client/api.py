@@ -12,10 +12,13 @@ signature, and every record a write returns is kept in the local
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import re
+import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,11 +29,19 @@ from lingxi.errors import EXIT_FAILED
 from lingxi.registry.client.ledger import Ledger
 from lingxi.registry.errors import RegistryError
 from lingxi.registry.models.bundle import check_files
+from lingxi.registry.models.proofs import (
+    Proven,
+    check_identity,
+    check_invitation,
+    check_protocol,
+    check_session,
+)
 from lingxi.registry.models.signing import Signer, sign_request
 from lingxi.registry.models.ticket import TicketClaims, verify_ticket
 from lingxi.textsafe import terminal_safe
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+RETRIES = 2  # a signed write whose answer was lost is sent again, under its idempotency key
 
 
 @dataclass(frozen=True)
@@ -49,8 +60,10 @@ class RegistryClient:
 
     def __init__(self, base_url: str, identity: Signer | None = None, *,
                  transport: httpx.AsyncBaseTransport | None = None, timeout: float = 15.0,
-                 ledger: Ledger | None = None) -> None:
+                 ledger: Ledger | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.base_url = base_url.rstrip("/")
+        self.clock = clock
         self.identity = identity
         self.ledger = ledger
         self._http = httpx.AsyncClient(base_url=self.base_url, transport=transport,
@@ -77,22 +90,30 @@ class RegistryClient:
         query = {k: v for k, v in (params or {}).items() if v is not None}
         content = b"" if body is None else json.dumps(body, ensure_ascii=False).encode()
         headers = {"content-type": "application/json"} if body is not None else {}
-        if signed:
-            if self.identity is None:
-                raise RegistryError("registry.no_identity",
-                                    "this call needs an identity; run `lingxi identity init`")
-            target = path + ("?" + str(httpx.QueryParams(query)) if query else "")
-            headers.update(sign_request(self.identity, method, target, content))
-        try:
-            response = await self._http.request(method, path, content=content or None,
-                                                 headers=headers, params=query or None)
-        except httpx.InvalidURL as error:
-            raise RegistryError("registry.bad_request", f"cannot build the request: {error}",
-                                status=400) from None
-        except httpx.HTTPError as error:
-            raise RegistryError("registry.unreachable",
-                                f"cannot reach the registry at {self.base_url}: {error}",
-                                status=503, exit_code=EXIT_FAILED) from None
+        if signed and self.identity is None:
+            raise RegistryError("registry.no_identity",
+                                "this call needs an identity; run `lingxi identity init`")
+        target = path + ("?" + str(httpx.QueryParams(query)) if query else "")
+        if signed:  # a lost answer is retried with the same key: the registry answers as before
+            headers["idempotency-key"] = secrets.token_hex(16)
+        for attempt in range(RETRIES + 1 if signed else 1):
+            if signed:
+                assert self.identity is not None
+                headers.update(sign_request(self.identity, method, target, content))
+            try:
+                response = await self._http.request(method, path, content=content or None,
+                                                     headers=headers, params=query or None)
+                break
+            except httpx.InvalidURL as error:
+                raise RegistryError("registry.bad_request", f"cannot build the request: {error}",
+                                    status=400) from None
+            except httpx.HTTPError as error:
+                if attempt < RETRIES and signed and isinstance(error, httpx.TransportError):
+                    await asyncio.sleep(0.2 * (attempt + 1))
+                    continue
+                raise RegistryError("registry.unreachable",
+                                    f"cannot reach the registry at {self.base_url}: {error}",
+                                    status=503, exit_code=EXIT_FAILED) from None
         try:
             data = response.json()
         except ValueError:
@@ -123,8 +144,17 @@ class RegistryClient:
     async def info(self) -> dict[str, Any]:
         return await self._call("GET", "/v1/info")
 
+    async def _proven(self, answer: dict[str, Any],
+                      check: Callable[[dict[str, Any], Proven], None]) -> dict[str, Any]:
+        """``answer`` once its proof holds against the pinned server key (else
+        ``registry.unproven``): nothing the client acts on is taken from a mere row."""
+        check(answer, Proven(answer, pinned_key=await self.server_key(), now=self.clock()))
+        return answer
+
     async def identity_record(self, agent_id: str) -> dict[str, Any]:
-        return await self._call("GET", f"/v1/identities/{agent_id}")
+        """An agent's nickname and key, proven from its self-signed identity record."""
+        return await self._proven(await self._call("GET", f"/v1/identities/{agent_id}"),
+                                  check_identity)
 
     async def search(self, *, name: str | None = None, type: str | None = None,
                      q: str | None = None, cursor: str | None = None,
@@ -133,7 +163,9 @@ class RegistryClient:
             "name": name, "type": type, "q": q, "cursor": cursor, "limit": limit})
 
     async def protocol(self, protocol_id_: str) -> dict[str, Any]:
-        return await self._call("GET", f"/v1/protocols/{protocol_id_}")
+        """A protocol's spec and metadata, proven from its registration record."""
+        return await self._proven(await self._call("GET", f"/v1/protocols/{protocol_id_}"),
+                                  check_protocol)
 
     async def fetch_spec(self, protocol_id_: str) -> dict[str, Any]:
         """The spec behind ``protocol_id_``, refused unless it hashes to that id and loads."""
@@ -164,10 +196,15 @@ class RegistryClient:
             "cursor": cursor, "limit": limit})
 
     async def invitation(self, invitation_id: str) -> dict[str, Any]:
-        return await self._call("GET", f"/v1/invitations/{invitation_id}")
+        """An invitation; its endpoint, host, host key, protocol and options proven from the
+        host's signed invitation record and identity (its status is the registry's word)."""
+        return await self._proven(await self._call("GET", f"/v1/invitations/{invitation_id}"),
+                                  check_invitation)
 
     async def session(self, session_id: str) -> dict[str, Any]:
-        return await self._call("GET", f"/v1/sessions/{session_id}")
+        """A session; every receipt in it proven to be the one its party posted."""
+        return await self._proven(await self._call("GET", f"/v1/sessions/{session_id}"),
+                                  check_session)
 
     async def sessions(self, *, status: str | None = None, cursor: str | None = None,
                        limit: int | None = None) -> dict[str, Any]:
@@ -177,17 +214,26 @@ class RegistryClient:
     async def head(self) -> dict[str, Any]:
         return await self._call("GET", "/v1/log/head")
 
-    async def log_entries(self) -> list[dict[str, Any]]:
+    async def log_entries(self, *, records: bool = False) -> list[dict[str, Any]]:
         entries: list[dict[str, Any]] = []
         while True:
-            page = (await self._call("GET", "/v1/log", params={"after": len(entries),
-                                                                "limit": 1000}))["entries"]
+            page = (await self._call("GET", "/v1/log", params={
+                "after": len(entries), "limit": 1000,
+                "records": "1" if records else None}))["entries"]
             entries.extend(page)
             if len(page) < 1000:
                 return entries
 
     async def log_record(self, seq: int) -> dict[str, Any]:
         return (await self._call("GET", f"/v1/log/{seq}"))["record"]
+
+    async def inclusion(self, seq: int, size: int) -> dict[str, Any]:
+        return await self._call("GET", "/v1/log/proof/inclusion",
+                                params={"seq": seq, "size": size})
+
+    async def consistency(self, old: int, new: int) -> dict[str, Any]:
+        return await self._call("GET", "/v1/log/proof/consistency",
+                                params={"from": old, "to": new})
 
     async def preflight(self, spec: dict[str, Any]) -> dict[str, Any]:
         return await self._call("POST", "/v1/protocols/preflight", body={"spec": spec})

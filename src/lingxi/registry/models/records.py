@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import ipaddress
 import re
 import secrets
 from datetime import UTC, datetime
@@ -15,7 +16,7 @@ MAX_TTL = 72 * 3600
 DEFAULT_CLAIM_TIMEOUT = 60.0
 MAX_BODY = 256 * 1024
 MAX_BUNDLE_BODY = 2 * 1024 * 1024
-NICKNAME = re.compile(r"^[\w.-]{1,64}$")
+NICKNAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # ASCII only: no Unicode look-alikes
 ENDPOINT = re.compile(r"^tcp://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]{1,253}):([0-9]{1,5})$")
 RECORD_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 
@@ -49,11 +50,58 @@ def decode_cursor(cursor: str | None) -> int | None:
                             status=400) from None
 
 
-def check_endpoint(endpoint: object) -> str:
+# Within the ASCII alphabet, what still reads alike (after lower-casing, in the spirit of
+# UTS #39 skeletons): two nicknames with one skeleton are one name to a reader.
+_SKELETON = (("rn", "m"), ("vv", "w"), ("0", "o"), ("1", "l"), ("i", "l"), ("|", "l"),
+             ("5", "s"), ("_", "-"), (".", "-"))
+
+
+def nickname_skeleton(nickname: str) -> str:
+    """The form two confusable nicknames share (``Alice``, ``aIice``, ``a1ice`` -> ``alice``)."""
+    out = nickname.lower()
+    for a, b in _SKELETON:
+        out = out.replace(a, b)
+    return out
+
+
+ENDPOINT_POLICIES = ("public", "lan")
+
+
+def check_endpoint(endpoint: object, policy: str = "lan") -> str:
+    """``tcp://HOST:PORT`` whose address a guest may be sent to.
+
+    Loopback and public addresses always pass; ``lan`` also lets private, shared
+    and documentation ranges through (a host on a LAN posts its LAN address), and
+    ``public`` refuses them. Link-local (169.254.0.0/16, where cloud metadata
+    services listen; fe80::/10), unspecified, multicast and reserved addresses are
+    refused under every policy (``registry.endpoint_refused``). Host names pass: the
+    registry does not resolve them.
+    """
     match = ENDPOINT.match(endpoint) if isinstance(endpoint, str) else None
     if not match or not 1 <= int(match.group(2)) <= 65535:
         raise RegistryError("registry.bad_endpoint",
                             "endpoint must be tcp://HOST:PORT with a port 1-65535", status=422)
+    host = match.group(1).strip("[]")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        if all(part.isdigit() for part in host.split(".")):
+            raise RegistryError("registry.bad_endpoint", "not an IP address or host name",
+                                status=422) from None
+        return str(endpoint)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    if address.is_loopback:
+        return str(endpoint)
+    if (address.is_link_local or address.is_unspecified or address.is_multicast
+            or address.is_reserved or str(address) == "255.255.255.255"):
+        raise RegistryError("registry.endpoint_refused",
+                            f"{host} is a link-local, unspecified, multicast or reserved "
+                            "address: no guest is sent there", status=422)
+    if not address.is_global and policy != "lan":
+        raise RegistryError("registry.endpoint_refused",
+                            f"{host} is not a public address (this registry's endpoint policy "
+                            "is public)", status=422)
     return str(endpoint)
 
 

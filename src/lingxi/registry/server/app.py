@@ -116,8 +116,10 @@ class PageCache:
         return Response(body, media_type="application/json")
 
 
-def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
-    """The Starlette app serving ``store``; list reads are cached for ``cache_ttl`` s."""
+def create_app(store: Store, *, cache_ttl: float = 1.0,
+               allowed_hosts: tuple[str, ...] | None = None) -> Starlette:
+    """The Starlette app serving ``store``; list reads are cached for ``cache_ttl`` s; with
+    ``allowed_hosts`` a request naming another Host is refused (``registry.bad_host``)."""
     cache = PageCache(store, cache_ttl)
 
     async def signed_write(request: Request, action: Callable[..., dict[str, Any]],
@@ -126,7 +128,9 @@ def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
         data, text = _parse(body)  # bounded before anything else looks at the body
         signed = parse_signed(request.headers, request.method, _signed_path(request), body,
                               now=store.clock(), window=store.window)
-        result = await run_in_threadpool(action, signed, *args, data, text)
+        key = request.headers.get("idempotency-key")
+        result = await run_in_threadpool(store.idempotent(key, action), signed, *args, data,
+                                         text)
         return _JSON(result, status_code=201 if result.get("created") else 200)
 
     async def info(request: Request) -> Response:
@@ -201,11 +205,29 @@ def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
         return await signed_write(request, store.post_receipt, _path_id(request, "session_id"))
 
     async def log_head(request: Request) -> Response:
-        return _JSON(store.head())
+        return _JSON(await run_in_threadpool(store.head))
+
+    async def log_checkpoint(request: Request) -> Response:
+        head = await run_in_threadpool(store.head)
+        return Response(head["checkpoint"], media_type="text/plain; charset=utf-8")
 
     async def log_entries(request: Request) -> Response:
-        return _JSON(store.log_entries(_int(request, "after", 0) or 0,
-                                       _int(request, "limit", 1000) or 1000))
+        records = request.query_params.get("records") in ("1", "true")
+        return _JSON(await run_in_threadpool(
+            lambda: store.log_entries(_int(request, "after", 0) or 0,
+                                      _int(request, "limit", 1000) or 1000, records=records)))
+
+    async def inclusion(request: Request) -> Response:
+        seq, size = _int(request, "seq"), _int(request, "size")
+        if seq is None or size is None:
+            raise RegistryError("registry.bad_request", "seq and size are required")
+        return _JSON(await run_in_threadpool(store.inclusion_proof, seq, size))
+
+    async def consistency(request: Request) -> Response:
+        old, new = _int(request, "from"), _int(request, "to")
+        if old is None or new is None:
+            raise RegistryError("registry.bad_request", "from and to are required")
+        return _JSON(await run_in_threadpool(store.consistency_proof, old, new))
 
     async def log_record(request: Request) -> Response:
         seq = request.path_params["seq"]
@@ -265,6 +287,9 @@ def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
         ("/v1/sessions/{session_id}", get_session, ["GET"]),
         ("/v1/sessions/{session_id}/receipts", post_receipt, ["POST"]),
         ("/v1/log/head", log_head, ["GET"]),
+        ("/v1/log/checkpoint", log_checkpoint, ["GET"]),
+        ("/v1/log/proof/inclusion", inclusion, ["GET"]),
+        ("/v1/log/proof/consistency", consistency, ["GET"]),
         ("/v1/log", log_entries, ["GET"]),
         ("/v1/log/{seq}", log_record, ["GET"]),
     ]
@@ -272,7 +297,8 @@ def create_app(store: Store, *, cache_ttl: float = 1.0) -> Starlette:
 
     routes += relay_routes(store, _read_body, _parse, _signed_path)
     app = Starlette(routes=by_path(routes),
-                    middleware=[Middleware(NoCrash)],
+                    middleware=[Middleware(Guard, allowed_hosts=allowed_hosts),
+                                Middleware(NoCrash)],
                     exception_handlers={RegistryError: on_registry_error,
                                         LingxiError: on_lingxi_error,
                                         HTTPException: on_http})
@@ -300,6 +326,40 @@ def by_path(routes: list[tuple[str, Callable[[Request], Awaitable[Response]], li
 
         out.append(Route(path, dispatch, methods=sorted(handlers)))
     return out
+
+
+SECURITY_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"),
+                    (b"referrer-policy", b"no-referrer"),
+                    (b"content-security-policy", pages.CSP.encode())]
+
+
+class Guard:
+    """Security headers on every answer, and the Host check (DNS rebinding) when the
+    server knows its names: a page the browser fetched under another name is refused."""
+
+    def __init__(self, app: ASGIApp, allowed_hosts: tuple[str, ...] | None = None) -> None:
+        self.app, self.allowed = app, allowed_hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.allowed is not None:
+            host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if name.strip("[]").lower() not in self.allowed:
+                answer = _JSON({"error": {"code": "registry.bad_host",
+                                          "message": "this registry does not answer to that "
+                                                     "host name"}}, status_code=400)
+                await answer(scope, receive, send)
+                return
+
+        async def add_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", []), *SECURITY_HEADERS]
+            await send(message)
+
+        await self.app(scope, receive, add_headers)
 
 
 class NoCrash:

@@ -31,7 +31,7 @@ def _responses(ok: str, *errors: int, created: bool = False) -> dict[str, Any]:
     out: dict[str, Any] = {"200": {"description": ok, **_json(OBJECT)}}
     if created:
         out["201"] = {"description": ok + " (created)", **_json(OBJECT)}
-    for status in sorted({*errors, 500}):
+    for status in sorted({*errors, 400, 500}):  # 400: a bad Host or query, on any route
         text = ("unexpected failure (registry.internal); a bug" if status == 500
                 else "refused; see error.code")
         out[str(status)] = {"description": text, **_json(ERROR)}
@@ -53,7 +53,11 @@ PAGING = [_query("cursor", {"type": "string"}, "next_cursor of the previous page
 
 def _write(summary: str, body: dict[str, Any], *errors: int, params: list | None = None,
            created: bool = True) -> dict[str, Any]:
-    return {"post": {"summary": summary, "parameters": [*(params or []), *_signed_headers()],
+    idem = {"name": "Idempotency-Key", "in": "header", "required": False,
+            "schema": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{16,128}$"},
+            "description": "a retry with the same key and request gets the first answer"}
+    return {"post": {"summary": summary,
+                     "parameters": [*(params or []), *_signed_headers(), idem],
                      "requestBody": {"required": True, **_json(body)},
                      "responses": _responses(summary, 400, 401, 413, 422, *errors,
                                              created=created)}}
@@ -148,13 +152,36 @@ def openapi_document() -> dict[str, Any]:
             "Post this party's signed session receipt",
             {"type": "object", "required": ["receipt"], "properties": {"receipt": OBJECT}},
             403, 404, 409, 422, params=[_path("session_id", ID)]),
-        "/v1/log/head": {"get": {"summary": "The transparency log's signed head",
+        "/v1/log/head": {"get": {"summary": "The transparency log's signed head (JSON, with "
+                                            "its C2SP checkpoint note)",
                                  "responses": _responses("signed head")}},
+        "/v1/log/checkpoint": {"get": {
+            "summary": "The signed checkpoint as a C2SP signed note (text/plain)",
+            "responses": {"200": {"description": "signed note",
+                                  "content": {"text/plain": {"schema": {"type": "string"}}}},
+                          "500": {"description": "unexpected failure", **_json(ERROR)}}}},
+        "/v1/log/proof/inclusion": {"get": {
+            "summary": "RFC 9162 inclusion proof of entry seq in the tree of size entries",
+            "parameters": [{**_query("seq", {"type": "integer", "minimum": 1}, "entry"),
+                            "required": True},
+                           {**_query("size", {"type": "integer", "minimum": 1}, "tree size"),
+                            "required": True}],
+            "responses": _responses("inclusion proof", 400)}},
+        "/v1/log/proof/consistency": {"get": {
+            "summary": "RFC 9162 consistency proof from the tree of `from` to that of `to`",
+            "parameters": [{**_query("from", {"type": "integer", "minimum": 0}, "old size"),
+                            "required": True},
+                           {**_query("to", {"type": "integer", "minimum": 0}, "new size"),
+                            "required": True}],
+            "responses": _responses("consistency proof", 400)}},
         "/v1/log": {"get": {"summary": "Log entries after a sequence number",
                             "parameters": [_query("after", {"type": "integer", "minimum": 0},
                                                   "last seq already held"),
                                            _query("limit", {"type": "integer", "minimum": 1,
-                                                            "maximum": 1000}, "entries")],
+                                                            "maximum": 1000}, "entries"),
+                                           _query("records", {"type": "string",
+                                                              "enum": ["0", "1"]},
+                                                  "1: each entry with its record")],
                             "responses": _responses("log entries", 400)}},
         "/v1/relay": {"get": {"summary": "The relay's servers and the trust a nats-server needs",
                               "responses": _responses("relay info", 404)}},

@@ -11,7 +11,7 @@ from lingxi.registry.storage.store import Store
 def serve(host: str = "127.0.0.1", port: int = 8470, database_url: str | None = None, *,
           claim_timeout: float = 60.0, access_log: bool = False,
           ready: object = None, relay: tuple[str, ...] = (),
-          key_file: str | None = None) -> None:
+          key_file: str | None = None, endpoint_policy: str = "lan") -> None:
     """Open (and migrate) the database, then serve until interrupted.
 
     ``relay``: the NATS URLs of the relay (``lingxi relay serve``) whose
@@ -19,10 +19,13 @@ def serve(host: str = "127.0.0.1", port: int = 8470, database_url: str | None = 
     :mod:`lingxi.registry.storage.secrets` for the default)."""
     import uvicorn
 
-    store = Store(database_url, claim_timeout=claim_timeout, key_file=key_file)
+    store = Store(database_url, claim_timeout=claim_timeout, key_file=key_file,
+                  endpoint_policy=endpoint_policy)
     if relay:
         store.relay_servers = list(relay)  # type: ignore[attr-defined]
-    app = create_app(store)
+    loopback = host in ("127.0.0.1", "localhost", "::1")
+    app = create_app(store, allowed_hosts=("127.0.0.1", "localhost", "::1") if loopback
+                     else None)
     logging.basicConfig(level=logging.WARNING)
     config = uvicorn.Config(app, host=host, port=port, access_log=access_log,
                             log_level="warning", lifespan="off")

@@ -1,7 +1,8 @@
 """The registry's tables (SQLAlchemy Core). Migrations in ``migrations/`` create them.
 
 The ``log`` table is the source of truth: it holds every accepted record in
-order with its hash chain. The other tables are indexes over the same facts
+order with its Merkle leaf hash (``merkle_nodes`` holds the tree above them,
+``log_head`` its size and root). The other tables are indexes over the same facts
 that queries need (open invitations, protocol search, session status).
 """
 
@@ -19,6 +20,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 
 metadata = MetaData()
@@ -37,10 +39,16 @@ log = Table("log", metadata,
             Column("kind", String(32), nullable=False),
             Column("record_id", String(160), nullable=False),
             Column("record_sha256", String(64), nullable=False),
-            Column("prev", String(64), nullable=False),
-            Column("hash", String(64), nullable=False),
+            Column("hash", String(64), nullable=False),  # the entry's Merkle leaf hash
             Column("time", BigInteger, nullable=False),
-            Column("record", Text, nullable=False))
+            Column("record", Text, nullable=False),
+            Index("ix_log_kind", "kind", "seq"),
+            Index("ix_log_record", "record_id"))
+
+# One hash per perfect subtree of the log's Merkle tree: id = level << 48 | index.
+merkle_nodes = Table("merkle_nodes", metadata,
+                     Column("id", BigInteger, primary_key=True, autoincrement=False),
+                     Column("hash", String(64), nullable=False))
 
 nonces = Table("nonces", metadata,
                Column("agent_id", String(32), primary_key=True),
@@ -48,12 +56,23 @@ nonces = Table("nonces", metadata,
                Column("ts", BigInteger, nullable=False),
                Index("ix_nonces_ts", "ts"))
 
+idempotency = Table("idempotency", metadata,
+                    Column("agent_id", String(32), primary_key=True),
+                    Column("key", String(128), primary_key=True),
+                    Column("request_sha256", String(64), nullable=False),
+                    Column("response", Text, nullable=False),
+                    Column("ts", BigInteger, nullable=False),
+                    Index("ix_idempotency_ts", "ts"))
+
 agents = Table("agents", metadata,
                Column("agent_id", String(32), primary_key=True),
                Column("nickname", String(64), nullable=False, unique=True),
+               # records.nickname_skeleton: confusable nicknames share it (unique)
+               Column("skeleton", String(64)),
                Column("public_key", String(64), nullable=False, unique=True),
                Column("created_at", Float, nullable=False),
-               Column("seq", BigInteger, nullable=False))
+               Column("seq", BigInteger, nullable=False),
+               UniqueConstraint("skeleton", name="uq_agents_skeleton"))
 
 protocols = Table("protocols", metadata,
                   Column("protocol_id", String(64), primary_key=True),

@@ -43,12 +43,20 @@ from lingxi.registry.models.records import (
     encode_cursor,
     iso,
     new_id,
+    nickname_skeleton,
 )
 from lingxi.registry.models.signing import WINDOW_SECONDS, SignedRequest, check_signature
 from lingxi.registry.models.ticket import issue_ticket
+from lingxi.registry.storage import idempotency, proofs, tree
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.engine import make_engines, migrate, resolve_url
-from lingxi.registry.storage.keylog import current_key, key_record
+from lingxi.registry.storage.keylog import (
+    current_key,
+    first_key,
+    key_record,
+    log_origin,
+    logged_identity_key,
+)
 from lingxi.registry.storage.secrets import ENV, key_path, load_server_key, write_secret
 
 MAX_LIMIT = 100
@@ -109,11 +117,13 @@ class Store:
 
     def __init__(self, url: str | None = None, *, claim_timeout: float = DEFAULT_CLAIM_TIMEOUT,
                  clock: Callable[[], float] = time.time, window: int = WINDOW_SECONDS,
-                 key_file: str | os.PathLike[str] | None = None) -> None:
+                 key_file: str | os.PathLike[str] | None = None,
+                 endpoint_policy: str = "lan") -> None:
         self.url = resolve_url(url)
         self.reader, self.writer = make_engines(self.url)
         self.postgres = self.writer.dialect.name == "postgresql"
         self.claim_timeout = claim_timeout
+        self.endpoint_policy = endpoint_policy  # records.check_endpoint: "lan" or "public"
         self.clock = clock
         self.window = window
         # SQLite's busy handler waits by sleeping with back-off, which gives long tails when
@@ -121,6 +131,7 @@ class Store:
         # still meet the database lock and its timeout).
         self._local_writes = threading.Lock() if not self.postgres else None
         self._raw = threading.local()
+        self._thread = threading.local()
         migrate(self.writer)
         self.key_file = key_path(key_file, sqlite_file=None if self.postgres
                                  else self.writer.url.database)
@@ -170,6 +181,7 @@ class Store:
                     f"{current[:16]}…, but {self.key_file} holds {key.public_hex[:16]}…; give "
                     "this process the same key file as the others (--key-file or "
                     f"${ENV})", status=500, exit_code=2)
+            self.origin = log_origin(first_key(conn) or key.public_hex)
             return key
 
     def rotate_key(self, new: ServerKey) -> dict[str, Any]:
@@ -187,11 +199,17 @@ class Store:
         return log
 
     def public_key_of(self, agent_id: str) -> str | None:
+        """The key of ``agent_id``'s identity *record in the log*, never a mutable row: the
+        ``agents`` row only says where the record is, and a record that is not that
+        agent's self-signed identity (an edited row) counts as no key at all."""
         key = self._keys.get(agent_id)
         if key is None:
             with self.reader.connect() as conn:
-                key = conn.execute(select(t.agents.c.public_key)
-                                   .where(t.agents.c.agent_id == agent_id)).scalar()
+                text = conn.execute(select(t.log.c.record).join(
+                    t.agents, t.agents.c.seq == t.log.c.seq).where(
+                    t.agents.c.agent_id == agent_id, t.log.c.kind == "identity",
+                    t.log.c.record_id == agent_id)).scalar()
+            key = logged_identity_key(text, agent_id)
             if key is not None:
                 self._keys[agent_id] = key
         return key
@@ -229,7 +247,12 @@ class Store:
     def _write_once(self, signed: SignedRequest, body_text: str,
                     decide: Callable[[Connection, float, int], Change]) -> dict[str, Any]:
         now = self.clock()
+        idem = getattr(self._thread, "idempotency_key", None)
         with self._tx() as (conn, head):
+            if idem is not None:
+                earlier = idempotency.replay(conn, signed, idem)
+                if earlier is not None:
+                    return earlier
             seen = conn.execute(_NONCE_SEEN, {"a": signed.agent_id, "n": signed.nonce}).first()
             if seen is not None:
                 raise RegistryError("registry.request_replayed",
@@ -243,26 +266,48 @@ class Store:
                 error.spend_nonce = True
                 raise
             if change.kind is None:
-                return {**change.response, "created": False}
-            record = {"kind": change.kind, "id": change.record_id, "request": signed.to_dict(),
-                      "body": body_text, "server": change.facts}
-            log = self._append(conn, head, change.kind, change.record_id, record, now)
+                answer = {**change.response, "created": False}
+            else:
+                record = {"kind": change.kind, "id": change.record_id,
+                          "request": signed.to_dict(), "body": body_text,
+                          "server": change.facts}
+                log = self._append(conn, head, change.kind, change.record_id, record, now)
+                answer = {**change.response, "created": change.created, "log": log}
+            if idem is not None:
+                idempotency.remember(conn, signed, idem, answer, now)
             if seq % 64 == 0:
                 conn.execute(delete(t.nonces).where(t.nonces.c.ts < int(now) - 2 * self.window))
-        return {**change.response, "created": change.created, "log": log}
+                idempotency.purge(conn, now)
+        return answer
+
+    def idempotent(self, key: str | None, action: Callable[..., dict[str, Any]]
+                   ) -> Callable[..., dict[str, Any]]:
+        """``action`` run with ``key`` as the idempotency key of the write it makes (in the
+        calling thread): a retry with the same key and request gets the first answer."""
+        if key is None:
+            return action
+
+        def run(*args: Any) -> dict[str, Any]:
+            self._thread.idempotency_key = idempotency.check_key(key)
+            try:
+                return action(*args)
+            finally:
+                self._thread.idempotency_key = None
+
+        return run
 
     @staticmethod
     def _append(conn: Connection, head: Any, kind: str, record_id: str,
                 record: dict[str, Any], now: float) -> dict[str, Any]:
-        """Append ``record`` after ``head`` (held locked by the caller's transaction)."""
+        """Append ``record`` as the next leaf (the caller's transaction holds the head)."""
         seq = head.size + 1
-        entry = make_entry(seq, kind, record_id, record, head.head, int(now))
+        entry = make_entry(seq, kind, record_id, record, int(now))
         conn.execute(_LOG_ADD, {"record": canonical_json(record),
                                 **{k: entry[k] for k in ("seq", "kind", "record_id",
-                                                         "record_sha256", "prev", "hash",
-                                                         "time")}})
-        conn.execute(_HEAD_SET, {"new_size": seq, "new_head": entry["hash"]})
-        return {"seq": seq, "hash": entry["hash"], "record": record}
+                                                         "record_sha256", "hash", "time")}})
+        root = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]))
+        conn.execute(_HEAD_SET, {"new_size": seq, "new_head": root.hex()})
+        return {"seq": seq, "hash": entry["hash"], "entry": entry, "record": record}
 
     def spec(self, protocol_id: str) -> Spec:
         with self._spec_lock:
@@ -285,7 +330,7 @@ class Store:
     # ------------------------------------------------------------------ info / log
     def info(self) -> dict[str, Any]:
         return {"name": "lingxi-registry", "api": "v1",
-                "server_public_key": self.key.public_hex,
+                "server_public_key": self.key.public_hex, "origin": self.origin,
                 "backend": "postgresql" if self.postgres else "sqlite",
                 "time": iso(self.clock()), "claim_timeout_seconds": self.claim_timeout,
                 "signature_window_seconds": self.window,
@@ -319,19 +364,46 @@ class Store:
             raise
 
     def head(self) -> dict[str, Any]:
+        """The signed checkpoint of the tree as it is now."""
         with self.reader.connect() as conn:
-            row = conn.execute(_HEAD).one()
-        return sign_head(self.key, row.size, row.head, int(self.clock()))
+            size = conn.execute(_HEAD).one().size
+            root = tree.root(conn, size)
+        return sign_head(self.key, self.origin, size, root, int(self.clock()))
 
-    def log_entries(self, after: int = 0, limit: int = 1000) -> dict[str, Any]:
+    def inclusion_proof(self, seq: int, size: int) -> dict[str, Any]:
+        """The audit path of entry ``seq`` (1-based) in the tree of ``size`` entries."""
+        with self.reader.connect() as conn:
+            current = conn.execute(_HEAD).one().size
+            if not 1 <= seq <= size <= current:
+                raise _bad(f"need 1 <= seq <= size <= {current} (the log's size)")
+            leaf = conn.execute(select(t.log.c.hash).where(t.log.c.seq == seq)).scalar()
+            path = tree.inclusion(conn, seq - 1, size)
+        return {"seq": seq, "size": size, "leaf": leaf, "path": [h.hex() for h in path]}
+
+    def consistency_proof(self, old: int, new: int) -> dict[str, Any]:
+        """The proof that the tree of ``old`` entries is a prefix of the one of ``new``."""
+        with self.reader.connect() as conn:
+            current = conn.execute(_HEAD).one().size
+            if not 0 <= old <= new <= current:
+                raise _bad(f"need 0 <= from <= to <= {current} (the log's size)")
+            proof = tree.consistency(conn, old, new)
+        return {"from": old, "to": new, "proof": [h.hex() for h in proof]}
+
+    def log_entries(self, after: int = 0, limit: int = 1000, *, records: bool = False
+                    ) -> dict[str, Any]:
+        """Entries after ``after``; with ``records`` each carries its record (full audits)."""
         if after < 0 or not 1 <= limit <= 1000:
             raise _bad("after must be >= 0 and limit 1-1000")
-        cols = [t.log.c[k] for k in ("seq", "kind", "record_id", "record_sha256", "prev",
-                                     "hash", "time")]
+        names = ["seq", "kind", "record_id", "record_sha256", "hash", "time"]
+        cols = [t.log.c[k] for k in names + (["record"] if records else [])]
         with self.reader.connect() as conn:
             rows = conn.execute(select(*cols).where(t.log.c.seq > after)
                                 .order_by(t.log.c.seq).limit(limit)).mappings().all()
-        return {"entries": [dict(r) for r in rows]}
+        out = [dict(r) for r in rows]
+        if records:
+            for item in out:
+                item["record"] = json.loads(item["record"])
+        return {"entries": out}
 
     def log_record(self, seq: int) -> dict[str, Any]:
         with self.reader.connect() as conn:
@@ -345,7 +417,7 @@ class Store:
                           ) -> dict[str, Any]:
         nickname, public_key = body.get("nickname"), body.get("public_key")
         if not isinstance(nickname, str) or not NICKNAME.match(nickname):
-            raise _bad("nickname must be 1-64 letters, digits, '_', '.' or '-'",
+            raise _bad("nickname must be 1-64 ASCII letters, digits, '_', '.' or '-'",
                        "registry.bad_nickname", 422)
         if not is_hex(public_key, 64):
             raise _bad("public_key must be 64 lowercase hex chars (Ed25519)", "registry.bad_key",
@@ -355,6 +427,7 @@ class Store:
                                 "the signing agent id is not the one of this public key",
                                 status=401)
         check_signature(signed, public_key)  # proof of possession of the key
+        skeleton = nickname_skeleton(nickname)
 
         def decide(conn: Connection, now: float, seq: int) -> Change:
             mine = conn.execute(select(t.agents).where(
@@ -367,28 +440,35 @@ class Store:
                                         f"this key is registered as {mine['nickname']!r}",
                                         status=409)
                 return Change(None, signed.agent_id, {}, answer)
-            taken = conn.execute(select(t.agents.c.agent_id)
-                                 .where(t.agents.c.nickname == nickname)).first()
-            if taken is not None:
+            taken = conn.execute(select(t.agents.c.nickname).where(or_(
+                t.agents.c.nickname == nickname, t.agents.c.skeleton == skeleton))).first()
+            if taken is not None and taken.nickname == nickname:
                 raise RegistryError("registry.nickname_taken",
                                     f"the nickname {nickname!r} belongs to another key",
                                     status=409)
+            if taken is not None:
+                raise RegistryError("registry.nickname_confusable",
+                                    f"{nickname!r} reads like the registered nickname "
+                                    f"{taken.nickname!r}; choose another", status=409)
             conn.execute(insert(t.agents).values(agent_id=signed.agent_id, nickname=nickname,
-                                                 public_key=public_key, created_at=now, seq=seq))
+                                                 skeleton=skeleton, public_key=public_key,
+                                                 created_at=now, seq=seq))
             return Change("identity", signed.agent_id, {"agent_id": signed.agent_id,
                                                         "created_at": iso(now)}, answer)
 
         return self._write(signed, text, decide)
 
     def identity(self, agent_id: str) -> dict[str, Any]:
+        """The agent's nickname and key, with the proof of its identity record."""
         with self.reader.connect() as conn:
             row = conn.execute(select(t.agents).where(t.agents.c.agent_id == agent_id)
                                ).mappings().first()
-        if row is None:
-            raise _not_found("identity", agent_id)
+            if row is None:
+                raise _not_found("identity", agent_id)
+            proof = proofs.proof(self, conn, [row["seq"]])
         return {"agent_id": row["agent_id"], "nickname": row["nickname"],
                 "public_key": row["public_key"], "created_at": iso(row["created_at"]),
-                "seq": row["seq"]}
+                "seq": row["seq"], "proof": proof}
 
     # ------------------------------------------------------------------ protocols
     @staticmethod
@@ -477,8 +557,10 @@ class Store:
                                         t.bundles.c.created_by)
                                  .where(t.bundles.c.protocol_id == protocol_id)
                                  .order_by(t.bundles.c.seq)).mappings().all()
+            proof = proofs.proof(self, conn, [row["seq"], *proofs.identity_seqs(
+                conn, [row["registered_by"]])])
         return {**self._protocol_summary(row), "spec": json.loads(row["spec"]),
-                "bundles": [dict(b) for b in found]}
+                "bundles": [dict(b) for b in found], "proof": proof}
 
     def search_protocols(self, *, name: str | None = None, type: str | None = None,
                          q: str | None = None, cursor: str | None = None,
@@ -580,6 +662,8 @@ class Store:
         if "protocol_name" in row:
             out["protocol_name"] = row["protocol_name"]
             out["protocol_type"] = row["protocol_type"]
+        if "host_nickname" in row:
+            out["host_nickname"] = row["host_nickname"]
         if status in ("claimed", "in_session", "finished"):
             out["session_id"] = row["session_id"]
             out["guest_agent_id"] = row["guest_agent_id"]
@@ -603,7 +687,7 @@ class Store:
             raise RegistryError(error.code, error.message, status=422, findings=error.findings,
                                 details={"findings": [f.to_dict() for f in error.findings]}
                                 ) from None
-        endpoint = check_endpoint(body.get("endpoint"))
+        endpoint = check_endpoint(body.get("endpoint"), self.endpoint_policy)
         ttl = check_ttl(body.get("ttl_seconds"))
         note = body.get("note", "")
         if not isinstance(note, str) or len(note) > 500:
@@ -632,9 +716,12 @@ class Store:
         return row
 
     def invitation(self, invitation_id: str) -> dict[str, Any]:
+        """One invitation, with the proof of its record and of its host's identity."""
         with self.reader.connect() as conn:
             row = self._load_invitation(conn, invitation_id)
-        return self._invitation(row, self.clock())
+            proof = proofs.proof(self, conn, [row["seq"], *proofs.identity_seqs(
+                conn, [row["host_agent_id"]])])
+        return {**self._invitation(row, self.clock()), "proof": proof}
 
     def browse(self, *, protocol_id: str | None = None, host: str | None = None,
                type: str | None = None, name: str | None = None, cursor: str | None = None,
@@ -643,8 +730,10 @@ class Store:
         limit, before, now = _limit(limit), decode_cursor(cursor), self.clock()
         inv = t.invitations
         query = (select(inv, t.protocols.c.name.label("protocol_name"),
-                        t.protocols.c.type.label("protocol_type"))
+                        t.protocols.c.type.label("protocol_type"),
+                        t.agents.c.nickname.label("host_nickname"))
                  .join(t.protocols, t.protocols.c.protocol_id == inv.c.protocol_id)
+                 .outerjoin(t.agents, t.agents.c.agent_id == inv.c.host_agent_id)
                  .where(inv.c.expires_at > now,
                         or_(inv.c.status == "open",
                             and_(inv.c.status == "claimed", inv.c.claim_deadline <= now))))
@@ -789,12 +878,17 @@ class Store:
         return out
 
     def session(self, session_id: str) -> dict[str, Any]:
+        """One session, with the proof of its receipt records and its parties' identities."""
         with self.reader.connect() as conn:
             row = conn.execute(select(t.sessions).where(t.sessions.c.session_id == session_id)
                                ).mappings().first()
-        if row is None:
-            raise _not_found("session", session_id)
-        return self._session(row)
+            if row is None:
+                raise _not_found("session", session_id)
+            seqs = proofs.seqs_of(conn, "receipt", [f"{session_id}:host",
+                                                    f"{session_id}:guest"])
+            proof = proofs.proof(self, conn, [*seqs, *proofs.identity_seqs(
+                conn, [row["host_agent_id"], row["guest_agent_id"]])])
+        return {**self._session(row), "proof": proof}
 
     def sessions(self, *, status: str | None = None, protocol_id: str | None = None,
                  cursor: str | None = None, limit: int | None = None) -> dict[str, Any]:

@@ -69,7 +69,9 @@ class FlowMode:
       ``hooks`` making the verifier's own started hooks (the game's rules) or
       None; used instead of ``verify`` when present;
     - ``compare(entries_a, entries_b, spec, hooks)``: optional, what two sides'
-      records of one session show together (``lingxi session compare``).
+      records of one session show together (``lingxi session compare``);
+    - ``takes_input``: the local side feeds the session lines (``--input``, a page's
+      text box: ``proto_on_input``), instead of the hooks alone choosing each message.
     """
 
     name: str
@@ -84,6 +86,7 @@ class FlowMode:
     judge: Callable[[list[dict[str, Any]], Any, Any], dict[str, Any]] | None = None
     compare: Callable[[list[dict[str, Any]], list[dict[str, Any]], Any, Any],
                       dict[str, Any]] | None = None
+    takes_input: bool = False
 
     @property
     def required_hooks(self) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 # ---------------------------------------------------------------- events in
@@ -171,11 +172,18 @@ class Compute:
     work: Callable[[], Any]
 
 
+class Status(StrEnum):
+    """How a session ended: the flow completed, or one side aborted it."""
+
+    COMPLETED = "completed"
+    ABORTED = "aborted"
+
+
 @dataclass(frozen=True)
 class Outcome:
-    """How a session ended."""
+    """How a session ended (``status`` given as a Status or its name)."""
 
-    status: str  # "completed" | "aborted"
+    status: Status
     role: str
     code: str | None = None
     reason: str = ""
@@ -184,12 +192,15 @@ class Outcome:
     rounds: int = 0
     messages: int = 0
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "status", Status(self.status))  # a name is checked too
+
     @property
     def ok(self) -> bool:
-        return self.status == "completed"
+        return self.status is Status.COMPLETED
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "role": self.role, "code": self.code,
+        return {"status": self.status.value, "role": self.role, "code": self.code,
                 "reason": self.reason, "by": self.by, "summary": self.summary,
                 "rounds": self.rounds, "messages": self.messages}
 

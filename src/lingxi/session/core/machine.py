@@ -53,6 +53,7 @@ from lingxi.session.core.events import (
     SendControl,
     SetTimer,
     Start,
+    Status,
     TimerFired,
 )
 
@@ -524,7 +525,7 @@ class SessionMachine:
         if self.finished:
             raise _Stop
         self.finished = True
-        base = Outcome(status, self.role, code, reason, by, {}, self.rounds_played(),
+        base = Outcome(Status(status), self.role, code, reason, by, {}, self.rounds_played(),
                        self.sent_count + self.received_count)
         summary = {}
         try:
@@ -536,7 +537,7 @@ class SessionMachine:
         except BaseException as error:  # a broken summary hook must not hide the outcome
             summary = {"proto_finish_error": f"{type(error).__name__}: {error}"}
         summary = self.engine_summary(summary, base)
-        self.outcome = Outcome(status, self.role, code, reason, by, summary,
+        self.outcome = Outcome(base.status, self.role, code, reason, by, summary,
                                base.rounds, base.messages)
         for timer in ("peer", "decision", "idle"):
             self._out.append(CancelTimer(timer))

@@ -20,6 +20,7 @@ from typing import Any
 
 from lingxi.session.core.decisions import legal_value
 from lingxi.session.core.events import Outcome, RequestDecision
+from lingxi.session.core.registry import takes_input
 from lingxi.session.errors import SessionError
 
 HISTORY = 2000  # events kept for a watcher that connects late (the state folder has all)
@@ -104,7 +105,7 @@ class LiveSession:
         """Free mode: one line of local input, as if typed (the hooks' proto_on_input)."""
         if self.finished:
             raise SessionError("session.finished", "the session has ended", exit_code=1)
-        if self.info.get("mode") != "free":
+        if not takes_input(self.info.get("mode")):
             raise SessionError("session.no_input", f"a {self.info.get('mode')} session takes "
                                "no free input", exit_code=1)
         self._driver.input(line)

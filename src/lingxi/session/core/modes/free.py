@@ -137,4 +137,4 @@ class FreeMachine(SessionLoopMachine):
 DESCRIPTOR = FlowMode(
     "free", lambda spec: FreeMachine,
     (methods.NEXT, methods.ON_MESSAGE, methods.ON_INPUT, *methods.COMMON_OPTIONAL),
-    out_of_phase_case=opening_cheat)
+    out_of_phase_case=opening_cheat, takes_input=True)

@@ -1,0 +1,72 @@
+"""The log's Merkle tree in the database: nodes read in one query, appended in the write's
+own transaction (so a leaf and the subtrees it completes commit or vanish together)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import bindparam, insert, select
+from sqlalchemy.engine import Connection
+
+from lingxi.registry.models import merkle
+from lingxi.registry.storage import schema as t
+
+_NODES = select(t.merkle_nodes.c.id, t.merkle_nodes.c.hash).where(
+    t.merkle_nodes.c.id.in_(bindparam("ids", expanding=True)))
+_ADD = insert(t.merkle_nodes)
+
+
+def node_id(level: int, index: int) -> int:
+    return level << 48 | index
+
+
+def read_nodes(conn: Connection, nodes: Iterable[merkle.Node]) -> dict[merkle.Node, bytes]:
+    wanted = {node_id(*n): n for n in nodes}
+    if not wanted:
+        return {}
+    rows = conn.execute(_NODES, {"ids": list(wanted)}).all()
+    found = {wanted[row.id]: bytes.fromhex(row.hash) for row in rows}
+    if len(found) != len(wanted):
+        raise LookupError("the Merkle tree is missing nodes it should have")
+    return found
+
+
+def append(conn: Connection, index: int, leaf: bytes) -> bytes:
+    """Store leaf ``index`` and the subtrees it completes; the new root of ``index + 1``."""
+    siblings, level, i = [], 0, index
+    while i % 2 == 1:
+        siblings.append((level, i - 1))
+        level, i = level + 1, i // 2
+    size = index + 1
+    # the root's other subtrees all end before this leaf (the last one is the top added node)
+    known = read_nodes(conn, set(siblings) | set(merkle.root_nodes(size)[:-1]))
+    added = merkle.appended_nodes(index, leaf, lambda lv, ix: known[(lv, ix)])
+    conn.execute(_ADD, [{"id": node_id(lv, ix), "hash": h.hex()} for lv, ix, h in added])
+    known.update({(lv, ix): h for lv, ix, h in added})
+    return merkle.hash_range(0, size, lambda lv, ix: known[(lv, ix)])
+
+
+def root(conn: Connection, size: int) -> bytes:
+    known = read_nodes(conn, merkle.root_nodes(size))
+    return merkle.hash_range(0, size, lambda lv, ix: known[(lv, ix)])
+
+
+def _hashes(conn: Connection, ranges: list[tuple[int, int]]) -> list[bytes]:
+    known = read_nodes(conn, merkle.nodes_for(ranges))
+    return [merkle.hash_range(a, b, lambda lv, ix: known[(lv, ix)]) for a, b in ranges]
+
+
+def inclusion(conn: Connection, index: int, size: int) -> list[bytes]:
+    return _hashes(conn, merkle.inclusion_ranges(index, size))
+
+
+def consistency(conn: Connection, old: int, new: int) -> list[bytes]:
+    return _hashes(conn, merkle.consistency_ranges(old, new))
+
+
+def inclusions(conn: Connection, indices: Iterable[int], size: int) -> dict[int, list[bytes]]:
+    """Audit paths of several leaves in the tree of ``size``, from one read of nodes."""
+    wanted = {i: merkle.inclusion_ranges(i, size) for i in indices}
+    known = read_nodes(conn, merkle.nodes_for(r for ranges in wanted.values() for r in ranges))
+    return {i: [merkle.hash_range(a, b, lambda lv, ix: known[(lv, ix)]) for a, b in ranges]
+            for i, ranges in wanted.items()}
