@@ -121,3 +121,37 @@ def test_a_tap_only_pairs_game_is_played_with_taps(browser, tmp_path):
     assert len(flips) >= 9
     greedy = play(browser, "pairs", tmp_path / "greedy", budget=10)
     assert greedy["summary"]["responses"] >= 5
+
+
+def test_cascade_drops_input_while_it_animates(browser):
+    """The zoo's cascade game on the harness's virtual clock (no real-time race, unlike the
+    plain-Playwright check it replaces): a second swap 100 ms into the first one's
+    animation (0.7-3.9 s) is dropped."""
+    from lingxi.playtest.selection import drag_path
+    from lingxi.playtest.server import StaticServer
+
+    from .test_zoo_smoke import swaps as legal_swaps
+
+    with StaticServer(ZOO / "cascade") as server:
+        page = browser.open(server.url + "?seed=1", seed=1)
+        try:
+            page.drain_events()
+
+            def swap_now():
+                board = page._page.evaluate("() => window.__zoo.board()")
+                (a, b) = legal_swaps(board, 3)[0]
+                ends = [page._page.evaluate("([r, c]) => window.__zoo.cellCenter(r, c)", list(cell))
+                        for cell in (a, b)]
+                (ax, ay), (bx, by) = ([round(v) for v in end] for end in ends)
+                page.perform({"kind": "drag", "path": drag_path((ax, ay), (bx, by)), "durationMs": 0})
+
+            swap_now()
+            page.advance(100)
+            assert page._page.evaluate("() => window.__zoo.busy()") is True
+            swap_now()  # lands mid-animation: dropped
+            page.advance(6000)
+            assert page._page.evaluate("() => window.__zoo.busy()") is False
+            raw, _ = page.drain_events()
+            assert sum('"type":"swap"' in text for _, text in raw) == 1
+        finally:
+            page.close()
