@@ -25,6 +25,8 @@ from typing import Any
 import httpx
 
 from lingxi.contract import load_spec, protocol_id
+from lingxi.contract.bounds import check_document_bounds
+from lingxi.contract.source import MAX_DEPTH
 from lingxi.errors import EXIT_FAILED
 from lingxi.registry.client.ledger import Ledger
 from lingxi.registry.errors import RegistryError
@@ -135,7 +137,12 @@ class RegistryClient:
 
     async def server_key(self) -> str:
         if self._server_key is None:
-            self._server_key = (await self.info())["server_public_key"]
+            key = (await self.info()).get("server_public_key")
+            if not isinstance(key, str) or re.fullmatch(r"[0-9a-f]{64}", key) is None:
+                raise RegistryError("registry.bad_response",
+                                    "the registry's /v1/info names no server key",
+                                    status=502, exit_code=EXIT_FAILED)
+            self._server_key = key
             if self.ledger is not None:
                 self.ledger.pin(self._server_key)
         return self._server_key
@@ -163,9 +170,12 @@ class RegistryClient:
             "name": name, "type": type, "q": q, "cursor": cursor, "limit": limit})
 
     async def protocol(self, protocol_id_: str) -> dict[str, Any]:
-        """A protocol's spec and metadata, proven from its registration record."""
-        return await self._proven(await self._call("GET", f"/v1/protocols/{protocol_id_}"),
-                                  check_protocol)
+        """A protocol's spec and metadata, proven from its registration record; an oversized
+        spec is refused (``spec.too_large``) before the proof hashes it."""
+        answer = await self._call("GET", f"/v1/protocols/{protocol_id_}")
+        if isinstance(answer.get("spec"), dict):
+            check_document_bounds(answer["spec"], "spec", depth_limit=MAX_DEPTH)
+        return await self._proven(answer, check_protocol)
 
     async def fetch_spec(self, protocol_id_: str) -> dict[str, Any]:
         """The spec behind ``protocol_id_``, refused unless it hashes to that id and loads."""
