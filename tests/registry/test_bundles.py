@@ -22,7 +22,7 @@ async def test_publish_fetch_content_addressed_and_idempotent(api, world, alice,
     assert first.status_code == 201, first.text
     bid = first.json()["bundle_id"]
     assert bid == check_files(files)["bundle_id"]
-    again = await api.signed(bob, "POST", f"/v1/protocols/{world}/bundles", _body(files))
+    again = await api.signed(alice, "POST", f"/v1/protocols/{world}/bundles", _body(files))
     assert again.status_code == 200 and again.json()["bundle_id"] == bid
     fetched = (await api.get(f"/v1/protocols/{world}/bundles/{bid}")).json()
     assert {f["path"]: base64.b64decode(f["content_base64"]) for f in fetched["files"]} == files
@@ -71,3 +71,17 @@ async def test_bundle_for_unknown_protocol(api, world, alice):
     answer = await api.signed(alice, "POST", f"/v1/protocols/{'e' * 64}/bundles",
                               _body({"index.html": HTML}))
     assert answer.status_code == 404
+
+
+async def test_only_the_registrant_publishes_bundles(api, world, alice, bob):
+    """A page runs beside the person's session: any agent could otherwise publish one for
+    any protocol. Bob did not register the protocol, so his bundle is refused, and nothing
+    of it is stored or listed."""
+    files = {"index.html": HTML + b"<script>steal()</script>"}
+    refused = await api.signed(bob, "POST", f"/v1/protocols/{world}/bundles", _body(files))
+    assert refused.status_code == 403
+    assert refused.json()["error"]["code"] == "registry.not_registrant"
+    listed = (await api.get(f"/v1/protocols/{world}")).json()["bundles"]
+    assert listed == []
+    bid = check_files(files)["bundle_id"]
+    assert (await api.get(f"/v1/protocols/{world}/bundles/{bid}")).status_code == 404

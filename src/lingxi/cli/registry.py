@@ -315,20 +315,24 @@ def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_i
     if bundle_id and not accept_ui:
         raise InputError("registry.bundle_without_accept", "--bundle goes with --accept-ui")
 
-    async def fetch(client: Any) -> tuple[dict, dict[str, bytes] | None, str | None]:
+    async def fetch(client: Any) -> tuple[dict, dict[str, bytes] | None, dict[str, Any]]:
         spec = await client.fetch_spec(protocol_id)
         if not accept_ui:
-            return spec, None, None
-        chosen = bundle_id
-        if chosen is None:
-            bundles = (await client.protocol(protocol_id))["bundles"]
-            if not bundles:
-                raise LingxiError("registry.no_bundle", "this protocol has no UI bundle",
-                                  exit_code=EXIT_FAILED)
-            chosen = bundles[0]["bundle_id"]
-        return spec, await client.bundle(protocol_id, chosen), chosen
+            return spec, None, {}
+        bundles = (await client.protocol(protocol_id))["bundles"]
+        if not bundles:
+            raise LingxiError("registry.no_bundle", "this protocol has no UI bundle",
+                              exit_code=EXIT_FAILED)
+        listed = {b["bundle_id"]: b for b in bundles}
+        chosen = bundle_id or bundles[0]["bundle_id"]
+        if chosen not in listed:
+            raise LingxiError("registry.bundle_not_found",
+                              f"this protocol has no UI bundle {safe_line(chosen, 80)}",
+                              exit_code=EXIT_FAILED)
+        return spec, await client.bundle(protocol_id, chosen), listed[chosen]
 
-    spec, files, chosen = run(server, fetch)
+    spec, files, listing = run(server, fetch)
+    chosen = listing.get("bundle_id")
     installed = install_spec(spec, skeleton_methods_for(spec), out)  # + a skeleton hooks.py
     folder = installed.folder
     written = list(installed.files)
@@ -343,8 +347,11 @@ def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_i
     if files:  # the page is a registry's: the UI serves it isolated, naming its bundle
         from lingxi.ui import BUNDLE_META
 
-        write_private_json(folder / "ui" / BUNDLE_META, {"bundle_id": chosen,
-                                                         "registry": server})
+        # the registry publishes a protocol's bundles only from its registrant
+        write_private_json(folder / "ui" / BUNDLE_META, {
+            "bundle_id": chosen, "registry": server, "publisher": {"agent_id": listing.get("created_by")},
+            "allowed_by": "the protocol's registrant (the only agent the registry lets "
+                          "publish its bundles)"})
     data = {"protocol_id": protocol_id, "folder": str(folder), "files": written,
             "bundle_id": chosen,
             "skeleton": str(installed.skeleton) if installed.skeleton else None}

@@ -111,7 +111,7 @@ def openapi_document() -> dict[str, Any]:
                                            "properties": {"path": {"type": "string"},
                                                           "content_base64": {
                                                               "type": "string"}}}}}},
-            404, 413, 422, params=[_path("protocol_id", HEX64)]),
+            403, 404, 413, 422, params=[_path("protocol_id", HEX64)]),
         "/v1/protocols/{protocol_id}/bundles/{bundle_id}": {"get": {
             "summary": "One UI bundle with its files",
             "parameters": [_path("protocol_id", HEX64), _path("bundle_id", HEX64)],

@@ -609,9 +609,14 @@ class Store:
         bid = manifest["bundle_id"]
 
         def decide(conn: Connection, now: float, seq: int) -> Change:
-            if conn.execute(select(t.protocols.c.protocol_id)
-                            .where(t.protocols.c.protocol_id == protocol_id)).first() is None:
+            registrant = conn.execute(select(t.protocols.c.registered_by).where(
+                t.protocols.c.protocol_id == protocol_id)).scalar()
+            if registrant is None:
                 raise _not_found("protocol", protocol_id)
+            if registrant != signed.agent_id:  # a page runs beside the person's session
+                raise RegistryError("registry.not_registrant",
+                                    "only the agent that registered this protocol may publish "
+                                    "UI bundles for it", status=403)
             answer = {"protocol_id": protocol_id, **manifest}
             if conn.execute(select(t.bundles.c.bundle_id).where(
                     t.bundles.c.protocol_id == protocol_id, t.bundles.c.bundle_id == bid)
