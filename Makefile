@@ -9,6 +9,14 @@ STAMP := $(VENV)/.installed
 WORKERS ?= 4
 COVERAGE_FLOOR ?= 93
 PYTEST := $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadscope
+# The suite runs as two pytest invocations (fresh workers each). In one invocation, some
+# test leaves the worker's process in a state where cryptography refuses NoEncryption() and
+# Playwright sees a running event loop; every half passes on its own. Known problem, being
+# bisected; the split keeps CI meaningful meanwhile.
+TESTS_A := tests/wire tests/cli tests/session tests/contract tests/cards tests/deciders \
+	tests/callers tests/assistant tests/test_layers.py tests/test_typing.py tests/test_roles.py \
+	tests/test_files.py
+TESTS_B := tests/registry tests/group tests/net tests/playtest tests/ui tests/actor
 
 .PHONY: demo demo-relay test test-slow lint bench browser relay-deps sodium clean
 
@@ -57,7 +65,8 @@ test: $(STAMP) sodium browser relay-deps
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports --no-logo
 	$(BIN)/mypy
-	$(PYTEST) -m "not slow" --cov --cov-report=
+	$(PYTEST) -m "not slow" --cov --cov-report= $(TESTS_A)
+	$(PYTEST) -m "not slow" --cov --cov-append --cov-report= $(TESTS_B)
 	$(BIN)/python tests/coverage_gate.py --floor $(COVERAGE_FLOOR)
 
 # Long stress and whole-game cases (marked slow); CI runs them after `make test`.
