@@ -316,10 +316,11 @@ def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_i
         raise InputError("registry.bundle_without_accept", "--bundle goes with --accept-ui")
 
     async def fetch(client: Any) -> tuple[dict, dict[str, bytes] | None, dict[str, Any]]:
-        spec = await client.fetch_spec(protocol_id)
+        record = await client.protocol(protocol_id)  # one proven answer: spec and bundles
+        spec = await client.fetch_spec(protocol_id, record)
         if not accept_ui:
             return spec, None, {}
-        bundles = (await client.protocol(protocol_id))["bundles"]
+        bundles = record["bundles"]
         if not bundles:
             raise LingxiError("registry.no_bundle", "this protocol has no UI bundle",
                               exit_code=EXIT_FAILED)

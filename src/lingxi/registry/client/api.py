@@ -177,9 +177,12 @@ class RegistryClient:
             check_document_bounds(answer["spec"], "spec", depth_limit=MAX_DEPTH)
         return await self._proven(answer, check_protocol)
 
-    async def fetch_spec(self, protocol_id_: str) -> dict[str, Any]:
-        """The spec behind ``protocol_id_``, refused unless it hashes to that id and loads."""
-        record = await self.protocol(protocol_id_)
+    async def fetch_spec(self, protocol_id_: str,
+                         record: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The spec behind ``protocol_id_``, refused unless it hashes to that id and loads;
+        ``record`` is the proven answer of :meth:`protocol` when the caller already has it."""
+        if record is None:
+            record = await self.protocol(protocol_id_)
         spec = record.get("spec")
         if not isinstance(spec, dict) or protocol_id(spec) != protocol_id_:
             raise RegistryError("registry.spec_mismatch",
