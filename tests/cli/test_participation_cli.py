@@ -328,6 +328,29 @@ def test_session_decide_takes_plain_text_or_json(tmp_path) -> None:
     assert both.exit_code == 2
 
 
+def test_session_list_names_the_peer_by_its_nickname_as_data(tmp_path, monkeypatch) -> None:
+    """The peer's proven nickname is shown beside its key's short form; it is the peer's
+    own words, so a terminal control sequence in it reaches the screen escaped."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("LINGXI_HOME", str(home))
+    for name, nickname in (("a-host", "bob"), ("b-guest", "\x1b[2Jmallory"), ("c-guest", None)):
+        folder = home / "sessions" / name
+        folder.mkdir(parents=True)
+        snap = {"state": "finished", "role": name.split("-")[1], "protocol": "rps",
+                "peer_public_key": "ab" * 32, "pending_decision": None}
+        if nickname is not None:
+            snap["peer_nickname"] = nickname
+        (folder / "snapshot.json").write_text(json.dumps(snap))
+    result = CliRunner().invoke(cli, ["session", "list"])
+    assert result.exit_code == 0, result.output
+    assert "peer «bob» (key abababababababab)" in result.stdout
+    assert "\x1b" not in result.stdout and "mallory" in result.stdout
+    assert "peer abababababababab  started" in result.stdout
+    rows = json.loads(CliRunner().invoke(cli, ["session", "list", "--json"]).stdout)
+    assert sorted(str(r["peer_nickname"]) for r in rows) == sorted(["bob", "\x1b[2Jmallory",
+                                                                     "None"])
+
+
 def test_session_list_shows_a_dead_process_as_gone(tmp_path, monkeypatch) -> None:
     home = tmp_path / "home"
     monkeypatch.setenv("LINGXI_HOME", str(home))

@@ -63,6 +63,10 @@ def test_host_posts_guest_browses_and_joins_and_both_receipts_land(agents, tmp_p
     assert host.returncode == 0, out
     guest = json.loads(joined.stdout)
     assert guest["ok"] and guest["receipts_verified"]
+    # each side names its peer by the nickname the registry proved for the handshake's key
+    for folder, peer in (("h", "bob"), ("g", "alice")):
+        snapshot = json.loads((tmp_path / folder / "snapshot.json").read_text())
+        assert snapshot["peer_nickname"] == peer
     code = ("import asyncio, json, sys\n"
             "from lingxi.cli.registry_common import EMBEDDED, run\n"
             "print(json.dumps(run(EMBEDDED, lambda c: c.sessions())))\n")

@@ -16,7 +16,14 @@ from typing import Any
 import click
 
 from lingxi.cli.attach import ui_cmd
-from lingxi.cli.common import _JSON_UNSAFE, handle_errors, json_option, print_json, safe_line
+from lingxi.cli.common import (
+    _JSON_UNSAFE,
+    handle_errors,
+    json_option,
+    peer_text,
+    print_json,
+    safe_line,
+)
 from lingxi.cli.console import event_lines
 from lingxi.cli.protocol_runtime import parse_json_arg, skeleton_cmd
 from lingxi.cli.session_compare import compare_cmd
@@ -60,6 +67,15 @@ def _outcome_words(outcome: dict[str, Any] | None) -> str:
     return safe_line(words, 120)
 
 
+def _peer_words(row: dict[str, Any]) -> str:
+    """The peer as a person knows it: its proven registry nickname (its own words: marked)
+    with the key's short form beside it, else the short key alone."""
+    key = row["peer"] or "-"
+    if row.get("peer_nickname"):
+        return f"{peer_text(row['peer_nickname'], 60)} (key {key})"
+    return key
+
+
 @session.command("list")
 @json_option
 @handle_errors
@@ -77,7 +93,7 @@ def list_cmd(as_json: bool) -> None:
     for row in rows:
         click.echo(safe_line(
             f"{row['state']:<22} {row['role'] or '?':<5} {row['protocol'] or '?'}  "
-            f"peer {row['peer'] or '-'}  started {_when(row['started'])}  "
+            f"peer {_peer_words(row)}  started {_when(row['started'])}  "
             f"outcome {_outcome_words(row['outcome'])}", 600))
         pending = row["pending_decision"]
         if pending:

@@ -88,18 +88,18 @@ class Driver:
                  inputs: AsyncIterator[str | None] | None = None,
                  receipt_timeout: float = 5.0, offer_timeout: float = 30.0,
                  adversary: Any = None, live: LiveSession | None = None) -> None:
+        self.live = live  # read by the snapshot, which the conductor may write at once
         given = machine if isinstance(machine, SessionMachine) else None
         machine_for = None if isinstance(machine, SessionMachine) else machine
         self.conductor = Conductor(given, channel.codec, recorder=recorder, identity=identity,
                                    machine_for=machine_for,
                                    adversary=adversary,
-                                   snapshot_extra=lambda: {"pid": os.getpid()})
+                                   snapshot_extra=self._snapshot_extra)
         self.offer_timeout = offer_timeout
         self.channel = channel
         self.recorder = recorder
         self.identity = identity
         self.decider = decider
-        self.live = live
         self._deciding: asyncio.Future[Any] | None = None
         self.inputs = inputs
         self.receipt_timeout = receipt_timeout
@@ -109,6 +109,15 @@ class Driver:
         self.computing: set[asyncio.Future[Any]] = set()
         self._wake = asyncio.Event()
         self._snapshot_at = 0.0
+
+    def _snapshot_extra(self) -> dict[str, Any]:
+        """This process, and the peer's registry nickname once it is proven for the key the
+        handshake pinned (``session list`` names the peer by it)."""
+        extra: dict[str, Any] = {"pid": os.getpid()}
+        nickname = self.live.info.get("peer_nickname") if self.live is not None else None
+        if isinstance(nickname, str) and nickname:
+            extra["peer_nickname"] = nickname
+        return extra
 
     @property
     def machine(self) -> SessionMachine:

@@ -125,6 +125,7 @@ class SessionFolder:
             if isinstance(pending, dict) else None,
             "protocol": _text(snap.get("protocol")), "session_id": _text(snap.get("session_id")),
             "peer": peer[:16] if peer else None,
+            "peer_nickname": _text(snap.get("peer_nickname")),
             "started": _mtime(self.path / LOCK) or self.first_event_time(),
             "updated": _mtime(self.snapshot_file) or _mtime(self.path),
             "outcome": None if outcome is None else {
