@@ -471,7 +471,7 @@ def _check_ratings(answer: dict[str, Any], proven: Proven, agent_id: str) -> Non
             and isinstance(facts.get(k), dict)
             and facts[k].get("agent_id") == agent_id
         ]
-        last = max(sides, key=lambda side: side.get("games", 0), default={})
+        last: dict[str, Any] = max(sides, key=lambda side: side.get("games", 0), default={})
         if (last.get("after"), last.get("games")) != (item["rating"], item["games"]):
             raise unproven(
                 f"the rating in {item.get('protocol_id')} is not the one its "
