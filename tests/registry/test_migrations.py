@@ -29,34 +29,75 @@ def test_an_old_chained_log_becomes_a_merkle_tree(database_url, tmp_path):
     engine = create_engine(resolve_url(database_url))
     try:
         with engine.begin() as conn:  # the shared test database may be at head: start over
-            for table in ("idempotency", "merkle_nodes", "bundle_files", "bundles", "sessions", "invitations",
-                          "protocols", "agents", "nonces", "log", "log_head", "meta",
-                          "alembic_version"):
+            for table in (
+                "rated_sessions",
+                "ratings",
+                "idempotency",
+                "merkle_nodes",
+                "bundle_files",
+                "bundles",
+                "sessions",
+                "invitations",
+                "protocols",
+                "agents",
+                "nonces",
+                "log",
+                "log_head",
+                "meta",
+                "alembic_version",
+            ):
                 conn.execute(text(f"DROP TABLE IF EXISTS {table}"))
         _alembic(engine, "0001")
         legacy = ServerKey.generate()
-        records = [{"kind": "identity", "id": f"lx-{i:016x}", "request": None, "body": "",
-                    "server": {"n": i}} for i in range(5)]
+        records = [
+            {
+                "kind": "identity",
+                "id": f"lx-{i:016x}",
+                "request": None,
+                "body": "",
+                "server": {"n": i},
+            }
+            for i in range(5)
+        ]
         with engine.begin() as conn:
-            conn.execute(text("INSERT INTO meta (key, value) VALUES ('server_key', :v)"),
-                         {"v": legacy.private_hex()})
+            conn.execute(
+                text("INSERT INTO meta (key, value) VALUES ('server_key', :v)"),
+                {"v": legacy.private_hex()},
+            )
             for seq, record in enumerate(records, 1):
-                conn.execute(text("INSERT INTO log (seq, kind, record_id, record_sha256, prev, "
-                                  "hash, time, record) VALUES (:s, 'identity', :i, :h, :p, "
-                                  ":x, :t, :r)"),
-                             {"s": seq, "i": record["id"], "h": record_hash(record),
-                              "p": "0" * 64, "x": "ab" * 32, "t": 1000 + seq,
-                              "r": json.dumps(record)})
+                conn.execute(
+                    text(
+                        "INSERT INTO log (seq, kind, record_id, record_sha256, prev, "
+                        "hash, time, record) VALUES (:s, 'identity', :i, :h, :p, "
+                        ":x, :t, :r)"
+                    ),
+                    {
+                        "s": seq,
+                        "i": record["id"],
+                        "h": record_hash(record),
+                        "p": "0" * 64,
+                        "x": "ab" * 32,
+                        "t": 1000 + seq,
+                        "r": json.dumps(record),
+                    },
+                )
             conn.execute(text("UPDATE log_head SET size = 5"))
         _alembic(engine, "head")
         expected = MemoryTree()
         for seq, record in enumerate(records, 1):
-            expected.append(entry_leaf({"seq": seq, "kind": "identity", "record_id": record["id"],
-                                        "record_sha256": record_hash(record),
-                                        "time": 1000 + seq}))
+            expected.append(
+                entry_leaf(
+                    {
+                        "seq": seq,
+                        "kind": "identity",
+                        "record_id": record["id"],
+                        "record_sha256": record_hash(record),
+                        "time": 1000 + seq,
+                    }
+                )
+            )
         with engine.connect() as conn:
-            assert conn.execute(text("SELECT head FROM log_head")).scalar() == \
-                expected.root().hex()
+            assert conn.execute(text("SELECT head FROM log_head")).scalar() == expected.root().hex()
         assert "prev" not in {c["name"] for c in inspect(engine).get_columns("log")}
         store = Store(database_url, key_file=tmp_path / "server.key")
         try:
@@ -68,8 +109,9 @@ def test_an_old_chained_log_becomes_a_merkle_tree(database_url, tmp_path):
             proof = store.consistency_proof(5, 6)["proof"]
             from lingxi.registry.models.merkle import verify_consistency
 
-            assert verify_consistency(5, 6, expected.root(5), expected.root(),
-                                      [bytes.fromhex(h) for h in proof])
+            assert verify_consistency(
+                5, 6, expected.root(5), expected.root(), [bytes.fromhex(h) for h in proof]
+            )
         finally:
             store.close()
         _alembic(engine, "0001", down=True)

@@ -18,29 +18,63 @@ from lingxi.files import write_private_json
 @click.command("server")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8470, show_default=True, type=click.IntRange(1, 65535))
-@click.option("--database-url", default=None, metavar="URL",
-              help="SQLAlchemy URL (default $LINGXI_DATABASE_URL, else SQLite under "
-                   "$LINGXI_HOME/registry).")
-@click.option("--claim-timeout", default=60.0, show_default=True, type=click.FloatRange(1, 3600),
-              help="Seconds a claim holds an invitation unless the host confirms it.")
+@click.option(
+    "--database-url",
+    default=None,
+    metavar="URL",
+    help="SQLAlchemy URL (default $LINGXI_DATABASE_URL, else SQLite under $LINGXI_HOME/registry).",
+)
+@click.option(
+    "--claim-timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(1, 3600),
+    help="Seconds a claim holds an invitation unless the host confirms it.",
+)
 @click.option("--access-log", is_flag=True, help="Log every request.")
-@click.option("--relay", "relay", multiple=True, metavar="nats://HOST:PORT",
-              help="The relay (lingxi relay serve) whose credentials this registry signs; "
-                   "repeat for every node of a cluster. Default: $LINGXI_RELAY.")
-@click.option("--key-file", type=click.Path(dir_okay=False), default=None,
-              help="The registry's Ed25519 key file (0600; created if missing). Default: "
-                   "$LINGXI_REGISTRY_KEY_FILE, else $LINGXI_HOME/registry/server.key.")
-@click.option("--endpoint-policy", type=click.Choice(["lan", "public"]), default="lan",
-              show_default=True,
-              help="Which invitation endpoints to accept: public and loopback addresses "
-                   "(public), or also private LAN ones (lan). Link-local (cloud metadata) "
-                   "addresses are always refused.")
-@click.option("--max-open-invitations", type=click.IntRange(1), default=20, show_default=True,
-              help="Open invitations one host may have at a time.")
+@click.option(
+    "--relay",
+    "relay",
+    multiple=True,
+    metavar="nats://HOST:PORT",
+    help="The relay (lingxi relay serve) whose credentials this registry signs; "
+    "repeat for every node of a cluster. Default: $LINGXI_RELAY.",
+)
+@click.option(
+    "--key-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="The registry's Ed25519 key file (0600; created if missing). Default: "
+    "$LINGXI_REGISTRY_KEY_FILE, else $LINGXI_HOME/registry/server.key.",
+)
+@click.option(
+    "--endpoint-policy",
+    type=click.Choice(["lan", "public"]),
+    default="lan",
+    show_default=True,
+    help="Which invitation endpoints to accept: public and loopback addresses "
+    "(public), or also private LAN ones (lan). Link-local (cloud metadata) "
+    "addresses are always refused.",
+)
+@click.option(
+    "--max-open-invitations",
+    type=click.IntRange(1),
+    default=20,
+    show_default=True,
+    help="Open invitations one host may have at a time.",
+)
 @handle_errors
-def server(host: str, port: int, database_url: str | None, claim_timeout: float,
-           access_log: bool, relay: tuple[str, ...], key_file: str | None,
-           endpoint_policy: str, max_open_invitations: int) -> None:
+def server(
+    host: str,
+    port: int,
+    database_url: str | None,
+    claim_timeout: float,
+    access_log: bool,
+    relay: tuple[str, ...],
+    key_file: str | None,
+    endpoint_policy: str,
+    max_open_invitations: int,
+) -> None:
     """Run the community registry: JSON API under /v1, docs at /docs, the page at /.
 
     The database is migrated on start. Several processes may share one
@@ -51,14 +85,26 @@ def server(host: str, port: int, database_url: str | None, claim_timeout: float,
     from lingxi.registry.server.run import serve
 
     def ready(store: Any) -> None:
-        click.echo(f"registry on http://{host}:{port} ({store.info()['backend']}); "
-                   f"server key {store.key.public_hex}", err=True)
+        click.echo(
+            f"registry on http://{host}:{port} ({store.info()['backend']}); "
+            f"server key {store.key.public_hex}",
+            err=True,
+        )
 
     from lingxi.cli.relay import check_relay_urls
 
-    serve(host, port, database_url, claim_timeout=claim_timeout, access_log=access_log,
-          ready=ready, relay=check_relay_urls(relay), key_file=key_file,
-          endpoint_policy=endpoint_policy, max_open_invitations=max_open_invitations)
+    serve(
+        host,
+        port,
+        database_url,
+        claim_timeout=claim_timeout,
+        access_log=access_log,
+        ready=ready,
+        relay=check_relay_urls(relay),
+        key_file=key_file,
+        endpoint_policy=endpoint_policy,
+        max_open_invitations=max_open_invitations,
+    )
 
 
 @click.command("register")
@@ -81,11 +127,28 @@ def _row(inv: dict[str, Any]) -> str:
     name = inv.get("protocol_name") or inv["protocol_id"][:12]
     host = inv["host_agent_id"]
     who = f"{inv['host_nickname']} ({host})" if inv.get("host_nickname") else host
-    return (f"{inv['invitation_id']}  {name}  host {who}  {options}  "
-            f"{inv['endpoint']}  until {inv['expires_at']}")
+    rated = inv.get("host_rating")
+    rating = f"rating {rated['rating']} ({rated['games']} games)" if rated else "unrated"
+    return (
+        f"{inv['invitation_id']}  {name}  host {who}  {rating}  {options}  "
+        f"{inv['endpoint']}  until {inv['expires_at']}"
+    )
+
+
+def sort_by_rating(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Highest host rating first, unrated hosts last (stable otherwise)."""
+    return sorted(items, key=lambda inv: -(inv.get("host_rating") or {}).get("rating", -1))
 
 
 @click.command("browse")
+@click.option(
+    "--sort",
+    "sort",
+    type=click.Choice(["newest", "rating"]),
+    default="newest",
+    show_default=True,
+    help="Order of this page: newest first or by host rating.",
+)
 @click.option("--protocol-id", default=None, help="Only this protocol.")
 @click.option("--type", "type_", default=None, help="Only protocols of this type (game, …).")
 @click.option("--name", default=None, help="Protocol name contains.")
@@ -95,12 +158,31 @@ def _row(inv: dict[str, Any]) -> str:
 @server_option
 @json_option
 @handle_errors
-def browse(protocol_id: str | None, type_: str | None, name: str | None,
-           host_agent: str | None, limit: int, cursor: str | None, server: str,
-           as_json: bool) -> None:
+def browse(
+    protocol_id: str | None,
+    type_: str | None,
+    name: str | None,
+    host_agent: str | None,
+    limit: int,
+    cursor: str | None,
+    server: str,
+    as_json: bool,
+    sort: str = "newest",
+) -> None:
     """List open invitations, newest first."""
-    page = run(server, lambda c: c.browse(protocol_id=protocol_id, type=type_, name=name,
-                                          host=host_agent, limit=limit, cursor=cursor))
+    page = run(
+        server,
+        lambda c: c.browse(
+            protocol_id=protocol_id,
+            type=type_,
+            name=name,
+            host=host_agent,
+            limit=limit,
+            cursor=cursor,
+        ),
+    )
+    if sort == "rating":
+        page["items"] = sort_by_rating(page["items"])
     if as_json:
         print_json(page)
         return
@@ -122,25 +204,63 @@ def _witness_refs(given: tuple[str, ...]) -> tuple[Any, ...]:
 
     from lingxi.registry.client.ledger import WitnessRef
 
-    texts = list(given) or [w for w in os.environ.get("LINGXI_WITNESSES", "").split(",")
-                            if w.strip()]
+    texts = list(given) or [
+        w for w in os.environ.get("LINGXI_WITNESSES", "").split(",") if w.strip()
+    ]
     return tuple(WitnessRef.parse(t.strip()) for t in texts)
 
 
-@registry.command("verify")
-@click.option("--full", is_flag=True,
-              help="Audit everything: download every record, re-hash it, rebuild the tree and "
-                   "re-verify every signed request inside.")
-@click.option("--witness", "witnesses", multiple=True, metavar="NAME=KEY@URL",
-              help="A witness to ask for its cosigned checkpoint (repeat; default "
-                   "$LINGXI_WITNESSES, comma-separated).")
-@click.option("--witnesses-required", "required", type=click.IntRange(0, 16), default=None,
-              help="How many of the witnesses must vouch for this view (default: all given).")
+@registry.command("rating")
+@click.argument("agent_id")
+@click.option("--protocol-id", default=None, help="Only this protocol.")
 @server_option
 @json_option
 @handle_errors
-def verify(full: bool, witnesses: tuple[str, ...], required: int | None, server: str,
-           as_json: bool) -> None:
+def rating(agent_id: str, protocol_id: str | None, server: str, as_json: bool) -> None:
+    """Print an agent's Elo ratings, proven from the registry's log."""
+    answer = run(server, lambda c: c.ratings(agent_id, protocol_id))
+    if as_json:
+        print_json(answer)
+        return
+    if not answer["items"]:
+        click.echo(safe_line(f"{agent_id}: unrated"))
+    for item in answer["items"]:
+        text = (
+            f"rating {item['rating']} ({item['games']} games)"
+            if item["rating"] is not None
+            else "unrated"
+        )
+        click.echo(safe_line(f"{agent_id}  {item['protocol_id']}  {text}"))
+
+
+@registry.command("verify")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Audit everything: download every record, re-hash it, rebuild the tree and "
+    "re-verify every signed request inside.",
+)
+@click.option(
+    "--witness",
+    "witnesses",
+    multiple=True,
+    metavar="NAME=KEY@URL",
+    help="A witness to ask for its cosigned checkpoint (repeat; default "
+    "$LINGXI_WITNESSES, comma-separated).",
+)
+@click.option(
+    "--witnesses-required",
+    "required",
+    type=click.IntRange(0, 16),
+    default=None,
+    help="How many of the witnesses must vouch for this view (default: all given).",
+)
+@server_option
+@json_option
+@handle_errors
+def verify(
+    full: bool, witnesses: tuple[str, ...], required: int | None, server: str, as_json: bool
+) -> None:
     """Check the registry's signed checkpoint against the last one this agent kept.
 
     One consistency proof from the last checkpoint kept, one inclusion proof
@@ -153,19 +273,27 @@ def verify(full: bool, witnesses: tuple[str, ...], required: int | None, server:
     refs = _witness_refs(witnesses)
     needed = len(refs) if required is None else required
     if needed > len(refs):
-        raise InputError("registry.bad_witness",
-                         f"--witnesses-required {needed} but {len(refs)} witness(es) given")
-    result = run(server, lambda c: verify_registry(c, c.ledger, full=full, witnesses=refs,
-                                                   required=needed))
+        raise InputError(
+            "registry.bad_witness",
+            f"--witnesses-required {needed} but {len(refs)} witness(es) given",
+        )
+    result = run(
+        server, lambda c: verify_registry(c, c.ledger, full=full, witnesses=refs, required=needed)
+    )
     if as_json:
         print_json(result)
     else:
-        click.echo(f"log: {result['size']} entries, root {str(result['root'])[:16]}…, "
-                   f"{result['records_checked']} kept records, {result['proofs_checked']} "
-                   f"proofs checked" + (f", {result['requests_checked']} signed requests "
-                                        "re-verified" if full else "")
-                   + (f", witnessed by {', '.join(result['witnessed_by'])}"
-                      if result.get("witnessed_by") else ""))
+        click.echo(
+            f"log: {result['size']} entries, root {str(result['root'])[:16]}…, "
+            f"{result['records_checked']} kept records, {result['proofs_checked']} "
+            f"proofs checked"
+            + (f", {result['requests_checked']} signed requests re-verified" if full else "")
+            + (
+                f", witnessed by {', '.join(result['witnessed_by'])}"
+                if result.get("witnessed_by")
+                else ""
+            )
+        )
         for problem in result["problems"]:
             click.echo(f"  problem: {safe_line(problem, 400)}", err=True)
         for note in result["evidence"]:
@@ -179,18 +307,33 @@ def verify(full: bool, witnesses: tuple[str, ...], required: int | None, server:
 
 @registry.command("witness")
 @click.option("--name", required=True, help="This witness's name (in its cosignature lines).")
-@click.option("--key-file", type=click.Path(dir_okay=False), default=None,
-              help="Its own Ed25519 key (0600; created if missing). Default: "
-                   "$LINGXI_HOME/witness/<name>.key.")
+@click.option(
+    "--key-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Its own Ed25519 key (0600; created if missing). Default: "
+    "$LINGXI_HOME/witness/<name>.key.",
+)
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=click.IntRange(1, 65535), default=8471, show_default=True)
-@click.option("--interval", type=click.FloatRange(0.2, 3600), default=10.0, show_default=True,
-              help="Seconds between two looks at the log.")
-@click.option("--server", "server", required=True, metavar="URL",
-              help="The registry whose log this witness follows.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(0.2, 3600),
+    default=10.0,
+    show_default=True,
+    help="Seconds between two looks at the log.",
+)
+@click.option(
+    "--server",
+    "server",
+    required=True,
+    metavar="URL",
+    help="The registry whose log this witness follows.",
+)
 @handle_errors
-def witness(name: str, key_file: str | None, host: str, port: int, interval: float,
-            server: str) -> None:
+def witness(
+    name: str, key_file: str | None, host: str, port: int, interval: float, server: str
+) -> None:
     """Follow a registry's log, check each checkpoint extends the last one, cosign it.
 
     Serves the cosigned checkpoint at /v1/witness/checkpoint for clients
@@ -209,14 +352,18 @@ def witness(name: str, key_file: str | None, host: str, port: int, interval: flo
 
     path = Path(key_file) if key_file else lingxi_home() / "witness" / f"{name}.key"
     process = WitnessProcess(server, path, name)
-    click.echo(f"witness {name} on http://{host}:{port}, key {process.key.public_hex}, "
-               f"following {server}", err=True)
+    click.echo(
+        f"witness {name} on http://{host}:{port}, key {process.key.public_hex}, following {server}",
+        err=True,
+    )
 
     async def main() -> None:
-        config = uvicorn.Config(process.app(), host=host, port=port, log_level="warning",
-                                lifespan="off")
+        config = uvicorn.Config(
+            process.app(), host=host, port=port, log_level="warning", lifespan="off"
+        )
         web = uvicorn.Server(config)
         serving = asyncio.ensure_future(web.serve())
+
         def echo(text: str) -> None:  # a registry's checkpoint text is foreign: escape it
             for line in text.splitlines():
                 click.echo(safe_line(line, 400), err=True)
@@ -239,21 +386,32 @@ def _read_spec(source: str) -> dict[str, Any]:
 
 @click.command("register")
 @click.argument("spec_path", metavar="SPEC")
-@click.option("--allow-new", is_flag=True,
-              help="Register even though known protocols have the same structure.")
-@click.option("--reason", default=None, help="Why a parameter of the known one cannot do "
-                                             "(required with --allow-new; stored and shown).")
+@click.option(
+    "--allow-new",
+    is_flag=True,
+    help="Register even though known protocols have the same structure.",
+)
+@click.option(
+    "--reason",
+    default=None,
+    help="Why a parameter of the known one cannot do "
+    "(required with --allow-new; stored and shown).",
+)
 @server_option
 @json_option
 @handle_errors
-def protocol_register(spec_path: str, allow_new: bool, reason: str | None, server: str,
-                      as_json: bool) -> None:
+def protocol_register(
+    spec_path: str, allow_new: bool, reason: str | None, server: str, as_json: bool
+) -> None:
     """Publish a spec.json (file or protocol folder); the registry computes its id."""
     if reason and not allow_new:
         raise InputError("registry.reason_without_allow_new", "--reason goes with --allow-new")
     spec = _read_spec(spec_path)
-    answer = run(server, lambda c: c.register_protocol(spec, allow_new=allow_new,
-                                                       reason=reason), identity=True)
+    answer = run(
+        server,
+        lambda c: c.register_protocol(spec, allow_new=allow_new, reason=reason),
+        identity=True,
+    )
     if as_json:
         print_json(answer)
         return
@@ -278,13 +436,17 @@ def protocol_preflight(spec_path: str, server: str, as_json: bool) -> None:
     if as_json:
         print_json(report)
     else:
-        click.echo(f"protocol_id {report['protocol_id']}"
-                   + (" (already registered)" if report["registered"] else ""))
+        click.echo(
+            f"protocol_id {report['protocol_id']}"
+            + (" (already registered)" if report["registered"] else "")
+        )
         for near in report["near_duplicates"]:
             click.echo(safe_line(f"  same structure: {near['name']}  {near['protocol_id']}"))
         if report["converges"]:
-            click.echo("converge: add parameters to a known protocol, or register with "
-                       "--allow-new --reason TEXT")
+            click.echo(
+                "converge: add parameters to a known protocol, or register with "
+                "--allow-new --reason TEXT"
+            )
         elif not report["registered"]:
             click.echo("new structure: nothing known matches")
     if report["converges"]:
@@ -293,17 +455,34 @@ def protocol_preflight(spec_path: str, server: str, as_json: bool) -> None:
 
 @click.command("fetch")
 @click.argument("protocol_id")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Folder to write spec.json into (default: the protocol cache).")
-@click.option("--accept-ui", is_flag=True,
-              help="Also install the protocol's UI bundle (static files) into ui/.")
-@click.option("--bundle", "bundle_id", default=None,
-              help="Which bundle with --accept-ui (default: the first published).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder to write spec.json into (default: the protocol cache).",
+)
+@click.option(
+    "--accept-ui",
+    is_flag=True,
+    help="Also install the protocol's UI bundle (static files) into ui/.",
+)
+@click.option(
+    "--bundle",
+    "bundle_id",
+    default=None,
+    help="Which bundle with --accept-ui (default: the first published).",
+)
 @server_option
 @json_option
 @handle_errors
-def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_id: str | None,
-                   server: str, as_json: bool) -> None:
+def protocol_fetch(
+    protocol_id: str,
+    out: Path | None,
+    accept_ui: bool,
+    bundle_id: str | None,
+    server: str,
+    as_json: bool,
+) -> None:
     """Download a spec by protocol_id, re-checking that it hashes to that id.
 
     A folder without hooks.py also gets a skeleton hooks.py to fill in (hooks
@@ -322,14 +501,17 @@ def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_i
             return spec, None, {}
         bundles = record["bundles"]
         if not bundles:
-            raise LingxiError("registry.no_bundle", "this protocol has no UI bundle",
-                              exit_code=EXIT_FAILED)
+            raise LingxiError(
+                "registry.no_bundle", "this protocol has no UI bundle", exit_code=EXIT_FAILED
+            )
         listed = {b["bundle_id"]: b for b in bundles}
         chosen = bundle_id or bundles[0]["bundle_id"]
         if chosen not in listed:
-            raise LingxiError("registry.bundle_not_found",
-                              f"this protocol has no UI bundle {safe_line(chosen, 80)}",
-                              exit_code=EXIT_FAILED)
+            raise LingxiError(
+                "registry.bundle_not_found",
+                f"this protocol has no UI bundle {safe_line(chosen, 80)}",
+                exit_code=EXIT_FAILED,
+            )
         return spec, await client.bundle(protocol_id, chosen), listed[chosen]
 
     spec, files, listing = run(server, fetch)
@@ -340,8 +522,9 @@ def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_i
     for path, content in sorted((files or {}).items()):
         target = folder / "ui" / path
         if folder.resolve() not in target.resolve().parents:
-            raise LingxiError("registry.bundle_refused", f"{path} leaves the folder",
-                              exit_code=EXIT_USAGE)
+            raise LingxiError(
+                "registry.bundle_refused", f"{path} leaves the folder", exit_code=EXIT_USAGE
+            )
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(content)
         written.append(f"ui/{path}")
@@ -349,20 +532,32 @@ def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_i
         from lingxi.ui import BUNDLE_META
 
         # the registry publishes a protocol's bundles only from its registrant
-        write_private_json(folder / "ui" / BUNDLE_META, {
-            "bundle_id": chosen, "registry": server, "publisher": {"agent_id": listing.get("created_by")},
-            "allowed_by": "the protocol's registrant (the only agent the registry lets "
-                          "publish its bundles)"})
-    data = {"protocol_id": protocol_id, "folder": str(folder), "files": written,
-            "bundle_id": chosen,
-            "skeleton": str(installed.skeleton) if installed.skeleton else None}
+        write_private_json(
+            folder / "ui" / BUNDLE_META,
+            {
+                "bundle_id": chosen,
+                "registry": server,
+                "publisher": {"agent_id": listing.get("created_by")},
+                "allowed_by": "the protocol's registrant (the only agent the registry lets "
+                "publish its bundles)",
+            },
+        )
+    data = {
+        "protocol_id": protocol_id,
+        "folder": str(folder),
+        "files": written,
+        "bundle_id": chosen,
+        "skeleton": str(installed.skeleton) if installed.skeleton else None,
+    }
     if as_json:
         print_json(data)
     else:
         click.echo(f"fetched {protocol_id} into {folder} ({len(written)} files)")
         if installed.skeleton:
-            click.echo(f"wrote a hooks skeleton at {installed.skeleton}: write the hooks "
-                       "before hosting or joining with it")
+            click.echo(
+                f"wrote a hooks skeleton at {installed.skeleton}: write the hooks "
+                "before hosting or joining with it"
+            )
 
 
 @click.command("search")
@@ -374,11 +569,19 @@ def protocol_fetch(protocol_id: str, out: Path | None, accept_ui: bool, bundle_i
 @server_option
 @json_option
 @handle_errors
-def protocol_search(text: str | None, name: str | None, type_: str | None, limit: int,
-                    cursor: str | None, server: str, as_json: bool) -> None:
+def protocol_search(
+    text: str | None,
+    name: str | None,
+    type_: str | None,
+    limit: int,
+    cursor: str | None,
+    server: str,
+    as_json: bool,
+) -> None:
     """Search registered protocols by text (name or description), name and type."""
-    page = run(server, lambda c: c.search(q=text, name=name, type=type_, limit=limit,
-                                          cursor=cursor))
+    page = run(
+        server, lambda c: c.search(q=text, name=name, type=type_, limit=limit, cursor=cursor)
+    )
     if as_json:
         print_json(page)
         return

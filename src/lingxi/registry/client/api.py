@@ -37,6 +37,7 @@ from lingxi.registry.models.proofs import (
     check_invitation,
     check_protocol,
     check_session,
+    unproven,
 )
 from lingxi.registry.models.signing import Signer, sign_request
 from lingxi.registry.models.ticket import TicketClaims, verify_ticket
@@ -60,16 +61,21 @@ class Claim:
 class RegistryClient:
     """One registry at ``base_url``, acting as ``identity`` for signed calls."""
 
-    def __init__(self, base_url: str, identity: Signer | None = None, *,
-                 transport: httpx.AsyncBaseTransport | None = None, timeout: float = 15.0,
-                 ledger: Ledger | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        identity: Signer | None = None,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        timeout: float = 15.0,
+        ledger: Ledger | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.clock = clock
         self.identity = identity
         self.ledger = ledger
-        self._http = httpx.AsyncClient(base_url=self.base_url, transport=transport,
-                                       timeout=timeout)
+        self._http = httpx.AsyncClient(base_url=self.base_url, transport=transport, timeout=timeout)
         self._server_key: str | None = None
 
     async def __aenter__(self) -> RegistryClient:
@@ -82,19 +88,30 @@ class RegistryClient:
         await self._http.aclose()
 
     # ------------------------------------------------------------------ plumbing
-    async def _call(self, method: str, path: str, *, body: Any = None, signed: bool = False,
-                    params: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        signed: bool = False,
+        params: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         for segment in path.split("/")[2:]:  # ids a user typed become path segments: check them
             if not _SEGMENT.fullmatch(segment):
-                raise RegistryError("registry.bad_id",
-                                    f"{terminal_safe(segment, 60)!r} is not a registry id "
-                                    "(letters, digits and _ . : -, at most 128)", status=400)
+                raise RegistryError(
+                    "registry.bad_id",
+                    f"{terminal_safe(segment, 60)!r} is not a registry id "
+                    "(letters, digits and _ . : -, at most 128)",
+                    status=400,
+                )
         query = {k: v for k, v in (params or {}).items() if v is not None}
         content = b"" if body is None else json.dumps(body, ensure_ascii=False).encode()
         headers = {"content-type": "application/json"} if body is not None else {}
         if signed and self.identity is None:
-            raise RegistryError("registry.no_identity",
-                                "this call needs an identity; run `lingxi identity init`")
+            raise RegistryError(
+                "registry.no_identity", "this call needs an identity; run `lingxi identity init`"
+            )
         target = path + ("?" + str(httpx.QueryParams(query)) if query else "")
         if signed:  # a lost answer is retried with the same key: the registry answers as before
             headers["idempotency-key"] = secrets.token_hex(16)
@@ -103,19 +120,24 @@ class RegistryClient:
                 assert self.identity is not None
                 headers.update(sign_request(self.identity, method, target, content))
             try:
-                response = await self._http.request(method, path, content=content or None,
-                                                     headers=headers, params=query or None)
+                response = await self._http.request(
+                    method, path, content=content or None, headers=headers, params=query or None
+                )
                 break
             except httpx.InvalidURL as error:
-                raise RegistryError("registry.bad_request", f"cannot build the request: {error}",
-                                    status=400) from None
+                raise RegistryError(
+                    "registry.bad_request", f"cannot build the request: {error}", status=400
+                ) from None
             except httpx.HTTPError as error:
                 if attempt < RETRIES and signed and isinstance(error, httpx.TransportError):
                     await asyncio.sleep(0.2 * (attempt + 1))
                     continue
-                raise RegistryError("registry.unreachable",
-                                    f"cannot reach the registry at {self.base_url}: {error}",
-                                    status=503, exit_code=EXIT_FAILED) from None
+                raise RegistryError(
+                    "registry.unreachable",
+                    f"cannot reach the registry at {self.base_url}: {error}",
+                    status=503,
+                    exit_code=EXIT_FAILED,
+                ) from None
         try:
             data = response.json()
         except ValueError:
@@ -123,14 +145,25 @@ class RegistryClient:
         if response.status_code >= 400:
             answer = (data or {}).get("error") if isinstance(data, dict) else None
             if not isinstance(answer, dict):
-                raise RegistryError("registry.bad_response",
-                                    f"the registry answered {response.status_code}",
-                                    status=response.status_code, exit_code=EXIT_FAILED)
-            raise RegistryError(str(answer.get("code")), str(answer.get("message")),
-                                status=response.status_code, details=answer.get("details"))
+                raise RegistryError(
+                    "registry.bad_response",
+                    f"the registry answered {response.status_code}",
+                    status=response.status_code,
+                    exit_code=EXIT_FAILED,
+                )
+            raise RegistryError(
+                str(answer.get("code")),
+                str(answer.get("message")),
+                status=response.status_code,
+                details=answer.get("details"),
+            )
         if not isinstance(data, dict):
-            raise RegistryError("registry.bad_response", "the registry did not answer JSON",
-                                status=502, exit_code=EXIT_FAILED)
+            raise RegistryError(
+                "registry.bad_response",
+                "the registry did not answer JSON",
+                status=502,
+                exit_code=EXIT_FAILED,
+            )
         if self.ledger is not None and isinstance(data.get("log"), dict):
             self.ledger.keep(data["log"])
         return data
@@ -139,9 +172,12 @@ class RegistryClient:
         if self._server_key is None:
             key = (await self.info()).get("server_public_key")
             if not isinstance(key, str) or re.fullmatch(r"[0-9a-f]{64}", key) is None:
-                raise RegistryError("registry.bad_response",
-                                    "the registry's /v1/info names no server key",
-                                    status=502, exit_code=EXIT_FAILED)
+                raise RegistryError(
+                    "registry.bad_response",
+                    "the registry's /v1/info names no server key",
+                    status=502,
+                    exit_code=EXIT_FAILED,
+                )
             self._server_key = key
             if self.ledger is not None:
                 self.ledger.pin(self._server_key)
@@ -151,8 +187,9 @@ class RegistryClient:
     async def info(self) -> dict[str, Any]:
         return await self._call("GET", "/v1/info")
 
-    async def _proven(self, answer: dict[str, Any],
-                      check: Callable[[dict[str, Any], Proven], None]) -> dict[str, Any]:
+    async def _proven(
+        self, answer: dict[str, Any], check: Callable[[dict[str, Any], Proven], None]
+    ) -> dict[str, Any]:
         """``answer`` once its proof holds against the pinned server key (else
         ``registry.unproven``): nothing the client acts on is taken from a mere row."""
         check(answer, Proven(answer, pinned_key=await self.server_key(), now=self.clock()))
@@ -160,14 +197,24 @@ class RegistryClient:
 
     async def identity_record(self, agent_id: str) -> dict[str, Any]:
         """An agent's nickname and key, proven from its self-signed identity record."""
-        return await self._proven(await self._call("GET", f"/v1/identities/{agent_id}"),
-                                  check_identity)
+        return await self._proven(
+            await self._call("GET", f"/v1/identities/{agent_id}"), check_identity
+        )
 
-    async def search(self, *, name: str | None = None, type: str | None = None,
-                     q: str | None = None, cursor: str | None = None,
-                     limit: int | None = None) -> dict[str, Any]:
-        return await self._call("GET", "/v1/protocols", params={
-            "name": name, "type": type, "q": q, "cursor": cursor, "limit": limit})
+    async def search(
+        self,
+        *,
+        name: str | None = None,
+        type: str | None = None,
+        q: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        return await self._call(
+            "GET",
+            "/v1/protocols",
+            params={"name": name, "type": type, "q": q, "cursor": cursor, "limit": limit},
+        )
 
     async def protocol(self, protocol_id_: str) -> dict[str, Any]:
         """A protocol's spec and metadata, proven from its registration record; an oversized
@@ -177,17 +224,21 @@ class RegistryClient:
             check_document_bounds(answer["spec"], "spec", depth_limit=MAX_DEPTH)
         return await self._proven(answer, check_protocol)
 
-    async def fetch_spec(self, protocol_id_: str,
-                         record: dict[str, Any] | None = None) -> dict[str, Any]:
+    async def fetch_spec(
+        self, protocol_id_: str, record: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """The spec behind ``protocol_id_``, refused unless it hashes to that id and loads;
         ``record`` is the proven answer of :meth:`protocol` when the caller already has it."""
         if record is None:
             record = await self.protocol(protocol_id_)
         spec = record.get("spec")
         if not isinstance(spec, dict) or protocol_id(spec) != protocol_id_:
-            raise RegistryError("registry.spec_mismatch",
-                                "the registry served a spec that does not hash to "
-                                f"{protocol_id_}", status=502, exit_code=EXIT_FAILED)
+            raise RegistryError(
+                "registry.spec_mismatch",
+                f"the registry served a spec that does not hash to {protocol_id_}",
+                status=502,
+                exit_code=EXIT_FAILED,
+            )
         load_spec(spec)
         return spec
 
@@ -196,33 +247,63 @@ class RegistryClient:
         record = await self._call("GET", f"/v1/protocols/{protocol_id_}/bundles/{bundle_id}")
         files = {f["path"]: base64.b64decode(f["content_base64"]) for f in record["files"]}
         if check_files(files)["bundle_id"] != bundle_id:
-            raise RegistryError("registry.bundle_mismatch",
-                                f"the registry served files that do not hash to {bundle_id}",
-                                status=502, exit_code=EXIT_FAILED)
+            raise RegistryError(
+                "registry.bundle_mismatch",
+                f"the registry served files that do not hash to {bundle_id}",
+                status=502,
+                exit_code=EXIT_FAILED,
+            )
         return files
 
-    async def browse(self, *, protocol_id: str | None = None, host: str | None = None,
-                     type: str | None = None, name: str | None = None,
-                     cursor: str | None = None, limit: int | None = None) -> dict[str, Any]:
-        return await self._call("GET", "/v1/invitations", params={
-            "protocol_id": protocol_id, "host": host, "type": type, "name": name,
-            "cursor": cursor, "limit": limit})
+    async def browse(
+        self,
+        *,
+        protocol_id: str | None = None,
+        host: str | None = None,
+        type: str | None = None,
+        name: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        return await self._call(
+            "GET",
+            "/v1/invitations",
+            params={
+                "protocol_id": protocol_id,
+                "host": host,
+                "type": type,
+                "name": name,
+                "cursor": cursor,
+                "limit": limit,
+            },
+        )
 
     async def invitation(self, invitation_id: str) -> dict[str, Any]:
         """An invitation; its endpoint, host, host key, protocol and options proven from the
         host's signed invitation record and identity (its status is the registry's word)."""
-        return await self._proven(await self._call("GET", f"/v1/invitations/{invitation_id}"),
-                                  check_invitation)
+        return await self._proven(
+            await self._call("GET", f"/v1/invitations/{invitation_id}"), check_invitation
+        )
 
     async def session(self, session_id: str) -> dict[str, Any]:
         """A session; every receipt in it proven to be the one its party posted."""
-        return await self._proven(await self._call("GET", f"/v1/sessions/{session_id}"),
-                                  check_session)
+        return await self._proven(
+            await self._call("GET", f"/v1/sessions/{session_id}"), check_session
+        )
 
-    async def sessions(self, *, status: str | None = None, cursor: str | None = None,
-                       limit: int | None = None) -> dict[str, Any]:
-        return await self._call("GET", "/v1/sessions",
-                                params={"status": status, "cursor": cursor, "limit": limit})
+    async def sessions(
+        self, *, status: str | None = None, cursor: str | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
+        return await self._call(
+            "GET", "/v1/sessions", params={"status": status, "cursor": cursor, "limit": limit}
+        )
+
+    async def ratings(self, agent_id: str, protocol_id: str | None = None) -> dict[str, Any]:
+        """An agent's ratings, each proven by the logged rating record of its last game."""
+        answer = await self._call(
+            "GET", "/v1/ratings", params={"agent": agent_id, "protocol_id": protocol_id}
+        )
+        return await self._proven(answer, lambda a, p: _check_ratings(a, p, agent_id))
 
     async def head(self) -> dict[str, Any]:
         return await self._call("GET", "/v1/log/head")
@@ -230,9 +311,17 @@ class RegistryClient:
     async def log_entries(self, *, records: bool = False) -> list[dict[str, Any]]:
         entries: list[dict[str, Any]] = []
         while True:
-            page = (await self._call("GET", "/v1/log", params={
-                "after": len(entries), "limit": 1000,
-                "records": "1" if records else None}))["entries"]
+            page = (
+                await self._call(
+                    "GET",
+                    "/v1/log",
+                    params={
+                        "after": len(entries),
+                        "limit": 1000,
+                        "records": "1" if records else None,
+                    },
+                )
+            )["entries"]
             entries.extend(page)
             if len(page) < 1000:
                 return entries
@@ -241,12 +330,10 @@ class RegistryClient:
         return (await self._call("GET", f"/v1/log/{seq}"))["record"]
 
     async def inclusion(self, seq: int, size: int) -> dict[str, Any]:
-        return await self._call("GET", "/v1/log/proof/inclusion",
-                                params={"seq": seq, "size": size})
+        return await self._call("GET", "/v1/log/proof/inclusion", params={"seq": seq, "size": size})
 
     async def consistency(self, old: int, new: int) -> dict[str, Any]:
-        return await self._call("GET", "/v1/log/proof/consistency",
-                                params={"from": old, "to": new})
+        return await self._call("GET", "/v1/log/proof/consistency", params={"from": old, "to": new})
 
     async def preflight(self, spec: dict[str, Any]) -> dict[str, Any]:
         return await self._call("POST", "/v1/protocols/preflight", body={"spec": spec})
@@ -254,17 +341,23 @@ class RegistryClient:
     # ------------------------------------------------------------------ writes
     def _me(self) -> Signer:
         if self.identity is None:
-            raise RegistryError("registry.no_identity",
-                                "this call needs an identity; run `lingxi identity init`")
+            raise RegistryError(
+                "registry.no_identity", "this call needs an identity; run `lingxi identity init`"
+            )
         return self.identity
 
     async def register(self, nickname: str) -> dict[str, Any]:
         me = self._me()
-        return await self._call("POST", "/v1/identities", signed=True,
-                                body={"nickname": nickname, "public_key": me.public_hex})
+        return await self._call(
+            "POST",
+            "/v1/identities",
+            signed=True,
+            body={"nickname": nickname, "public_key": me.public_hex},
+        )
 
-    async def register_protocol(self, spec: dict[str, Any], *, allow_new: bool = False,
-                                reason: str | None = None) -> dict[str, Any]:
+    async def register_protocol(
+        self, spec: dict[str, Any], *, allow_new: bool = False, reason: str | None = None
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {"spec": spec}
         if allow_new:
             body["allow_new"] = True
@@ -272,52 +365,115 @@ class RegistryClient:
             body["reason"] = reason
         return await self._call("POST", "/v1/protocols", signed=True, body=body)
 
-    async def publish_bundle(self, protocol_id_: str, files: dict[str, bytes]
-                             ) -> dict[str, Any]:
-        body = {"files": [{"path": p, "content_base64": base64.b64encode(c).decode()}
-                          for p, c in sorted(files.items())]}
-        return await self._call("POST", f"/v1/protocols/{protocol_id_}/bundles", signed=True,
-                                body=body)
+    async def publish_bundle(self, protocol_id_: str, files: dict[str, bytes]) -> dict[str, Any]:
+        body = {
+            "files": [
+                {"path": p, "content_base64": base64.b64encode(c).decode()}
+                for p, c in sorted(files.items())
+            ]
+        }
+        return await self._call(
+            "POST", f"/v1/protocols/{protocol_id_}/bundles", signed=True, body=body
+        )
 
-    async def post_invitation(self, protocol_id_: str, *, endpoint: str,
-                              options: dict[str, Any] | None = None,
-                              ttl_seconds: int | None = None, note: str = "") -> dict[str, Any]:
-        body: dict[str, Any] = {"protocol_id": protocol_id_, "endpoint": endpoint,
-                                "options": options or {}, "note": note}
+    async def post_invitation(
+        self,
+        protocol_id_: str,
+        *,
+        endpoint: str,
+        options: dict[str, Any] | None = None,
+        ttl_seconds: int | None = None,
+        note: str = "",
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "protocol_id": protocol_id_,
+            "endpoint": endpoint,
+            "options": options or {},
+            "note": note,
+        }
         if ttl_seconds is not None:
             body["ttl_seconds"] = ttl_seconds
-        return (await self._call("POST", "/v1/invitations", signed=True,
-                                 body=body))["invitation"]
+        return (await self._call("POST", "/v1/invitations", signed=True, body=body))["invitation"]
 
     async def claim(self, invitation_id: str) -> Claim:
         """Claim ``invitation_id``; the ticket is checked against the server's key here."""
         me = self._me()
-        answer = await self._call("POST", f"/v1/invitations/{invitation_id}/claim", signed=True,
-                                  body={})
+        answer = await self._call(
+            "POST", f"/v1/invitations/{invitation_id}/claim", signed=True, body={}
+        )
         invitation = answer["invitation"]
-        claims = verify_ticket(answer["ticket"], server_public_key=await self.server_key(),
-                               invitation_id=invitation_id,
-                               host_agent_id=invitation["host_agent_id"],
-                               guest_public_key=me.public_hex, now=time.time())
-        return Claim(answer["session_id"], answer["ticket"], answer["claim_deadline"],
-                     invitation, claims)
+        claims = verify_ticket(
+            answer["ticket"],
+            server_public_key=await self.server_key(),
+            invitation_id=invitation_id,
+            host_agent_id=invitation["host_agent_id"],
+            guest_public_key=me.public_hex,
+            now=time.time(),
+        )
+        return Claim(
+            answer["session_id"], answer["ticket"], answer["claim_deadline"], invitation, claims
+        )
 
     async def confirm(self, invitation_id: str, session_id: str) -> dict[str, Any]:
-        return (await self._call("POST", f"/v1/invitations/{invitation_id}/confirm",
-                                 signed=True, body={"session_id": session_id}))["invitation"]
+        return (
+            await self._call(
+                "POST",
+                f"/v1/invitations/{invitation_id}/confirm",
+                signed=True,
+                body={"session_id": session_id},
+            )
+        )["invitation"]
 
-    async def release(self, invitation_id: str, session_id: str, *,
-                      refuse: bool = False) -> dict[str, Any]:
+    async def release(
+        self, invitation_id: str, session_id: str, *, refuse: bool = False
+    ) -> dict[str, Any]:
         """End a live claim now: the guest's own (its connection failed), or, as the host,
         anyone's (``refuse`` bars that guest from the invitation)."""
-        return (await self._call("POST", f"/v1/invitations/{invitation_id}/release",
-                                 signed=True, body={"session_id": session_id,
-                                                    "refuse": refuse}))["invitation"]
+        return (
+            await self._call(
+                "POST",
+                f"/v1/invitations/{invitation_id}/release",
+                signed=True,
+                body={"session_id": session_id, "refuse": refuse},
+            )
+        )["invitation"]
 
     async def cancel(self, invitation_id: str) -> dict[str, Any]:
-        return (await self._call("POST", f"/v1/invitations/{invitation_id}/cancel",
-                                 signed=True, body={}))["invitation"]
+        return (
+            await self._call(
+                "POST", f"/v1/invitations/{invitation_id}/cancel", signed=True, body={}
+            )
+        )["invitation"]
 
     async def post_receipt(self, session_id: str, receipt: dict[str, Any]) -> dict[str, Any]:
-        return (await self._call("POST", f"/v1/sessions/{session_id}/receipts", signed=True,
-                                 body={"receipt": receipt}))["session"]
+        return (
+            await self._call(
+                "POST",
+                f"/v1/sessions/{session_id}/receipts",
+                signed=True,
+                body={"receipt": receipt},
+            )
+        )["session"]
+
+
+def _check_ratings(answer: dict[str, Any], proven: Proven, agent_id: str) -> None:
+    """Every served rating is the ``after`` of the agent's newest logged rating record."""
+    for item in answer.get("items", []):
+        if item.get("rating") is None:
+            continue
+        sides = [
+            facts[k]
+            for r in proven.records
+            if r.get("kind") == "rating"
+            for facts in [r.get("server") or {}]
+            for k in ("host", "guest")
+            if facts.get("protocol_id") == item.get("protocol_id")
+            and isinstance(facts.get(k), dict)
+            and facts[k].get("agent_id") == agent_id
+        ]
+        last: dict[str, Any] = max(sides, key=lambda side: side.get("games", 0), default={})
+        if (last.get("after"), last.get("games")) != (item["rating"], item["games"]):
+            raise unproven(
+                f"the rating in {item.get('protocol_id')} is not the one its "
+                "last rating record gives"
+            )

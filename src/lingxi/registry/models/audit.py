@@ -1,6 +1,9 @@
 """The full audit of a log's records: each hashes to its entry, each signed request inside
 verifies against the key the log itself registered for its signer, and the server key
-records form one endorsed chain."""
+records form one endorsed chain. Rating records carry no request: each must rest on the two
+receipt records of its session earlier in the log (both signed by the parties it rates, both
+valid, agreeing on the result), and replaying them all must give every rating they state
+(:func:`lingxi.registry.models.rating.replay_ratings`), so an edited rating is caught."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ from typing import Any
 from lingxi.registry.models.keyrecord import key_record_problems
 from lingxi.registry.models.keys import agent_id_for, is_hex
 from lingxi.registry.models.log import record_hash
+from lingxi.registry.models.rating import agreed_result, replay_ratings
+from lingxi.registry.models.receipt import pair_problems, receipt_problems
 from lingxi.registry.models.signing import SignedRequest
 
 
@@ -20,8 +25,10 @@ def _request_problem(seq: int, record: dict[str, Any], keys: dict[str, str]) -> 
     except (TypeError, KeyError):
         return f"record {seq} carries no well-formed signed request"
     body = record.get("body")
-    if not isinstance(body, str) or \
-            hashlib.sha256(body.encode("utf-8")).hexdigest() != request.body_sha256:
+    if (
+        not isinstance(body, str)
+        or hashlib.sha256(body.encode("utf-8")).hexdigest() != request.body_sha256
+    ):
         return f"record {seq}: the body is not the one its request signed"
     key = keys.get(request.agent_id)
     if record.get("kind") == "identity":
@@ -40,12 +47,58 @@ def _request_problem(seq: int, record: dict[str, Any], keys: dict[str, str]) -> 
     return None
 
 
+def _logged_receipt(
+    record: dict[str, Any], keys: dict[str, str]
+) -> tuple[str, dict[str, Any]] | None:
+    """``(signer, receipt)`` of a receipt record whose receipt verifies for its role."""
+    try:
+        signer = record["request"]["agent_id"]
+        receipt = json.loads(record["body"])["receipt"]
+        role = str(record["id"]).rsplit(":", 1)[1]
+        problems = receipt_problems(
+            receipt, role=role, public_key=keys[signer], protocol_id=receipt.get("protocol_id")
+        )
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        return None
+    return None if problems else (signer, receipt)
+
+
+def _rating_problem(
+    seq: int, record: dict[str, Any], receipts: dict[str, tuple[str, dict[str, Any]]]
+) -> str | None:
+    facts = record.get("server")
+    if not isinstance(facts, dict) or record.get("request") is not None:
+        return f"record {seq}: a rating record that is not the server's facts"
+    sid = facts.get("session_id")
+    host, guest = receipts.get(f"{sid}:host"), receipts.get(f"{sid}:guest")
+    if host is None or guest is None or record.get("id") != sid:
+        return (
+            f"record {seq}: a rating for session {sid} without its two valid receipts "
+            "earlier in the log"
+        )
+    try:
+        parties = (facts["host"]["agent_id"], facts["guest"]["agent_id"])
+    except (KeyError, TypeError):
+        return f"record {seq}: a rating record without its parties"
+    if parties != (host[0], guest[0]):
+        return f"record {seq}: the rated agents are not the receipts' signers"
+    if (
+        pair_problems(host[1], guest[1])
+        or host[1].get("protocol_id") != facts.get("protocol_id")
+        or agreed_result(host[1], guest[1])[0] != facts.get("result")
+    ):
+        return f"record {seq}: the receipts do not show the result this rating counts"
+    return None
+
+
 def audit_records(entries: list[dict[str, Any]]) -> tuple[list[str], int]:
     """``(problems, requests checked)`` over entries that each carry their ``record``."""
     problems: list[str] = []
     keys: dict[str, str] = {}
     server_key: str | None = None
     checked = 0
+    receipts: dict[str, tuple[str, dict[str, Any]]] = {}
+    rated: list[dict[str, Any]] = []
     for entry in entries:
         seq, record = entry.get("seq"), entry.get("record")
         if not isinstance(record, dict) or record_hash(record) != entry.get("record_sha256"):
@@ -54,12 +107,25 @@ def audit_records(entries: list[dict[str, Any]]) -> tuple[list[str], int]:
         if record.get("kind") != entry.get("kind") or record.get("id") != entry.get("record_id"):
             problems.append(f"record {seq} names another kind or id than its entry")
         if record.get("kind") == "server_key":
-            problems += [f"record {seq}: {p}" for p in
-                         key_record_problems(record, previous=server_key)]
+            problems += [
+                f"record {seq}: {p}" for p in key_record_problems(record, previous=server_key)
+            ]
             server_key = (record.get("server") or {}).get("public_key")
+            continue
+        if record.get("kind") == "rating":
+            problem = _rating_problem(int(seq or 0), record, receipts)
+            if problem:
+                problems.append(problem)
+            else:
+                rated.append(record["server"])
             continue
         problem = _request_problem(int(seq or 0), record, keys)
         checked += 1
         if problem:
             problems.append(problem)
+        elif record.get("kind") == "receipt":
+            found = _logged_receipt(record, keys)
+            if found is not None:
+                receipts[str(record.get("id"))] = found
+    problems += replay_ratings(rated)[1]
     return problems, checked

@@ -48,14 +48,14 @@ def _error(error: LingxiError, status: int) -> _JSON:
 async def _read_body(request: Request, cap: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > cap):
-        raise RegistryError("registry.body_too_large", f"the body is over {cap} bytes",
-                            status=413)
+        raise RegistryError("registry.body_too_large", f"the body is over {cap} bytes", status=413)
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > cap:
-            raise RegistryError("registry.body_too_large", f"the body is over {cap} bytes",
-                                status=413)
+            raise RegistryError(
+                "registry.body_too_large", f"the body is over {cap} bytes", status=413
+            )
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -83,8 +83,11 @@ def _int(request: Request, name: str, default: int | None = None) -> int | None:
 def _path_id(request: Request, name: str) -> str:
     value = request.path_params[name]
     if not RECORD_ID.match(value):
-        raise RegistryError(f"registry.{name.removesuffix('_id')}_not_found",
-                            f"no {name.removesuffix('_id')} {value[:80]!r}", status=404)
+        raise RegistryError(
+            f"registry.{name.removesuffix('_id')}_not_found",
+            f"no {name.removesuffix('_id')} {value[:80]!r}",
+            status=404,
+        )
     return value
 
 
@@ -116,21 +119,28 @@ class PageCache:
         return Response(body, media_type="application/json")
 
 
-def create_app(store: Store, *, cache_ttl: float = 1.0,
-               allowed_hosts: tuple[str, ...] | None = None) -> Starlette:
+def create_app(
+    store: Store, *, cache_ttl: float = 1.0, allowed_hosts: tuple[str, ...] | None = None
+) -> Starlette:
     """The Starlette app serving ``store``; list reads are cached for ``cache_ttl`` s; with
     ``allowed_hosts`` a request naming another Host is refused (``registry.bad_host``)."""
     cache = PageCache(store, cache_ttl)
 
-    async def signed_write(request: Request, action: Callable[..., dict[str, Any]],
-                           *args: Any, cap: int = MAX_BODY) -> Response:
+    async def signed_write(
+        request: Request, action: Callable[..., dict[str, Any]], *args: Any, cap: int = MAX_BODY
+    ) -> Response:
         body = await _read_body(request, cap)
         data, text = _parse(body)  # bounded before anything else looks at the body
-        signed = parse_signed(request.headers, request.method, _signed_path(request), body,
-                              now=store.clock(), window=store.window)
+        signed = parse_signed(
+            request.headers,
+            request.method,
+            _signed_path(request),
+            body,
+            now=store.clock(),
+            window=store.window,
+        )
         key = request.headers.get("idempotency-key")
-        result = await run_in_threadpool(store.idempotent(key, action), signed, *args, data,
-                                         text)
+        result = await run_in_threadpool(store.idempotent(key, action), signed, *args, data, text)
         return _JSON(result, status_code=201 if result.get("created") else 200)
 
     async def info(request: Request) -> Response:
@@ -152,20 +162,27 @@ def create_app(store: Store, *, cache_ttl: float = 1.0,
     async def search(request: Request) -> Response:
         q = request.query_params
         limit = _int(request, "limit")
-        return cache.get(request, lambda: store.search_protocols(
-            name=q.get("name"), type=q.get("type"), q=q.get("q"), cursor=q.get("cursor"),
-            limit=limit))
+        return cache.get(
+            request,
+            lambda: store.search_protocols(
+                name=q.get("name"),
+                type=q.get("type"),
+                q=q.get("q"),
+                cursor=q.get("cursor"),
+                limit=limit,
+            ),
+        )
 
     async def get_protocol(request: Request) -> Response:
         return _JSON(store.protocol(_protocol_id(request)))
 
     async def post_bundle(request: Request) -> Response:
-        return await signed_write(request, store.publish_bundle, _protocol_id(request),
-                                  cap=MAX_BUNDLE_BODY)
+        return await signed_write(
+            request, store.publish_bundle, _protocol_id(request), cap=MAX_BUNDLE_BODY
+        )
 
     async def get_bundle(request: Request) -> Response:
-        return _JSON(store.bundle(_protocol_id(request), _hex_id(request, "bundle_id",
-                                                                 "bundle")))
+        return _JSON(store.bundle(_protocol_id(request), _hex_id(request, "bundle_id", "bundle")))
 
     async def post_invitation(request: Request) -> Response:
         return await signed_write(request, store.post_invitation)
@@ -173,9 +190,17 @@ def create_app(store: Store, *, cache_ttl: float = 1.0,
     async def browse(request: Request) -> Response:
         q = request.query_params
         limit = _int(request, "limit")
-        return cache.get(request, lambda: store.browse(
-            protocol_id=q.get("protocol_id"), host=q.get("host"), type=q.get("type"),
-            name=q.get("name"), cursor=q.get("cursor"), limit=limit))
+        return cache.get(
+            request,
+            lambda: store.browse(
+                protocol_id=q.get("protocol_id"),
+                host=q.get("host"),
+                type=q.get("type"),
+                name=q.get("name"),
+                cursor=q.get("cursor"),
+                limit=limit,
+            ),
+        )
 
     async def get_invitation(request: Request) -> Response:
         return _JSON(store.invitation(_path_id(request, "invitation_id")))
@@ -197,15 +222,27 @@ def create_app(store: Store, *, cache_ttl: float = 1.0,
     async def list_sessions(request: Request) -> Response:
         q = request.query_params
         limit = _int(request, "limit")
-        return cache.get(request, lambda: store.sessions(
-            status=q.get("status"), protocol_id=q.get("protocol_id"), cursor=q.get("cursor"),
-            limit=limit))
+        return cache.get(
+            request,
+            lambda: store.sessions(
+                status=q.get("status"),
+                protocol_id=q.get("protocol_id"),
+                cursor=q.get("cursor"),
+                limit=limit,
+            ),
+        )
 
     async def get_session(request: Request) -> Response:
         return _JSON(store.session(_path_id(request, "session_id")))
 
     async def post_receipt(request: Request) -> Response:
         return await signed_write(request, store.post_receipt, _path_id(request, "session_id"))
+
+    async def ratings(request: Request) -> Response:
+        q = request.query_params
+        return _JSON(
+            await run_in_threadpool(store.ratings, q.get("agent") or "", q.get("protocol_id"))
+        )
 
     async def log_head(request: Request) -> Response:
         return _JSON(await run_in_threadpool(store.head))
@@ -216,9 +253,15 @@ def create_app(store: Store, *, cache_ttl: float = 1.0,
 
     async def log_entries(request: Request) -> Response:
         records = request.query_params.get("records") in ("1", "true")
-        return _JSON(await run_in_threadpool(
-            lambda: store.log_entries(_int(request, "after", 0) or 0,
-                                      _int(request, "limit", 1000) or 1000, records=records)))
+        return _JSON(
+            await run_in_threadpool(
+                lambda: store.log_entries(
+                    _int(request, "after", 0) or 0,
+                    _int(request, "limit", 1000) or 1000,
+                    records=records,
+                )
+            )
+        )
 
     async def inclusion(request: Request) -> Response:
         seq, size = _int(request, "seq"), _int(request, "size")
@@ -261,9 +304,13 @@ def create_app(store: Store, *, cache_ttl: float = 1.0,
     async def on_http(request: Request, error: Exception) -> Response:
         assert isinstance(error, HTTPException)
         code = {404: "registry.no_route", 405: "registry.method_not_allowed"}.get(
-            error.status_code, "registry.http_error")
-        return _JSON({"error": {"code": code, "message": str(error.detail)}},
-                     status_code=error.status_code, headers=error.headers)
+            error.status_code, "registry.http_error"
+        )
+        return _JSON(
+            {"error": {"code": code, "message": str(error.detail)}},
+            status_code=error.status_code,
+            headers=error.headers,
+        )
 
     handler = Callable[[Request], Awaitable[Response]]
     routes: list[tuple[str, handler, list[str]]] = [
@@ -290,6 +337,7 @@ def create_app(store: Store, *, cache_ttl: float = 1.0,
         ("/v1/sessions", list_sessions, ["GET"]),
         ("/v1/sessions/{session_id}", get_session, ["GET"]),
         ("/v1/sessions/{session_id}/receipts", post_receipt, ["POST"]),
+        ("/v1/ratings", ratings, ["GET"]),
         ("/v1/log/head", log_head, ["GET"]),
         ("/v1/log/checkpoint", log_checkpoint, ["GET"]),
         ("/v1/log/proof/inclusion", inclusion, ["GET"]),
@@ -300,18 +348,22 @@ def create_app(store: Store, *, cache_ttl: float = 1.0,
     from lingxi.registry.server.relay_routes import relay_routes
 
     routes += relay_routes(store, _read_body, _parse, _signed_path)
-    app = Starlette(routes=by_path(routes),
-                    middleware=[Middleware(Guard, allowed_hosts=allowed_hosts),
-                                Middleware(NoCrash)],
-                    exception_handlers={RegistryError: on_registry_error,
-                                        LingxiError: on_lingxi_error,
-                                        HTTPException: on_http})
+    app = Starlette(
+        routes=by_path(routes),
+        middleware=[Middleware(Guard, allowed_hosts=allowed_hosts), Middleware(NoCrash)],
+        exception_handlers={
+            RegistryError: on_registry_error,
+            LingxiError: on_lingxi_error,
+            HTTPException: on_http,
+        },
+    )
     app.state.store = store
     return app
 
 
-def by_path(routes: list[tuple[str, Callable[[Request], Awaitable[Response]], list[str]]]
-            ) -> list[Route]:
+def by_path(
+    routes: list[tuple[str, Callable[[Request], Awaitable[Response]], list[str]]],
+) -> list[Route]:
     """One Starlette route per path, dispatching on the method, so a 405 names every
     method the path has in its ``Allow`` header (HEAD comes with GET)."""
     table: dict[str, dict[str, Callable[[Request], Awaitable[Response]]]] = {}
@@ -323,18 +375,22 @@ def by_path(routes: list[tuple[str, Callable[[Request], Awaitable[Response]], li
         if "GET" in handlers:
             handlers.setdefault("HEAD", handlers["GET"])
 
-        async def dispatch(request: Request,
-                           handlers: dict[str, Callable[[Request], Awaitable[Response]]]
-                           = handlers) -> Response:
+        async def dispatch(
+            request: Request,
+            handlers: dict[str, Callable[[Request], Awaitable[Response]]] = handlers,
+        ) -> Response:
             return await handlers[request.method](request)
 
         out.append(Route(path, dispatch, methods=sorted(handlers)))
     return out
 
 
-SECURITY_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"),
-                    (b"referrer-policy", b"no-referrer"),
-                    (b"content-security-policy", pages.CSP.encode())]
+SECURITY_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"content-security-policy", pages.CSP.encode()),
+]
 
 
 class Guard:
@@ -352,9 +408,15 @@ class Guard:
             host = dict(scope["headers"]).get(b"host", b"").decode("latin-1")
             name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
             if name.strip("[]").lower() not in self.allowed:
-                answer = _JSON({"error": {"code": "registry.bad_host",
-                                          "message": "this registry does not answer to that "
-                                                     "host name"}}, status_code=400)
+                answer = _JSON(
+                    {
+                        "error": {
+                            "code": "registry.bad_host",
+                            "message": "this registry does not answer to that host name",
+                        }
+                    },
+                    status_code=400,
+                )
                 await answer(scope, receive, send)
                 return
 
@@ -391,19 +453,23 @@ class NoCrash:
         try:
             await self.app(scope, receive, watch)
         except Exception:
-            log.exception("registry request failed: %s %s", scope.get("method"),
-                          scope.get("path"))
+            log.exception("registry request failed: %s %s", scope.get("method"), scope.get("path"))
             if not started:
-                await _JSON({"error": {"code": "registry.internal",
-                                       "message": "the registry failed to answer; see its log"}},
-                            status_code=500)(scope, receive, send)
+                await _JSON(
+                    {
+                        "error": {
+                            "code": "registry.internal",
+                            "message": "the registry failed to answer; see its log",
+                        }
+                    },
+                    status_code=500,
+                )(scope, receive, send)
 
 
 def _hex_id(request: Request, name: str, what: str) -> str:
     value = request.path_params[name]
     if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
-        raise RegistryError(f"registry.{what}_not_found", f"no {what} {value[:80]!r}",
-                            status=404)
+        raise RegistryError(f"registry.{what}_not_found", f"no {what} {value[:80]!r}", status=404)
     return value
 
 
