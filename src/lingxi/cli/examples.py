@@ -50,6 +50,7 @@ EXAMPLES: dict[str, str] = {
     "register": "lingxi register --nickname alice --server http://127.0.0.1:8470",
     "registry": "lingxi registry verify --server http://127.0.0.1:8470",
     "registry verify": "lingxi registry verify --server http://127.0.0.1:8470",
+    "registry rating": "lingxi registry rating lx-0123456789abcdef --server http://127.0.0.1:8470",
     "registry witness": "lingxi registry witness --server http://127.0.0.1:8470 --name w1 "
                         "--port 8471",
     "server": "lingxi server --host 0.0.0.0 --port 8470",
