@@ -1597,6 +1597,8 @@ class Store:
         ):
             return None
         parties = (row["host_agent_id"], row["guest_agent_id"])
+        if parties[0] == parties[1]:  # claims refuse this; a rating against oneself never counts
+            return None
         found = {
             r.agent_id: r
             for r in conn.execute(
