@@ -23,6 +23,11 @@ class Role(StrEnum):
 
 ROLES: tuple[Role, Role] = (Role.HOST, Role.GUEST)
 
+# How a two-sided game ended, as both parties sign it into their receipts and the
+# registry rates it: the winning side's role, or a draw.
+DRAW = "draw"
+RESULTS: tuple[str, str, str] = (Role.HOST.value, Role.GUEST.value, DRAW)
+
 
 def peer_of(role: str) -> Role:
     """The other side of ``role`` ("host" or "guest"); anything else is a ValueError, so a

@@ -24,8 +24,9 @@ def agents(tmp_path: Path) -> dict[str, dict[str, str]]:
     base = {**os.environ, "LINGXI_DATABASE_URL": f"sqlite:///{tmp_path / 'registry.db'}"}
     envs = {who: {**base, "LINGXI_HOME": str(tmp_path / who)} for who in ("alice", "bob")}
     for who, env in envs.items():
-        subprocess.run(lingxi("register", "--nickname", who), env=env, check=True,
-                       capture_output=True, timeout=60)
+        done = subprocess.run(lingxi("register", "--nickname", who, "--json"), env=env,
+                              check=True, capture_output=True, text=True, timeout=60)
+        env["AGENT_ID"] = json.loads(done.stdout)["agent_id"]  # for the test, not lingxi
     return envs
 
 
@@ -78,6 +79,36 @@ def test_host_posts_guest_browses_and_joins_and_both_receipts_land(agents, tmp_p
     verified = subprocess.run(lingxi("registry", "verify"), env=agents["bob"],
                               capture_output=True, text=True, timeout=60)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+    # both receipts signed the same result, so the game is rated, as proven from the log
+    winner = guest["outcome"]["summary"]["winner"]
+    ratings = {}
+    for who, role in (("alice", "host"), ("bob", "guest")):
+        shown = subprocess.run(lingxi("registry", "rating", agents[who]["AGENT_ID"], "--json"),
+                               env=agents["bob"], check=True, capture_output=True, text=True,
+                               timeout=60)
+        (item,) = json.loads(shown.stdout)["items"]
+        assert item["games"] == 1
+        ratings[role] = item["rating"]
+    assert sum(ratings.values()) == 3000
+    expected = {"host": ratings["host"] > 1500, "guest": ratings["guest"] > 1500,
+                "draw": ratings["host"] == 1500}
+    assert expected[winner], (winner, ratings)
+    listed = subprocess.run(lingxi("registry", "rating", agents["alice"]["AGENT_ID"]),
+                            env=agents["bob"], check=True, capture_output=True, text=True,
+                            timeout=60)
+    assert f"rating {ratings['host']} (1 game)" in listed.stdout
+    # the next invitation alice posts shows her rating to whoever browses
+    again, _, second = _host(agents["alice"], "--state-dir", str(tmp_path / "h2"))
+    try:
+        for order in ("newest", "rating"):
+            shown = subprocess.run(lingxi("browse", "--sort", order), env=agents["bob"],
+                                   check=True, capture_output=True, text=True, timeout=60)
+            row = next(line for line in shown.stdout.splitlines() if second in line)
+            assert f"host alice ({agents['alice']['AGENT_ID']})" in row
+            assert f"rating {ratings['host']} (1 game)" in row
+    finally:
+        again.kill()
+        again.wait(timeout=30)
 
 
 def test_a_guest_without_a_ticket_is_refused_and_the_invitation_stays(agents, tmp_path) -> None:

@@ -309,3 +309,41 @@ def test_the_cache_reverifies_ids_and_skeletons_specs_without_hooks(tmp_path: Pa
         with pytest.raises(LingxiError) as info:
             cache_dir(bad)
         assert info.value.code == "protocol.bad_id"
+
+
+# ------------------------------------------------------- the signed result
+
+
+@pytest.mark.parametrize("protocol,options", [("rock-paper-scissors", {"best_of": 3}),
+                                              ("guess-number", {}), ("crazy-eights", {})])
+def test_both_receipts_sign_the_winner_the_game_ended_with(protocol, options) -> None:
+    """The registry rates a session only from the ``result`` both receipts sign."""
+    result = run_pair(load_protocol(protocol), options=options, seed=5)
+    assert result.host.ok and result.receipt_problems == {"host": [], "guest": []}
+    winner = result.host.summary["winner"]
+    assert winner in ("host", "guest", "draw") and result.guest.summary["winner"] == winner
+    assert {role: r.get("result") for role, r in result.receipts.items()} == \
+        {"host": winner, "guest": winner}
+
+
+def test_an_aborted_session_signs_no_result() -> None:
+    def lie(payload):
+        return {**payload, "round_winner": "host" if payload["round_winner"] != "host"
+                else "guest"}
+
+    result = run_pair(load_protocol("rock-paper-scissors"), options={"best_of": 3}, seed=5,
+                      adversary=("host", MutateNth("round_result", lie, 1)))
+    assert not result.guest.ok
+    for receipt in result.receipts.values():
+        assert receipt["status"] == "aborted" and "result" not in receipt
+
+
+def test_a_result_rewritten_after_signing_breaks_the_signature() -> None:
+    result = run_pair(load_protocol("rock-paper-scissors"), options={"best_of": 3}, seed=5)
+    receipt = {**result.receipts["host"]}
+    forged = "the receipt's Ed25519 signature does not verify"
+    assert forged not in check_receipt(receipt, Transcript())
+    receipt["result"] = "guest" if receipt["result"] != "guest" else "host"
+    assert forged in check_receipt(receipt, Transcript())
+    receipt["result"] = "nobody"
+    assert check_receipt(receipt, Transcript())[0].startswith("receipt.malformed: result")

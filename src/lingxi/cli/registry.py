@@ -127,12 +127,19 @@ def _row(inv: dict[str, Any]) -> str:
     name = inv.get("protocol_name") or inv["protocol_id"][:12]
     host = inv["host_agent_id"]
     who = f"{inv['host_nickname']} ({host})" if inv.get("host_nickname") else host
-    rated = inv.get("host_rating")
-    rating = f"rating {rated['rating']} ({rated['games']} games)" if rated else "unrated"
+    rating = rating_text(inv.get("host_rating"))
     return (
         f"{inv['invitation_id']}  {name}  host {who}  {rating}  {options}  "
         f"{inv['endpoint']}  until {inv['expires_at']}"
     )
+
+
+def rating_text(rated: dict[str, Any] | None) -> str:
+    """``rating 1516 (1 game)``, or ``unrated`` for an agent with no rated game."""
+    if not rated or rated.get("rating") is None:
+        return "unrated"
+    games = rated["games"]
+    return f"rating {rated['rating']} ({games} game{'' if games == 1 else 's'})"
 
 
 def sort_by_rating(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -225,12 +232,7 @@ def rating(agent_id: str, protocol_id: str | None, server: str, as_json: bool) -
     if not answer["items"]:
         click.echo(safe_line(f"{agent_id}: unrated"))
     for item in answer["items"]:
-        text = (
-            f"rating {item['rating']} ({item['games']} games)"
-            if item["rating"] is not None
-            else "unrated"
-        )
-        click.echo(safe_line(f"{agent_id}  {item['protocol_id']}  {text}"))
+        click.echo(safe_line(f"{agent_id}  {item['protocol_id']}  {rating_text(item)}"))
 
 
 @registry.command("verify")

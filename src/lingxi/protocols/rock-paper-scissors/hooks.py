@@ -12,6 +12,24 @@ def winner_of(host, guest):
     return "host" if BEATS[host] == guest else "guest"
 
 
+def judged(state, round_no, host, guest):
+    """The round_result that follows from both throws and the score before them (pure: the
+    host sends it, the guest recomputes it rather than take the host's word for the score)."""
+    wins = dict(state["wins"])
+    winner = winner_of(host, guest)
+    if winner != "draw":
+        wins[winner] += 1
+    over = round_no >= state["best_of"] or (
+        state["termination"] == "first_to_win" and max(wins.values()) >= state["rounds_to_win"])
+    game_winner = "none"
+    if over:
+        game_winner = ("draw" if wins["host"] == wins["guest"]
+                       else "host" if wins["host"] > wins["guest"] else "guest")
+    return {"action": "round_result", "round": round_no, "host_choice": host,
+            "guest_choice": guest, "round_winner": winner, "host_wins": wins["host"],
+            "guest_wins": wins["guest"], "game_over": over, "game_winner": game_winner}
+
+
 class RockPaperScissorsHooks(Hooks):
     def proto_start(self):
         best_of = self.ctx.options["best_of"]
@@ -36,6 +54,13 @@ class RockPaperScissorsHooks(Hooks):
             self.state.update(best_of=message["best_of"], rounds_to_win=message["rounds_to_win"],
                               termination=message["termination"])
         elif action == "round_result":
+            # the engine checked both throws against the reveals; the score is ours to check
+            expected = judged(self.state, message["round"], message["host_choice"],
+                              message["guest_choice"])
+            wrong = [k for k in expected if message.get(k) != expected[k]]
+            if wrong:
+                return HookResult(abort=f"the host's round {message['round']} result does not "
+                                        f"follow from the throws ({', '.join(wrong)})")
             self.state["wins"] = {"host": message["host_wins"], "guest": message["guest_wins"]}
             self._remember(message)
             if message["game_over"]:
@@ -68,23 +93,10 @@ class RockPaperScissorsHooks(Hooks):
         return self.ctx.rng.choice(point.legal)
 
     def proto_round_judge(self, round_no, host_value, guest_value):
-        wins = self.state["wins"]
-        winner = winner_of(host_value, guest_value)
-        if winner != "draw":
-            wins[winner] += 1
-        if self.state["termination"] == "first_to_win":
-            over = max(wins.values()) >= self.state["rounds_to_win"] or round_no >= self.state["best_of"]
-        else:
-            over = round_no >= self.state["best_of"]
-        game_winner = "none"
-        if over:
-            game_winner = ("draw" if wins["host"] == wins["guest"]
-                           else "host" if wins["host"] > wins["guest"] else "guest")
-            self.state["winner"] = game_winner
-        result = {"action": "round_result", "round": round_no, "host_choice": host_value,
-                  "guest_choice": guest_value, "round_winner": winner,
-                  "host_wins": wins["host"], "guest_wins": wins["guest"],
-                  "game_over": over, "game_winner": game_winner}
+        result = judged(self.state, round_no, host_value, guest_value)
+        self.state["wins"] = {"host": result["host_wins"], "guest": result["guest_wins"]}
+        if result["game_over"]:
+            self.state["winner"] = result["game_winner"]
         self._remember(result)
         return result
 

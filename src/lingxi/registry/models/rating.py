@@ -22,9 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from lingxi.roles import RESULTS
+
 INITIAL = 1500
 K = 32
-RESULTS = ("host", "guest", "draw")
 SCORE = {"host": 1.0, "draw": 0.5, "guest": 0.0}
 RECORD_KIND = "rating"
 

@@ -54,7 +54,7 @@ from lingxi.session.core.events import (
 )
 from lingxi.session.core.machine import ROLE_DIRECTION, SessionMachine
 from lingxi.session.errors import SessionError
-from lingxi.session.record.receipts import receipt_body, settle, sign_receipt
+from lingxi.session.record.receipts import receipt_body, result_of, settle, sign_receipt
 from lingxi.session.record.recorder import Recorder
 from lingxi.session.record.snapshot import snapshot_of
 from lingxi.wire.codec import HELD, SessionCodec
@@ -347,7 +347,8 @@ class Conductor:
         body = receipt_body(self.recorder.transcript, session_id=self.session_id,
                             protocol_id=self.machine.spec.protocol_id, role=self.role,
                             public_key=self.identity.public_hex, status=outcome.status,
-                            handshake=self.handshake)
+                            handshake=self.handshake,
+                            result=result_of(outcome.status, outcome.summary))
         self.receipt = sign_receipt(body, self.identity)
         return self._send({"action": "session.receipt", "receipt": self.receipt}, None,
                           record=False)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from lingxi.canonical import canonical_bytes, sha256_hex
+from lingxi.roles import RESULTS
 from lingxi.session.record.transcript import DIRECTIONS, Transcript, combine
 
 RECEIPT_DOMAIN = b"lingxi/session/receipt/v1|"
@@ -21,15 +22,27 @@ _HEX64 = frozenset("0123456789abcdef")
 
 
 def receipt_body(transcript: Transcript, *, session_id: str, protocol_id: str, role: str,
-                 public_key: str, status: str, handshake: str | None = None) -> dict[str, Any]:
+                 public_key: str, status: str, handshake: str | None = None,
+                 result: str | None = None) -> dict[str, Any]:
     """What a side signs. ``handshake`` (the wire handshake's transcript hash) binds the
-    receipt to the authenticated channel both sides derived their keys from."""
+    receipt to the authenticated channel both sides derived their keys from; ``result``
+    (one of :data:`~lingxi.roles.RESULTS`, only for a completed game) is who won as this
+    side saw it: the registry rates a session only when both receipts name the same one."""
     heads = transcript.heads()
     body = {"kind": KIND, "session_id": session_id, "protocol_id": protocol_id, "role": role,
             "public_key": public_key, "status": status, "chains": heads, "head": combine(heads)}
     if handshake is not None:
         body["handshake"] = handshake
+    if result is not None:
+        body["result"] = result
     return body
+
+
+def result_of(status: str, summary: dict[str, Any]) -> str | None:
+    """The result a side signs: the summary's ``winner`` when the session completed and the
+    winner is a side or a draw (the hooks and the engine's verdict write it), else none."""
+    winner = summary.get("winner")
+    return winner if status == "completed" and winner in RESULTS else None
 
 
 def sign_receipt(body: dict[str, Any], identity: Any) -> dict[str, Any]:
@@ -61,6 +74,8 @@ def shape_problems(receipt: Any) -> list[str]:
         problems.append(f"{MALFORMED}: head is not 64 hex characters")
     if "handshake" in receipt and not isinstance(receipt["handshake"], str):
         problems.append(f"{MALFORMED}: handshake is not text")
+    if "result" in receipt and receipt["result"] not in RESULTS:
+        problems.append(f"{MALFORMED}: result is not one of {', '.join(RESULTS)}")
     chains = receipt.get("chains")
     if not isinstance(chains, dict) or set(chains) != set(DIRECTIONS):
         problems.append(f"{MALFORMED}: chains is not an object of both directions")
