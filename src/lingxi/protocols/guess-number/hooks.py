@@ -74,6 +74,11 @@ class GuessNumberHooks(Hooks):
             self.state.update(winner=message["winner"], secret=message["secret"])
             if not self._hints_consistent(message["secret"]):
                 return HookResult(abort="the revealed secret contradicts the hints")
+            # who won follows from the hints, not from the host's word
+            found = any(result == "correct" for _, result in self.state.get("history", []))
+            if message["winner"] != ("guest" if found else "host"):
+                return HookResult(abort=f"the host names {message['winner']} the winner, "
+                                        "but the hints say otherwise")
         elif action == "error":
             return HookResult(abort=f"peer reported {message['reason']}")
         return None
