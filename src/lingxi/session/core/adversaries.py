@@ -88,7 +88,7 @@ HEX_TYPES = ("hash", "key", "signature", "nonce", "ciphertext")
 ID_CHARS = "xy"
 
 
-def different_value(value: Any, schema: dict[str, Any], choices: list[Any] | tuple = ()
+def different_value(value: Any, schema: dict[str, Any], choices: list[Any] | tuple[Any, ...] = ()
                     ) -> Any:
     """A value other than ``value`` that the field still accepts, or None when there is none.
 
@@ -127,7 +127,7 @@ def different_value(value: Any, schema: dict[str, Any], choices: list[Any] | tup
     return None
 
 
-def can_differ(schema: dict[str, Any], choices: list[Any] | tuple = ()) -> bool:
+def can_differ(schema: dict[str, Any], choices: list[Any] | tuple[Any, ...] = ()) -> bool:
     """Whether some value of the field has another accepted value (a lie can be built)."""
     if choices:
         return len(set(map(repr, choices))) > 1
@@ -182,7 +182,8 @@ class ReplaceFirst(Adversary):
         self.make = make
         self.done = False
 
-    def outgoing(self, side, payload, correlation_id):
+    def outgoing(self, side: Any, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         if self.done or is_control(payload):
             return [(payload, correlation_id)]
         self.done = True
@@ -196,7 +197,8 @@ class InjectBeforeStart(Adversary):
         self.make = make
         self.done = False
 
-    def outgoing(self, side, payload, correlation_id):
+    def outgoing(self, side: Any, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         if not self.done and payload.get("action") in ("session.offer", "session.accept"):
             self.done = True
             return [(self.make(), None), (payload, correlation_id)]
@@ -216,7 +218,8 @@ class MutateNth(Adversary):
         self.message, self.mutate, self.nth, self.seen = message, mutate, nth, 0
         self.cheated = False
 
-    def outgoing(self, side, payload, correlation_id):
+    def outgoing(self, side: Any, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         if payload.get("action") == self.message:
             self.seen += 1
             if self.seen == self.nth:
@@ -233,7 +236,7 @@ class ReplayFirst(Adversary):
     def __init__(self) -> None:
         self.done = False
 
-    def wire(self, side: Any, envelope):
+    def wire(self, side: Any, envelope: dict[str, Any]) -> list[dict[str, Any]]:
         if self.done or is_control(envelope.get("payload") or {}):
             return [envelope]
         self.done = True
@@ -246,7 +249,7 @@ class ForgeFirst(Adversary):
     def __init__(self) -> None:
         self.done = False
 
-    def wire(self, side: Any, envelope):
+    def wire(self, side: Any, envelope: dict[str, Any]) -> list[dict[str, Any]]:
         if self.done or is_control(envelope.get("payload") or {}):
             return [envelope]
         self.done = True
@@ -258,7 +261,8 @@ class ForgeFirst(Adversary):
 class Silent(Adversary):
     """Start the session, then never send anything again (not even an abort)."""
 
-    def outgoing(self, side, payload, correlation_id):
+    def outgoing(self, side: Any, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         action = payload.get("action")
         if action in ("session.offer", "session.accept"):
             return [(payload, correlation_id)]

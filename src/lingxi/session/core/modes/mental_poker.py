@@ -40,6 +40,7 @@ from lingxi.hooks import methods as hook_methods
 from lingxi.hooks.base import implements
 from lingxi.hooks.result import DecisionPoint
 from lingxi.session import errors as codes
+from lingxi.session.core import verdicts
 from lingxi.session.core.descriptor import FlowMode
 from lingxi.session.core.events import Outcome, PeerAborted
 from lingxi.session.core.machine import SessionMachine, State
@@ -189,7 +190,7 @@ class MentalPokerMachine(SessionMachine):
             if turn not in ("host", "guest", None):
                 self.violation(codes.HOOKS_BAD_RESULT, "proto_mp_turn returns 'host', 'guest' "
                                "or None", {"returned": bounded_text(turn)})
-            return turn
+            return None if turn is None else str(turn)
         return self.role if self.call("proto_mp_legal_actions", view) else self.peer
 
     def _game_due(self, table: Any) -> tuple[str, str] | None:
@@ -272,7 +273,7 @@ class MentalPokerMachine(SessionMachine):
                 culprit: str | None = "peer") -> NoReturn:
         """End the session for a broken rule; the culprit (the peer by default) loses."""
         who = self.peer if culprit == "peer" else culprit
-        self.verdict = endings.verdict(endings.BREACH, code=code, culprit=who, reason=message,
+        self.verdict = verdicts.verdict(verdicts.BREACH, code=code, culprit=who, reason=message,
                                        identities=self.identities)
         self.violation(code, message, evidence)
 
@@ -287,8 +288,8 @@ class MentalPokerMachine(SessionMachine):
                     "path": error.path}
         self.emit("mp.cheat_detected", code=error.code, culprit=error.culprit,
                   message_sha256=evidence["message_sha256"])
-        how = endings.FALSE_CLAIM if error.code == FALSE_FORFEIT else endings.BREACH
-        self.verdict = endings.verdict(how, code=error.code, culprit=error.culprit,
+        how = verdicts.FALSE_CLAIM if error.code == FALSE_FORFEIT else verdicts.BREACH
+        self.verdict = verdicts.verdict(how, code=error.code, culprit=error.culprit,
                                        reason=error.message, identities=self.identities)
         self.violation(error.code, f"mental poker: {error.message}", evidence)
 
@@ -343,8 +344,8 @@ class MentalPokerMachine(SessionMachine):
         if msg["mp"] == "forfeit":  # the peer claims I stopped, and I did owe the step
             self.emit("mp.forfeit", claim=msg, against=self.role)
             owed = (party.table.forfeit or {}).get("due")
-            self.verdict = endings.verdict(
-                endings.FORFEIT, code=FORFEIT, culprit=self.role, identities=self.identities,
+            self.verdict = verdicts.verdict(
+                verdicts.FORFEIT, code=FORFEIT, culprit=self.role, identities=self.identities,
                 reason=f"the {self.peer} claims this side stopped ({_owed_words(owed)})")
             self.finish("aborted", code=FORFEIT, reason=f"the {self.peer} recorded a forfeit "
                         f"against this side: {msg['reason']}", by="peer")
@@ -523,14 +524,14 @@ class MentalPokerMachine(SessionMachine):
                                {"reason": str(reason), "faces": list(party.faces)})
         receipt = party.receipt()
         if self.resigned is not None:
-            winner = endings.other(self.resigned)
-            self.verdict = endings.verdict(
-                endings.RESIGNATION, code=RESIGNED, culprit=self.resigned, winner=winner,
+            winner = verdicts.other(self.resigned)
+            self.verdict = verdicts.verdict(
+                verdicts.RESIGNATION, code=RESIGNED, culprit=self.resigned, winner=winner,
                 identities=self.identities, reason=f"the {self.resigned} opened its key before "
                 "the game was decided: it resigns")
             reason = f"the {self.resigned} resigned: {winner} wins"
         else:
-            self.verdict = endings.verdict(endings.GAME, winner=self.winner,
+            self.verdict = verdicts.verdict(verdicts.GAME, winner=self.winner,
                                            identities=self.identities,
                                            reason="the game's rules decided it")
             reason = f"game over: {self.winner or 'no winner'}"
@@ -539,8 +540,8 @@ class MentalPokerMachine(SessionMachine):
 
     def engine_summary(self, summary: dict[str, Any], outcome: Outcome) -> dict[str, Any]:
         """The engine's verdict (winner, how, culprit and its identity key) over the hooks'."""
-        found = self.verdict or endings.verdict(
-            endings.INCOMPLETE, code=outcome.code, identities=self.identities,
+        found = self.verdict or verdicts.verdict(
+            verdicts.INCOMPLETE, code=outcome.code, identities=self.identities,
             reason=outcome.reason or "the session ended before the game did")
         return {**summary, "winner": found["winner"], "verdict": found}
 
@@ -602,8 +603,8 @@ class MentalPokerMachine(SessionMachine):
         self.emit("mp.forfeit", claim=claim, against=self.peer)
         self.send(to_payload(claim))
         owed = (self.party.table.forfeit or {}).get("due") if self.party else None
-        self.verdict = endings.verdict(
-            endings.FORFEIT, code=FORFEIT, culprit=self.peer, identities=self.identities,
+        self.verdict = verdicts.verdict(
+            verdicts.FORFEIT, code=FORFEIT, culprit=self.peer, identities=self.identities,
             reason=f"the {self.peer} {what} ({_owed_words(owed)})")
         self.violation(FORFEIT, f"the {self.peer} {what} ({waiting}): recorded as a forfeit",
                        {"claim": claim, "transcript_hash": claim["prev"]})
@@ -614,8 +615,8 @@ class MentalPokerMachine(SessionMachine):
             if claim is not None:
                 self.emit("mp.forfeit", claim=claim, against=self.peer, code=event.code)
                 owed = (self.party.table.forfeit or {}).get("due") if self.party else None
-                self.verdict = endings.verdict(
-                    endings.FORFEIT, code=FORFEIT, culprit=self.peer, identities=self.identities,
+                self.verdict = verdicts.verdict(
+                    verdicts.FORFEIT, code=FORFEIT, culprit=self.peer, identities=self.identities,
                     reason=f"the {self.peer} aborted ({_owed_words(owed)})")
         super()._dispatch(event)
 

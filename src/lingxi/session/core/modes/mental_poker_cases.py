@@ -20,6 +20,7 @@ from typing import Any
 from nacl.signing import SigningKey
 
 from lingxi.cards.cheats import CHEATS
+from lingxi.cards.party import MentalPokerParty
 from lingxi.cards.payloads import PREFIX
 from lingxi.session.core.adversaries import Adversary, Case, Silent
 from lingxi.session.core.modes.mental_poker_rules import pass_bytes
@@ -42,7 +43,7 @@ TRIGGERS: dict[str, tuple[str, int]] = {
 NEEDS_DRAW = {"wrong_share", "bad_share_proof", "forged_response", "false_forfeit"}
 
 
-def _forged_signature(c: Any, h: Any) -> dict[str, Any]:
+def _forged_signature(c: MentalPokerParty, h: Any) -> dict[str, Any]:
     msg = c.sign("draw", {"position": c.table.cursor})
     stranger = SigningKey(bytes(32))
     from lingxi.cards.table import signing_bytes
@@ -62,13 +63,14 @@ class PartyCheat(Adversary):
         self.installed = False
         self.done = False
 
-    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+    def outgoing(self, side: Any, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         party = getattr(side.machine, "party", None)
         if party is not None and not self.installed:
             self.installed = True
             honest = party._send
 
-            def cheating_send(kind: str, body: dict[str, Any], verified: bool = True):
+            def cheating_send(kind: str, body: dict[str, Any], verified: bool = True) -> Any:
                 if not self.done and kind == self.step:
                     self.seen += 1
                     skip = len(party.params.deal.table_positions()) if (
@@ -96,7 +98,8 @@ class SilentAfterDraw(Adversary):
     def cheated(self) -> bool:  # type: ignore[override]
         return self.drew
 
-    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+    def outgoing(self, side: Any, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         if self.drew and not str(payload.get("action", "")).startswith("session."):
             return []
         if payload.get("action") == PREFIX + "draw":
@@ -114,7 +117,8 @@ class SilentAtFirstMove(Adversary):
     def cheated(self) -> bool:  # type: ignore[override]
         return self.stopped
 
-    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+    def outgoing(self, side: Any, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         machine = side.machine
         if getattr(machine, "table_cards", None) is not None and (
                 payload.get("action") in ("pass", PREFIX + "draw", PREFIX + "play")):
@@ -134,7 +138,8 @@ class IllegalPass(Adversary):
     def cheated(self) -> bool:  # type: ignore[override]
         return self.done
 
-    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+    def outgoing(self, side: Any, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         machine = side.machine
         party = getattr(machine, "party", None)
         if (self.done or payload.get("action") != PREFIX + "play" or party is None
@@ -148,7 +153,7 @@ class IllegalPass(Adversary):
         return [({"action": "pass", "prev": head, "sig": sig}, correlation_id)]
 
 
-def _false_claim(c: Any, h: Any) -> dict[str, Any]:
+def _false_claim(c: MentalPokerParty, h: Any) -> dict[str, Any]:
     """A signed forfeit claim against the peer, made when it is the claimant's own move."""
     return c.sign("forfeit", {"against": c.peer, "reason": "no answer (made up: my move)"})
 
@@ -160,14 +165,15 @@ class Resigns(Adversary):
         self.installed = False
         self.cheated = False
 
-    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+    def outgoing(self, side: Any, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         machine = side.machine
         party = getattr(machine, "party", None)
         if party is not None and not self.installed:
             self.installed = True
             honest = party._send
 
-            def quitting_send(kind: str, body: dict[str, Any], verified: bool = True):
+            def quitting_send(kind: str, body: dict[str, Any], verified: bool = True) -> Any:
                 if not self.cheated and kind in ("draw", "play") \
                         and machine.table_cards is not None:
                     self.cheated = True
@@ -184,7 +190,8 @@ class WithholdsOpening(Adversary):
     def __init__(self) -> None:
         self.cheated = False
 
-    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+    def outgoing(self, side: Any, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         if payload.get("action") == PREFIX + "open":
             self.cheated = True
         if self.cheated and not str(payload.get("action", "")).startswith("session."):
@@ -204,7 +211,8 @@ class ForbiddenPlay(Adversary):
         self.installed = False
         self.cheated = False
 
-    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+    def outgoing(self, side: Any, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         machine = side.machine
         if not self.installed and getattr(machine, "party", None) is not None:
             self.installed = True
@@ -224,7 +232,7 @@ class ForbiddenPlay(Adversary):
             return [{"action": "play", "card": c} for c in view["hand"] if c not in held]
 
         def legal(view: dict[str, Any]) -> list[dict[str, Any]]:
-            honest = legal0(view)
+            honest: list[dict[str, Any]] = legal0(view)
             return honest + forbidden(view, honest)
 
         def choose(view: dict[str, Any], options: list[dict[str, Any]]) -> dict[str, Any]:
@@ -232,7 +240,9 @@ class ForbiddenPlay(Adversary):
             if bad:
                 self.cheated = True
                 return bad[0]
-            return choose0(view, [a for a in options if a in legal0(view)] or options)
+            chosen: dict[str, Any] = choose0(view, [a for a in options if a in legal0(view)]
+                                             or options)
+            return chosen
 
         def validate(view: dict[str, Any], who: str, action: dict[str, Any]) -> Any:
             return None if who == role else validate0(view, who, action)
@@ -252,7 +262,8 @@ class SeatCheat(Adversary):
         self.how = how
         self.cheated = False
 
-    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+    def outgoing(self, side: Any, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         if self.cheated or payload.get("action") != "seat":
             return [(payload, correlation_id)]
         from lingxi.session.core.modes.mental_poker_rules import seat_bytes
@@ -351,7 +362,8 @@ def _ending_cases(honest: dict[str, list[dict[str, Any]]]) -> list[Case]:
 class _SilentAfterSeat(Silent):
     """Announce the seat, then say nothing (the peer times out waiting for its key)."""
 
-    def outgoing(self, side: Any, payload: dict[str, Any], correlation_id: str | None):
+    def outgoing(self, side: Any, payload: dict[str, Any],
+                 correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         if payload.get("action") in ("session.offer", "session.accept", "seat"):
             return [(payload, correlation_id)]
         return []

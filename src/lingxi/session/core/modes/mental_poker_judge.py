@@ -33,6 +33,7 @@ from lingxi.cards.errors import CardsError
 from lingxi.cards.party import TRANSCRIPT_FORMAT
 from lingxi.cards.payloads import PREFIX, from_payload
 from lingxi.cards.table import Deal, Params, Table
+from lingxi.session.core import verdicts
 from lingxi.session.core.modes import mental_poker_rules as endings
 from lingxi.session.core.modes.mental_poker_rules import pass_bytes
 from lingxi.session.core.verdicts import is_fault
@@ -62,7 +63,7 @@ class Record:
 
     @property
     def identities(self) -> dict[str, str | None]:
-        return {r: self.agents.get(r) for r in endings.ROLES}
+        return {r: self.agents.get(r) for r in verdicts.ROLES}
 
 
 def rebuild(entries: list[dict[str, Any]], protocol_id: str) -> Record:
@@ -102,7 +103,7 @@ def rebuild(entries: list[dict[str, Any]], protocol_id: str) -> Record:
                 rec.transcript["messages"].append(msg)
     if not seats and rec.transcript is None:
         return rec
-    if set(seats) != set(endings.ROLES):
+    if set(seats) != set(verdicts.ROLES):
         rec.problems.append("the transcript lacks a seat of each side")
         rec.transcript = None
         return rec
@@ -172,7 +173,7 @@ def _params(transcript: dict[str, Any]) -> Params:
 
 def _point(table: Table, index: int, moves: int) -> Point:
     sizes = {r: sum(1 for p, o in table.owner.items() if o == r and p not in table.played)
-             for r in endings.ROLES}
+             for r in verdicts.ROLES}
     reveals = table.params.deal.table_positions()
     return Point(index, moves, table.params.n - table.cursor, sizes,
                  [table.played[p] for p in reveals if p in table.played], list(table.opened))
@@ -299,7 +300,7 @@ class Rules:
         if self.hooks is None or not implements(self.hooks, "proto_mp_turn"):
             return None
         turn = self._ask("proto_mp_turn", view)
-        return turn if turn in endings.ROLES else None
+        return turn if turn in verdicts.ROLES else None
 
     def breach(self, view: dict[str, Any], role: str, move: dict[str, Any]) -> str | None:
         action = {k: v for k, v in move.items() if k != "by"}
@@ -346,7 +347,7 @@ class Judgement:
         """Integrity problems, plus the verdict when it blames a side."""
         out = list(self.problems)
         if is_fault(self.verdict):
-            out.append("verdict: " + endings.verdict_line(self.verdict))
+            out.append("verdict: " + verdicts.verdict_line(self.verdict))
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -367,12 +368,12 @@ def judge(entries: list[dict[str, Any]], spec: Any,
 def judge_record(rec: Record, rules: Rules) -> Judgement:
     ids = rec.identities
     if rec.transcript is None:
-        return Judgement(endings.verdict(endings.UNDECIDED, identities=ids,
+        return Judgement(verdicts.verdict(verdicts.UNDECIDED, identities=ids,
                                          reason="no mental-poker game in the record"),
                          list(rec.problems), record=rec)
     game = replay(rec)
     report = audit(rec.transcript, game_due=_game_due(game, rules))
-    out = Judgement(endings.verdict(endings.UNDECIDED, identities=ids), list(rec.problems),
+    out = Judgement(verdicts.verdict(verdicts.UNDECIDED, identities=ids), list(rec.problems),
                     record=rec, messages=report.messages)
     out.problems.extend(_pass_problems(rec, game))
     if rec.late:
@@ -387,7 +388,7 @@ def judge_record(rec: Record, rules: Rules) -> Judgement:
             breach[0] == report.messages and game.moves[breach[3]]["action"] == "pass")):
         index, role, reason, move_index = breach
         action = game.moves[move_index]["action"]
-        out.verdict = endings.verdict(endings.BREACH, code=ILLEGAL_PLAY, culprit=role,
+        out.verdict = verdicts.verdict(verdicts.BREACH, code=ILLEGAL_PLAY, culprit=role,
                                       identities=ids, reason=f"the {role}'s {action} at cards "
                                       f"message {index} breaks the rules: {reason}")
     elif not report.ok:
@@ -420,25 +421,25 @@ def _failed(report: Any, game: Replay, rules: Rules, ids: dict[str, str | None]
     if report.code == FORFEIT:
         claim = report.forfeit or {}
         if report.culprit is None:
-            return endings.verdict(endings.UNDECIDED, code=FORFEIT, identities=ids,
+            return verdicts.verdict(verdicts.UNDECIDED, code=FORFEIT, identities=ids,
                                    reason=report.message)
         withheld = (claim.get("due") or [None, None])[1]
         how = "withheld its opening" if withheld == "open" else "stopped"
-        return endings.verdict(endings.FORFEIT, code=FORFEIT, culprit=report.culprit,
+        return verdicts.verdict(verdicts.FORFEIT, code=FORFEIT, culprit=report.culprit,
                                identities=ids, reason=f"the {report.culprit} {how}: "
                                f"{report.message}")
     if report.code == FALSE_FORFEIT:
-        return endings.verdict(endings.FALSE_CLAIM, code=FALSE_FORFEIT, culprit=report.culprit,
+        return verdicts.verdict(verdicts.FALSE_CLAIM, code=FALSE_FORFEIT, culprit=report.culprit,
                                identities=ids, reason=report.message)
     if report.code == "cards.incomplete":
         owed = _owed_at_end(game, rules)
         words = f"; the {owed[0]} owed its {owed[1]}" if owed else ""
-        return endings.verdict(endings.INCOMPLETE, code=report.code, identities=ids,
+        return verdicts.verdict(verdicts.INCOMPLETE, code=report.code, identities=ids,
                                reason=f"{report.message}, with no signed claim{words}")
     if report.culprit is not None:
-        return endings.verdict(endings.BREACH, code=report.code, culprit=report.culprit,
+        return verdicts.verdict(verdicts.BREACH, code=report.code, culprit=report.culprit,
                                identities=ids, reason=report.message)
-    return endings.verdict(endings.UNDECIDED, code=report.code, identities=ids,
+    return verdicts.verdict(verdicts.UNDECIDED, code=report.code, identities=ids,
                            reason=f"the record is altered or unattributable: {report.message}")
 
 
@@ -458,23 +459,23 @@ def _finished(rec: Record, game: Replay, rules: Rules, faces: list[str],
     first = next((i for i, m in enumerate(messages) if m["mp"] == "open"), None)
     final = game.view(game.points[-1])
     if not rules.known:
-        return endings.verdict(endings.GAME, identities=ids, reason="every card checks out; "
+        return verdicts.verdict(verdicts.GAME, identities=ids, reason="every card checks out; "
                                "the winner is the game's rule, which this verifier does not have")
     hidden = rules.hidden_breach(final, faces)
     if hidden:
-        culprit = next((r for r in endings.ROLES if f"the {r}" in hidden), None)
-        return endings.verdict(endings.BREACH, code=RULE_BROKEN, culprit=culprit,
+        culprit = next((r for r in verdicts.ROLES if f"the {r}" in hidden), None)
+        return verdicts.verdict(verdicts.BREACH, code=RULE_BROKEN, culprit=culprit,
                                identities=ids, reason=f"the opening shows: {hidden}")
     if first is not None:
         view = game.view(game.points[first])
         if rules.winner(view) is None:
             opener = messages[first]["from"]
-            return endings.verdict(endings.RESIGNATION, code=RESIGNED, culprit=opener,
-                                   winner=endings.other(opener), identities=ids,
+            return verdicts.verdict(verdicts.RESIGNATION, code=RESIGNED, culprit=opener,
+                                   winner=verdicts.other(opener), identities=ids,
                                    reason=f"the {opener} opened its key before the game was "
                                    "decided: it resigns")
     winner = rules.winner(final)
-    return endings.verdict(endings.GAME, winner=None if winner is None else str(winner),
+    return verdicts.verdict(verdicts.GAME, winner=None if winner is None else str(winner),
                            identities=ids, reason="the game's rules decided it")
 
 
@@ -514,13 +515,13 @@ def compare_records(a: Record, b: Record, hooks: Callable[[], Any] | None = None
                            "problems": {"a": ja.problems, "b": jb.problems}}
     ta, tb = a.transcript, b.transcript
     if ta is None or tb is None:
-        out["verdict"] = endings.verdict(endings.UNDECIDED, reason="a record holds no game")
+        out["verdict"] = verdicts.verdict(verdicts.UNDECIDED, reason="a record holds no game")
         return out
     same = all(ta.get(k) == tb.get(k) for k in ("session_id", "universe", "deal", "identities"))
     out["same_game"] = same
-    ids = {r: a.agents.get(r) or b.agents.get(r) for r in endings.ROLES}
+    ids = {r: a.agents.get(r) or b.agents.get(r) for r in verdicts.ROLES}
     if not same:
-        out["verdict"] = endings.verdict(endings.UNDECIDED, identities=ids,
+        out["verdict"] = verdicts.verdict(verdicts.UNDECIDED, identities=ids,
                                          reason="the records are of different games")
         return out
     ma, mb = ta["messages"], tb["messages"]
@@ -556,13 +557,13 @@ def compare_records(a: Record, b: Record, hooks: Callable[[], Any] | None = None
                                      "because": because})
     if out["disproved"]:
         first = out["disproved"][0]
-        out["verdict"] = endings.verdict(
-            endings.FALSE_CLAIM, code=FALSE_FORFEIT, culprit=first["claimant"], identities=ids,
+        out["verdict"] = verdicts.verdict(
+            verdicts.FALSE_CLAIM, code=FALSE_FORFEIT, culprit=first["claimant"], identities=ids,
             reason=f"the {first['claimant']}'s forfeit claim in record {first['record']} is "
             f"disproved: {first['because']}")
         return out
-    out["verdict"] = endings.verdict(
-        endings.UNDECIDED, identities=ids,
+    out["verdict"] = verdicts.verdict(
+        verdicts.UNDECIDED, identities=ids,
         reason=f"the records fork at cards message {common} ({out['fork']['a'] or 'nothing'} "
         f"in a, {out['fork']['b'] or 'nothing'} in b): whether a message was delivered "
         "cannot be proven either way")

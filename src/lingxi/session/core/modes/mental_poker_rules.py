@@ -1,4 +1,4 @@
-"""The ending rules of a mental-poker session, and the shape of a verdict.
+"""The ending rules of a mental-poker session: seats, who owes what, how it ends.
 
 One place for the facts the live machine and the offline judge share:
 
@@ -16,7 +16,8 @@ One place for the facts the live machine and the offline judge share:
   before the game is decided is a resignation (the opener loses); a withheld
   opening, or any step withheld, loses for the side that owed it once the
   other side claims the forfeit; a breach that the public plays show, a card
-  cheat or a false claim loses for the breacher at once.
+  cheat or a false claim loses for the breacher at once. The verdict itself
+  (its fields and vocabulary) is :mod:`lingxi.session.core.verdicts`.
 
 Pure: signing goes through the injected identity object.
 """
@@ -30,24 +31,10 @@ from nacl.exceptions import BadSignatureError
 from nacl.signing import VerifyKey
 
 from lingxi.canonical import canonical_bytes
-from lingxi.session.core.verdicts import (  # noqa: F401 - the verdict vocabulary, re-exported
-    BREACH,
-    FALSE_CLAIM,
-    FORFEIT,
-    GAME,
-    INCOMPLETE,
-    RESIGNATION,
-    UNDECIDED,
-    verdict,
-    verdict_line,
-)
+from lingxi.session.core.verdicts import ROLES
 
 SEAT_DOMAIN = b"lingxi/session/mental_poker/seat/v1"
 SEAT_FIELDS = ("signing_key", "nonce", "identity", "universe", "deal")
-ROLES = ("host", "guest")
-
-def other(role: str) -> str:
-    return "guest" if role == "host" else "host"
 
 
 

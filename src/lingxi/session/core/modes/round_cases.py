@@ -39,13 +39,13 @@ def round_cases(spec: Any, honest: dict[str, list[dict[str, Any]]]) -> list[Case
     value_schema = layout.value_schema
     cases = []
     for cheater in ROLES:
-        def other_value(p, vf=value_field):
+        def other_value(p: dict[str, Any], vf: str = value_field) -> dict[str, Any]:
             lie = different_value(p.get(vf), value_schema, choices)
             if lie is not None:
                 p[vf] = lie
             return p  # unchanged when there is no other value: the case is not applicable
 
-        def bump_round(p):
+        def bump_round(p: dict[str, Any]) -> dict[str, Any]:
             p["round"] = p.get("round", 0) + 1
             return p
 
@@ -131,7 +131,8 @@ def _shadow_lie(result: dict[str, Any] | None, schema: Any, judged: list[str]) -
         field_schema = schema.fields.get(key) or {}
         bad = different_value(result.get(key), field_schema)
         if bad is not None:
-            def lie(p, key=key, field_schema=field_schema):
+            def lie(p: dict[str, Any], key: str = key,
+                    field_schema: dict[str, Any] = field_schema) -> dict[str, Any]:
                 value = different_value(p.get(key), field_schema)
                 if value is not None:
                     p[key] = value
