@@ -47,28 +47,48 @@ class ProbeResult:
 Mutation = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+def _boolean_lie(name: str, key: str, value: Any, schema: dict[str, Any],
+                 sender: str) -> tuple[str, Mutation] | None:
+    if key == "game_over" and value is False:
+        return f"{name}: false game_over", _setting(key, True)
+    if isinstance(value, bool):
+        return f"{name}: {key} flipped", _setting(key, not value)
+    return None
+
+
+def _enum_lie(name: str, key: str, value: Any, schema: dict[str, Any],
+              sender: str) -> tuple[str, Mutation] | None:
+    values = [v for v in schema.get("values") or [] if v != value]
+    if "winner" in key and sender in values:
+        return f"{name}: {key} claims the {sender} won", _setting(key, sender)
+    return (f"{name}: another legal {key}", _setting(key, values[0])) if values else None
+
+
+def _integer_lie(name: str, key: str, value: Any, schema: dict[str, Any],
+                 sender: str) -> tuple[str, Mutation] | None:
+    if not isinstance(value, int):
+        return None
+    high, low = schema.get("max"), schema.get("min")
+    other = value + 1 if high is None or value + 1 <= high else value - 1
+    if low is not None and other < low:
+        return None
+    return f"{name}: another legal {key}", _setting(key, other)
+
+
+_LIES = {"boolean": _boolean_lie, "enum": _enum_lie, "integer": _integer_lie}
+
+
 def _variants(name: str, payload: dict[str, Any], fields: dict[str, Any],
               sender: str) -> list[tuple[str, Mutation]]:
+    """One schema-valid dishonest variant per field of an honest payload, where one exists."""
     out: list[tuple[str, Mutation]] = []
     for key, schema in fields.items():
         if key in ("action", "round") or not isinstance(schema, dict) or key not in payload:
             continue
-        kind, value = schema.get("type"), payload[key]
-        if kind == "boolean" and key == "game_over" and value is False:
-            out.append((f"{name}: false game_over", _setting(key, True)))
-        elif kind == "boolean" and isinstance(value, bool):
-            out.append((f"{name}: {key} flipped", _setting(key, not value)))
-        elif kind == "enum":
-            values = [v for v in schema.get("values") or [] if v != value]
-            if "winner" in key and sender in values:
-                out.append((f"{name}: {key} claims the {sender} won", _setting(key, sender)))
-            elif values:
-                out.append((f"{name}: another legal {key}", _setting(key, values[0])))
-        elif kind == "integer" and isinstance(value, int):
-            high, low = schema.get("max"), schema.get("min")
-            other = value + 1 if high is None or value + 1 <= high else value - 1
-            if low is None or other >= low:
-                out.append((f"{name}: another legal {key}", _setting(key, other)))
+        lie = _LIES.get(str(schema.get("type")))
+        found = lie(name, key, payload[key], schema, sender) if lie else None
+        if found is not None:
+            out.append(found)
     return out
 
 

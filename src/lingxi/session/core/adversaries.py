@@ -88,6 +88,44 @@ HEX_TYPES = ("hash", "key", "signature", "nonce", "ciphertext")
 ID_CHARS = "xy"
 
 
+def _other_boolean(value: Any, schema: dict[str, Any]) -> Any:
+    return (not value) if isinstance(value, bool) else None
+
+
+def _other_integer(value: Any, schema: dict[str, Any]) -> Any:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    low, high = schema.get("min"), schema.get("max")
+    return next((c for c in (value + 1, value - 1)
+                 if (low is None or c >= low) and (high is None or c <= high)), None)
+
+
+def _other_enum(value: Any, schema: dict[str, Any]) -> Any:
+    return next((v for v in schema.get("values") or [] if v != value), None)
+
+
+def _other_text(value: str, schema: dict[str, Any]) -> str | None:
+    if len(value.encode("utf-8")) + 1 <= int(schema.get("max_length") or 2000):
+        return value + "x"
+    return value[:-1] if value else None
+
+
+def _other_id(value: str, schema: dict[str, Any]) -> str | None:
+    if not value:
+        return None
+    return value[:-1] + (ID_CHARS[1] if value[-1] == ID_CHARS[0] else ID_CHARS[0])
+
+
+def _other_hex(value: str, schema: dict[str, Any]) -> str | None:
+    return value[:-1] + ("1" if value[-1] != "1" else "2") if value else None
+
+
+_ANY_VALUE: dict[str, Callable[[Any, dict[str, Any]], Any]] = {
+    "boolean": _other_boolean, "integer": _other_integer, "enum": _other_enum}
+_TEXT_VALUE: dict[str, Callable[[str, dict[str, Any]], str | None]] = {
+    "text": _other_text, "id": _other_id, **{kind: _other_hex for kind in HEX_TYPES}}
+
+
 def different_value(value: Any, schema: dict[str, Any], choices: list[Any] | tuple[Any, ...] = ()
                     ) -> Any:
     """A value other than ``value`` that the field still accepts, or None when there is none.
@@ -100,30 +138,11 @@ def different_value(value: Any, schema: dict[str, Any], choices: list[Any] | tup
     """
     if choices:
         return next((c for c in choices if c != value and type(c) is type(value)), None)
-    kind = schema.get("type")
-    if kind == "boolean":
-        return (not value) if isinstance(value, bool) else None
-    if kind == "integer":
-        if not isinstance(value, int) or isinstance(value, bool):
-            return None
-        low, high = schema.get("min"), schema.get("max")
-        for candidate in (value + 1, value - 1):
-            if (low is None or candidate >= low) and (high is None or candidate <= high):
-                return candidate
-        return None
-    if kind == "enum":
-        return next((v for v in schema.get("values") or [] if v != value), None)
-    if not isinstance(value, str):
-        return None
-    if kind == "text":
-        limit = int(schema.get("max_length") or 2000)
-        if len(value.encode("utf-8")) + 1 <= limit:
-            return value + "x"
-        return value[:-1] if value else None
-    if kind == "id" and value:
-        return value[:-1] + (ID_CHARS[1] if value[-1] == ID_CHARS[0] else ID_CHARS[0])
-    if kind in HEX_TYPES and value:
-        return value[:-1] + ("1" if value[-1] != "1" else "2")
+    kind = str(schema.get("type"))
+    if kind in _ANY_VALUE:
+        return _ANY_VALUE[kind](value, schema)
+    if kind in _TEXT_VALUE and isinstance(value, str):
+        return _TEXT_VALUE[kind](value, schema)
     return None
 
 

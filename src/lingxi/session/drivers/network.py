@@ -331,54 +331,72 @@ class Driver:
         await self.process(self.conductor.start())
         for event in first_events or []:
             await self.process(self.conductor.handle(event))
-        inputs = self.inputs
-        receiver: asyncio.Future[Any] | None = asyncio.ensure_future(self._recv())
-        reader = asyncio.ensure_future(anext(inputs, None)) if inputs is not None else None
+        self._receiver: asyncio.Future[Any] | None = asyncio.ensure_future(self._recv())
+        self._reader = self._next_line()
         try:
             while not self.conductor.finished:
-                if self.queue:
-                    await self._step(self.queue.pop(0))
-                    continue
-                self.queue.extend(self._inbox())
-                if self.queue:
-                    continue
-                now = self.loop.time()
-                due = [(at, name) for name, at in self.timers.items() if at <= now]
-                if due:
-                    _, name = min(due)
-                    del self.timers[name]
-                    await self.process(self.conductor.handle(TimerFired(name)))
-                    continue
-                wait = min([at - now for at in self.timers.values()] or [3600.0])
-                if self.recorder.state_dir is not None:
-                    wait = min(wait, INBOX_POLL if self.conductor.pending is not None
-                               else INBOX_IDLE_POLL)
-                self._wake.clear()
-                woken = asyncio.ensure_future(self._wake.wait())
-                waiters: set[asyncio.Future[Any]] = {woken}
-                waiters |= {task for task in (receiver, reader) if task is not None}
-                done, _ = await asyncio.wait(waiters, timeout=max(wait, 0.0),
-                                             return_when=asyncio.FIRST_COMPLETED)
-                if not woken.done():
-                    woken.cancel()
-                if receiver is not None and receiver in done:
-                    item = receiver.result()
-                    terminal = isinstance(item, TransportError)
-                    receiver = None if terminal else asyncio.ensure_future(self._recv())
-                    await self.process(self.conductor.received(item))
-                    if receiver is None and not self.conductor.finished:
-                        await self.process(self.conductor.closed("channel ended"))
-                if reader is not None and reader in done:
-                    line = reader.result()
-                    reader = (asyncio.ensure_future(anext(inputs, None))
-                              if line is not None and inputs is not None else None)
-                    await self.process(self.conductor.handle(LocalInput(line)))
-            return await self._receipts(receiver)
+                if not await self._work_now():
+                    await self._wait_for_io()
+            return await self._receipts(self._receiver)
         finally:
-            for task in (receiver, reader, self._deciding, *self.computing):
+            for task in (self._receiver, self._reader, self._deciding, *self.computing):
                 if task is not None and not task.done():
                     task.cancel()
             self.recorder.close()
+
+    def _next_line(self) -> asyncio.Future[str | None] | None:
+        """The next local input line, as a task (None: this side reads no input)."""
+        if self.inputs is None:
+            return None
+        return asyncio.ensure_future(anext(self.inputs, None))
+
+    async def _work_now(self) -> bool:
+        """Run one queued item or the earliest due timer; False when nothing is due now."""
+        if self.queue:
+            await self._step(self.queue.pop(0))
+            return True
+        self.queue.extend(self._inbox())
+        if self.queue:
+            return True
+        now = self.loop.time()
+        due = [(at, name) for name, at in self.timers.items() if at <= now]
+        if not due:
+            return False
+        _, name = min(due)
+        del self.timers[name]
+        await self.process(self.conductor.handle(TimerFired(name)))
+        return True
+
+    def _wait_seconds(self) -> float:
+        """Until the next timer, and no longer than the inbox poll when a folder is kept."""
+        now = self.loop.time()
+        wait = min([at - now for at in self.timers.values()] or [3600.0])
+        if self.recorder.state_dir is not None:
+            wait = min(wait, INBOX_POLL if self.conductor.pending is not None
+                       else INBOX_IDLE_POLL)
+        return max(wait, 0.0)
+
+    async def _wait_for_io(self) -> None:
+        """Sleep until a frame, an input line, a wake-up or the next timer, then take it."""
+        self._wake.clear()
+        woken = asyncio.ensure_future(self._wake.wait())
+        waiters: set[asyncio.Future[Any]] = {woken}
+        waiters |= {task for task in (self._receiver, self._reader) if task is not None}
+        done, _ = await asyncio.wait(waiters, timeout=self._wait_seconds(),
+                                     return_when=asyncio.FIRST_COMPLETED)
+        if not woken.done():
+            woken.cancel()
+        if self._receiver is not None and self._receiver in done:
+            item = self._receiver.result()
+            terminal = isinstance(item, TransportError)
+            self._receiver = None if terminal else asyncio.ensure_future(self._recv())
+            await self.process(self.conductor.received(item))
+            if terminal and not self.conductor.finished:
+                await self.process(self.conductor.closed("channel ended"))
+        if self._reader is not None and self._reader in done:
+            line = self._reader.result()
+            self._reader = self._next_line() if line is not None else None
+            await self.process(self.conductor.handle(LocalInput(line)))
 
     async def _receipts(self, receiver: asyncio.Future[Any] | None) -> DriveResult:
         """Wait (a while) for the peer's receipt; what arrives meanwhile is recorded late."""

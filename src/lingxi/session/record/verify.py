@@ -30,7 +30,7 @@ from lingxi.session.errors import SessionError
 from lingxi.session.record.receipts import RECEIPT_DOMAIN, check_receipt, shape_problems
 from lingxi.session.record.recorder import RECEIPTS, SNAPSHOT, TRANSCRIPT
 from lingxi.session.record.snapshot import read_object
-from lingxi.session.record.transcript import DIRECTIONS, load_transcript
+from lingxi.session.record.transcript import DIRECTIONS, Transcript, load_transcript
 
 RECORD_CUT = "session.record_cut"
 
@@ -141,6 +141,16 @@ def verify_state_dir(state_dir: str | Path, *, peer_key: str | None = None,
     local = receipts.get("local")
     handshake = _text(local.get("handshake")) if isinstance(local, dict) else None
     out.acknowledged = _acknowledged(receipts.get("peer"), keys["peer"])
+    signed = _check_receipts(out, receipts, transcript, keys, session_id, handshake)
+    if not out.problems:
+        _coverage(out, transcript, signed)
+    return out
+
+
+def _check_receipts(out: Verification, receipts: dict[str, Any], transcript: Transcript,
+                    keys: dict[str, str | None], session_id: str | None,
+                    handshake: str | None) -> dict[str, dict[str, int]]:
+    """Both receipts against the transcript (into ``out``); the counts each valid one signs."""
     signed: dict[str, dict[str, int]] = {}
     for which in ("local", "peer"):
         receipt = receipts.get(which)
@@ -156,17 +166,24 @@ def verify_state_dir(state_dir: str | Path, *, peer_key: str | None = None,
         out.problems.extend(f"{which} receipt: {p}" for p in problems)
         if not problems:
             signed[which] = {d: receipt["chains"][d]["count"] for d in DIRECTIONS}
-    if out.problems:
-        return out
+    return signed
+
+
+def _entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
+
+
+def _coverage(out: Verification, transcript: Transcript, signed: dict[str, dict[str, int]]
+              ) -> None:
+    """Entries no receipt signs are problems; entries past the peer's receipt are notes."""
     for direction in DIRECTIONS:
         total = transcript.counts[direction]
         unsigned = total - max(counts[direction] for counts in signed.values())
         if unsigned > 0:
-            out.problems.append(f"{unsigned} {direction} entr{'y' if unsigned == 1 else 'ies'} "
+            out.problems.append(f"{_entries(unsigned)} {direction} "
                                 "after every receipted prefix: signed by nobody")
         beyond_peer = total - signed["peer"][direction]
         if beyond_peer > 0:
             out.uncovered[direction] = beyond_peer
-            out.notes.append(f"{beyond_peer} {direction} entr{'y' if beyond_peer == 1 else 'ies'}"
+            out.notes.append(f"{_entries(beyond_peer)} {direction}"
                              " not covered by the peer's receipt (not verified by the peer)")
-    return out

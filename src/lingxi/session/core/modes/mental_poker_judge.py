@@ -91,22 +91,33 @@ def rebuild(entries: list[dict[str, Any]], protocol_id: str) -> Record:
         elif action == "pass":
             rec.passes.append((_count(rec), sender, payload))
         elif isinstance(action, str) and action.startswith(PREFIX):
-            try:
-                msg = from_payload(payload)
-            except CardsError as error:
-                rec.problems.append(f"entry {entry.get('n')}: {error.message}")
-                continue
-            if entry.get("local") == "late":
-                rec.late.append(msg)
-            else:
-                rec.transcript = rec.transcript or {"messages": []}
-                rec.transcript["messages"].append(msg)
-    if not seats and rec.transcript is None:
-        return rec
+            _keep_cards_message(rec, entry, payload)
+    if seats or rec.transcript is not None:
+        _seat(rec, seats, sessions, protocol_id)
+    return rec
+
+
+def _keep_cards_message(rec: Record, entry: dict[str, Any], payload: dict[str, Any]) -> None:
+    """A cards message into the transcript, or apart when it came ``late``."""
+    try:
+        msg = from_payload(payload)
+    except CardsError as error:
+        rec.problems.append(f"entry {entry.get('n')}: {error.message}")
+        return
+    if entry.get("local") == "late":
+        rec.late.append(msg)
+    else:
+        rec.transcript = rec.transcript or {"messages": []}
+        rec.transcript["messages"].append(msg)
+
+
+def _seat(rec: Record, seats: dict[str, dict[str, Any]], sessions: dict[str, str],
+          protocol_id: str) -> None:
+    """The signed identities of both seats and the cards transcript they open."""
     if set(seats) != set(verdicts.ROLES):
         rec.problems.append("the transcript lacks a seat of each side")
         rec.transcript = None
-        return rec
+        return
     for role, seat in seats.items():
         if endings.seat_signed(sessions[role], protocol_id, role, seat):
             rec.agents[role] = str(seat["identity"])
@@ -120,7 +131,6 @@ def rebuild(entries: list[dict[str, Any]], protocol_id: str) -> Record:
         "universe": list(host.get("universe") or []), "deal": list(host.get("deal") or []),
         "identities": {"host": host.get("signing_key"), "guest": guest.get("signing_key")},
         "messages": rec.messages}
-    return rec
 
 
 def _count(rec: Record) -> int:
@@ -526,10 +536,7 @@ def compare_records(a: Record, b: Record, hooks: Callable[[], Any] | None = None
         return out
     ma, mb = ta["messages"], tb["messages"]
     va, vb = ma[:ja.messages], mb[:jb.messages]  # only what each record's audit accepted
-    common = 0
-    while common < min(len(va), len(vb)) and va[common] == vb[common]:
-        common += 1
-    out["common"] = common
+    common = out["common"] = _common_prefix(va, vb)
     if common == min(len(ma), len(mb)) and ma[:common] == mb[:common]:
         # one record is the other's prefix (the shorter side stopped receiving, or messages
         # were in flight when it ended): they agree, and the longer one decides
@@ -538,23 +545,8 @@ def compare_records(a: Record, b: Record, hooks: Callable[[], Any] | None = None
         return out
     out["fork"] = {"at": common, "a": _describe(ma[common] if common < len(ma) else None),
                    "b": _describe(mb[common] if common < len(mb) else None)}
-    for name, judged, theirs, their_name in (("a", ja, vb, "b"), ("b", jb, va, "a")):
-        claim = judged.claim
-        if claim is None:
-            continue
-        claimant, at = claim["claimant"], claim["index"]
-        claim_msg = (ma if name == "a" else mb)[at]
-        later = [m for m in theirs[at:] if m != claim_msg
-                 and _signed_by(m, ta, claimant)]
-        if later:
-            same_point = [m for m in later if m.get("seq") == at]
-            because = (f"record {their_name} holds another message the {claimant} signed at the "
-                       f"same point ({_describe(same_point[0])})" if same_point else
-                       f"record {their_name} holds {len(later)} later message(s) signed by the "
-                       f"{claimant} (first: {_describe(later[0])})")
-            out["disproved"].append({"record": name, "claim": _describe(claim_msg),
-                                     "claimant": claimant, "by": their_name,
-                                     "because": because})
+    found = (_disproof("a", ja, ma, vb, "b", ta), _disproof("b", jb, mb, va, "a", ta))
+    out["disproved"] = [d for d in found if d is not None]
     if out["disproved"]:
         first = out["disproved"][0]
         out["verdict"] = verdicts.verdict(
@@ -568,6 +560,32 @@ def compare_records(a: Record, b: Record, hooks: Callable[[], Any] | None = None
         f"in a, {out['fork']['b'] or 'nothing'} in b): whether a message was delivered "
         "cannot be proven either way")
     return out
+
+
+def _common_prefix(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> int:
+    pairs = enumerate(zip(a, b, strict=False))  # up to the shorter one
+    return next((i for i, (x, y) in pairs if x != y), min(len(a), len(b)))
+
+
+def _disproof(name: str, judged: Judgement, mine: list[dict[str, Any]], theirs: list[dict[str, Any]],
+              their_name: str, transcript: dict[str, Any]) -> dict[str, Any] | None:
+    """How the other record disproves this record's forfeit claim: the claimant signed a
+    message after the point where it claims the peer went silent (None: it does not)."""
+    claim = judged.claim
+    if claim is None:
+        return None
+    claimant, at = claim["claimant"], claim["index"]
+    claim_msg = mine[at]
+    later = [m for m in theirs[at:] if m != claim_msg and _signed_by(m, transcript, claimant)]
+    if not later:
+        return None
+    same_point = [m for m in later if m.get("seq") == at]
+    because = (f"record {their_name} holds another message the {claimant} signed at the "
+               f"same point ({_describe(same_point[0])})" if same_point else
+               f"record {their_name} holds {len(later)} later message(s) signed by the "
+               f"{claimant} (first: {_describe(later[0])})")
+    return {"record": name, "claim": _describe(claim_msg), "claimant": claimant,
+            "by": their_name, "because": because}
 
 
 def judge_dict(entries: list[dict[str, Any]], spec: Any,

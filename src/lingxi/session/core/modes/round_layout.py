@@ -6,6 +6,7 @@ check and the adversarial cases (``round_cases``) alike, so neither imports the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,21 @@ class RoundLayout:
     phase_names: frozenset[str]
 
 
+def _round_steps(plan: FlowPlan, declared: dict[str, MessageSchema], reveal: str | None
+                 ) -> set[str]:
+    """The messages of every phase that holds the reveal or a commitment (a hash field)."""
+    steps: set[str] = set()
+    for phase in plan.phases:
+        names = {step.message for step in phase.steps}
+        if reveal in names or any(_field_of_type(declared.get(n), "hash") for n in names):
+            steps |= names
+    return steps
+
+
+def _first(names: set[str], holds: Callable[[str], Any]) -> str | None:
+    return next((name for name in sorted(names) if holds(name)), None)
+
+
 def round_layout(spec: Any, plan: FlowPlan | None = None) -> RoundLayout:
     """Found once from the spec, for the machine and for the offline check alike."""
     plan = plan or build_plan(spec)
@@ -43,18 +59,11 @@ def round_layout(spec: Any, plan: FlowPlan | None = None) -> RoundLayout:
     reveal = rnd.message if rnd and ref_schema is not None else None
     value_schema = (ref_schema.fields.get(rnd.field or value_field) or {}
                     if rnd and ref_schema is not None else {})
-    commit = None
-    steps: set[str] = set()
-    for phase in plan.phases:
-        names = {step.message for step in phase.steps}
-        if reveal in names or any(_field_of_type(declared.get(n), "hash") for n in names):
-            steps |= names
-    for name in sorted(steps):
-        schema = declared.get(name)
-        if commit is None and _field_of_type(schema, "hash"):
-            commit = name
-        if reveal is None and schema is not None and value_field in schema.fields:
-            reveal = name
+    steps = _round_steps(plan, declared, reveal)
+    commit = _first(steps, lambda n: _field_of_type(declared.get(n), "hash"))
+    if reveal is None:
+        reveal = _first(steps, lambda n: declared.get(n) is not None
+                        and value_field in declared[n].fields)
     return RoundLayout(value_field, value_schema, commit, reveal,
                        _field_of_type(declared.get(commit), "hash") or "hash",
                        _field_of_type(declared.get(reveal), "nonce") or "nonce",
