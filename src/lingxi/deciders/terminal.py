@@ -170,29 +170,39 @@ def parse_answer(text: str, request: RequestDecision) -> tuple[bool, Any]:
             and legal_value(suggested, legal, bounds):
         return True, suggested
     if legal:
-        words = [" ".join(plain(v).split()) for v in legal]
-        if answer.isdigit() and 1 <= int(answer) <= len(legal) and answer not in words:
-            return True, legal[int(answer) - 1]
-        found = _matches(answer, words)
-        if len(found) == 1:
-            return True, legal[found[0]]
-        if len(found) > 1:
-            return False, (f"{terminal_safe(answer, 40)} fits {len(found)} choices ("
-                           + ", ".join(terminal_safe(words[i], 40) for i in found[:6])
-                           + "): type the whole choice or its number")
-        return False, (f"{terminal_safe(answer, 40) or 'nothing'} is not one of the choices: "
-                       f"type a number from 1 to {len(legal)} or the word")
+        return _choice(answer, legal)
     if bounds is not None:
-        try:
-            number = int(answer)
-        except ValueError:
-            return False, f"{terminal_safe(answer, 40) or 'nothing'} is not a whole number"
-        if not legal_value(number, [], bounds):
-            return False, f"{number} is out of range: {_range(bounds)}"
-        return True, number
+        return _number(answer, bounds)
     if not text.strip():
         return False, "type something (an empty line is not an answer)"
     return True, text  # a free decision: the text as typed
+
+
+def _choice(answer: str, legal: list[Any]) -> tuple[bool, Any]:
+    """One of the shown choices, by its number or its words."""
+    words = [" ".join(plain(v).split()) for v in legal]
+    if answer.isdigit() and 1 <= int(answer) <= len(legal) and answer not in words:
+        return True, legal[int(answer) - 1]
+    found = _matches(answer, words)
+    if len(found) == 1:
+        return True, legal[found[0]]
+    if len(found) > 1:
+        return False, (f"{terminal_safe(answer, 40)} fits {len(found)} choices ("
+                       + ", ".join(terminal_safe(words[i], 40) for i in found[:6])
+                       + "): type the whole choice or its number")
+    return False, (f"{terminal_safe(answer, 40) or 'nothing'} is not one of the choices: "
+                   f"type a number from 1 to {len(legal)} or the word")
+
+
+def _number(answer: str, bounds: tuple[Any, Any]) -> tuple[bool, Any]:
+    """A whole number inside the bounds."""
+    try:
+        number = int(answer)
+    except ValueError:
+        return False, f"{terminal_safe(answer, 40) or 'nothing'} is not a whole number"
+    if not legal_value(number, [], bounds):
+        return False, f"{number} is out of range: {_range(bounds)}"
+    return True, number
 
 
 def _range(bounds: tuple[Any, Any]) -> str:

@@ -220,11 +220,7 @@ def state_of(handle: str, events: int = 20) -> dict[str, Any]:
 
     folder = folder_of(handle)
     if not folder.is_dir():
-        log = _read_text(log_of(handle))
-        if log and _started_here(handle):  # its process has not written the folder yet
-            return {"session": handle, "state": "starting", "untrusted": PEER_NOTE}
-        raise _failure(log, "session") if log else RunError(
-            "session.not_found", f"no session {handle} (see list_sessions)")
+        return _not_written(handle)
     try:
         snapshot = read_object(folder / SNAPSHOT)
     except Exception:  # not written yet
@@ -234,22 +230,41 @@ def state_of(handle: str, events: int = 20) -> dict[str, Any]:
     pending = pending_decision(snapshot) if running and not finished else None
     word = "finished" if finished else ("gone: process ended" if not running else
                                         "waiting for decision" if pending else "running")
-    decision = None
-    if pending is not None:
-        decision = {k: pending.get(k) for k in ("point_id", "legal", "bounds", "view",
-                                                 "message", "timeout_seconds", "deadline")}
-        if pending.get("peer_text"):
-            decision["peer_text"] = pending["peer_text"]
     recent = [p for p in (project(r) for r in _events(folder, EVENT_TAIL)) if p][-events:] \
         if events > 0 else []
-    outcome = snapshot.get("outcome") if finished else None
-    if isinstance(outcome, dict) and outcome.get("by") == "peer":
-        outcome = {**outcome, "peer_text": {"code": outcome.pop("code", None),
-                                            "reason": outcome.pop("reason", None)}}
     return {"session": handle, "state": word, "role": snapshot.get("role"),
             "protocol": snapshot.get("protocol"), "protocol_id": snapshot.get("protocol_id"),
-            "mode": snapshot.get("mode"), "pending_decision": decision, "outcome": outcome,
+            "mode": snapshot.get("mode"), "pending_decision": _decision(pending),
+            "outcome": _outcome(snapshot.get("outcome") if finished else None),
             "recent_events": recent, "state_dir": str(folder), "untrusted": PEER_NOTE}
+
+
+def _not_written(handle: str) -> dict[str, Any]:
+    """A session with no folder yet: starting (its process is ours and alive), or an error."""
+    log = _read_text(log_of(handle))
+    if log and _started_here(handle):
+        return {"session": handle, "state": "starting", "untrusted": PEER_NOTE}
+    raise _failure(log, "session") if log else RunError(
+        "session.not_found", f"no session {handle} (see list_sessions)")
+
+
+def _decision(pending: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The open decision as the assistant sees it; the peer's words marked as such."""
+    if pending is None:
+        return None
+    decision = {k: pending.get(k) for k in ("point_id", "legal", "bounds", "view",
+                                             "message", "timeout_seconds", "deadline")}
+    if pending.get("peer_text"):
+        decision["peer_text"] = pending["peer_text"]
+    return decision
+
+
+def _outcome(outcome: Any) -> Any:
+    """The outcome; an abort by the peer carries its code and reason as peer text."""
+    if isinstance(outcome, dict) and outcome.get("by") == "peer":
+        return {**outcome, "peer_text": {"code": outcome.pop("code", None),
+                                         "reason": outcome.pop("reason", None)}}
+    return outcome
 
 
 _BACKGROUND: Background | None = None
