@@ -122,3 +122,31 @@ def test_the_whole_second_cache_stays_bounded_and_right() -> None:
 def test_endpoint_escapes_must_be_complete(url, problem) -> None:
     found = endpoint_url_problem(url)
     assert (found is None) if problem is None else (problem in found)
+
+
+def test_a_pem_key_of_another_algorithm_is_not_an_identity(tmp_path) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+
+    from lingxi.wire import IdentityError
+    from lingxi.wire.identity import KEY_FILE, Identity
+
+    pem = X25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption())
+    (tmp_path / KEY_FILE).write_bytes(pem)
+    (tmp_path / KEY_FILE).chmod(0o600)
+    with pytest.raises(IdentityError) as info:
+        Identity.load(tmp_path)
+    assert info.value.code == "identity.corrupt" and "not an Ed25519 key" in info.value.message
+
+
+@pytest.mark.parametrize("info", ["{not json", "[1, 2]", '{"created": 7}'])
+def test_a_damaged_identity_info_file_leaves_the_key_usable(tmp_path, info) -> None:
+    from lingxi.wire.identity import INFO_FILE, Identity
+
+    made, created = Identity.load_or_create(tmp_path)
+    assert created
+    (tmp_path / INFO_FILE).write_text(info)
+    loaded = Identity.load(tmp_path)
+    assert loaded.public_hex == made.public_hex and loaded.created is None
