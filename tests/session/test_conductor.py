@@ -106,3 +106,71 @@ def test_adversarial_cases_reach_the_same_verdict_over_tcp(name: str) -> None:
 @pytest.mark.parametrize("name", _two_party_builtins())
 def test_every_adversarial_case_of_every_builtin_is_the_same_over_tcp(name: str) -> None:
     _compare(name, None)
+
+
+# ------------------------------------------- registry checkpoints at the opening (18.3)
+
+
+def _meet(tmp_path: Path, host_note, guest_note, adversary=None):
+    import asyncio
+
+    from lingxi.session.net import memory_session
+
+    host_kwargs = {"registry_checkpoint": host_note}
+    if adversary is not None:
+        host_kwargs["adversary"] = adversary
+    return asyncio.run(memory_session(
+        load_protocol("rock-paper-scissors"), options={"best_of": 1}, state_dir=tmp_path,
+        host_kwargs=host_kwargs, guest_kwargs={"registry_checkpoint": guest_note}))
+
+
+def _opening(folder: Path, action: str) -> dict:
+    for line in (folder / "transcript.jsonl").read_text().splitlines():
+        payload = json.loads(line)["envelope"]["payload"]
+        if payload.get("action") == action:
+            return payload
+    raise AssertionError(f"no {action} in {folder}")
+
+
+def test_each_side_signs_its_registry_checkpoint_into_its_opening(tmp_path: Path) -> None:
+    host, guest = _meet(tmp_path, "host's checkpoint\n", "guest's checkpoint\n")
+    assert host.outcome.ok and guest.outcome.ok
+    assert host.peer_checkpoint == "guest's checkpoint\n"
+    assert guest.peer_checkpoint == "host's checkpoint\n"
+    # in the signed transcript, so a third party sees which view each side claimed
+    assert _opening(guest.state_dir, "session.offer")["registry_checkpoint"] == \
+        "host's checkpoint\n"
+    assert _opening(host.state_dir, "session.accept")["registry_checkpoint"] == \
+        "guest's checkpoint\n"
+    snapshot = json.loads((guest.state_dir / "snapshot.json").read_text())
+    assert snapshot["peer_registry_checkpoint"] == "host's checkpoint\n"
+
+
+def test_a_side_without_a_registry_sends_no_checkpoint(tmp_path: Path) -> None:
+    host, guest = _meet(tmp_path, None, None)
+    assert host.outcome.ok and host.peer_checkpoint is None and guest.peer_checkpoint is None
+    assert "registry_checkpoint" not in _opening(guest.state_dir, "session.offer")
+
+
+class _OfferWith:
+    """A host whose offer carries ``value`` as its checkpoint (signed: a lie, not a forgery)."""
+
+    cheated = None
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def outgoing(self, side, payload, correlation_id):
+        if payload.get("action") == "session.offer":
+            payload = {**payload, "registry_checkpoint": self.value}
+        return [(payload, correlation_id)]
+
+    def wire(self, side, envelope):
+        return [envelope]
+
+
+@pytest.mark.parametrize("value", [12345, ["a"], "", "x" * 8193])
+def test_a_checkpoint_that_is_no_note_is_ignored_and_the_session_plays(tmp_path: Path,
+                                                                       value) -> None:
+    host, guest = _meet(tmp_path, None, "guest's\n", adversary=_OfferWith(value))
+    assert guest.outcome.ok and guest.peer_checkpoint is None

@@ -33,10 +33,12 @@ from lingxi.contract.protocol_id import check_protocol_id
 from lingxi.errors import LingxiError
 from lingxi.session.conductor.actions import DriverAction, Emitted, Refuse, SendFrame
 from lingxi.session.conductor.link import (
+    checkpoint_in,
     control_to_payload,
     is_receipt,
     over_state_limit,
     payload_to_event,
+    with_checkpoint,
 )
 from lingxi.session.core.events import (
     CancelTimer,
@@ -93,7 +95,8 @@ class Conductor:
                  recorder: Recorder, identity: Any,
                  machine_for: Callable[[str], SessionMachine] | None = None,
                  adversary: Any = None,
-                 snapshot_extra: Callable[[], dict[str, Any]] | None = None) -> None:
+                 snapshot_extra: Callable[[], dict[str, Any]] | None = None,
+                 registry_checkpoint: str | None = None) -> None:
         if machine is None and machine_for is None:
             raise ValueError("a conductor needs a machine or machine_for")
         self._machine = machine
@@ -103,6 +106,8 @@ class Conductor:
         self.identity = identity
         self.adversary = adversary
         self.snapshot_extra = snapshot_extra
+        self.registry_checkpoint = registry_checkpoint  # sent in this side's offer or accept
+        self.peer_checkpoint: str | None = None  # what the peer's offer or accept carried
         keys = codec.keys
         self.session_id: str = keys.session_id
         self.peer_key: str = keys.peer_identity
@@ -212,6 +217,8 @@ class Conductor:
                            self.pending if not machine.finished else None,
                            self.pending_deadline)
         data["transcript_head"] = self.recorder.transcript.head()
+        if self.peer_checkpoint is not None:
+            data["peer_registry_checkpoint"] = self.peer_checkpoint
         if self.snapshot_extra is not None:
             data = {**self.snapshot_extra(), **data}
         self.recorder.snapshot(data)
@@ -261,6 +268,11 @@ class Conductor:
         if is_receipt(payload):  # receipts come after the end, never during a session
             return ControlReceived("receipt", {})
         size = self.recorder.envelope(self.peer_dir, item, "received")
+        note = checkpoint_in(payload)
+        if note is not None and self.peer_checkpoint is None:
+            self.peer_checkpoint = note
+            self.recorder.event({"event": "registry.peer_checkpoint", "role": self.role,
+                                 "checkpoint": note})
         limit = over_state_limit(self._machine, self.recorder) if self._machine else None
         return limit or payload_to_event(payload, item.correlation_id, size)
 
@@ -281,7 +293,8 @@ class Conductor:
             if isinstance(action, Send):
                 out += self._send(action.payload, action.correlation_id)
             elif isinstance(action, SendControl):
-                out += self._send(control_to_payload(action), None)
+                out += self._send(with_checkpoint(control_to_payload(action),
+                                                  self.registry_checkpoint), None)
             elif isinstance(action, Emit):
                 due = self._emit(action.event, out) or due
             elif isinstance(action, RequestDecision):

@@ -24,6 +24,28 @@ from lingxi.wire import abort_payload, control_payload
 SESSION_PREFIX = "session."
 SESSION_KINDS = ("offer", "accept", "receipt", "deciding")
 
+# The registry checkpoint a side saw last (a signed note), carried in its offer or accept so
+# two agents that meet can tell whether the registry showed them one log (issue 18.3). It
+# is the peer's claim, signed inside its envelope; the edge checks it against the registry.
+CHECKPOINT_FIELD = "registry_checkpoint"
+CHECKPOINT_LIMIT = 8192  # characters: a checkpoint with a dozen witness cosignatures
+OPENING_KINDS = ("offer", "accept")
+
+
+def with_checkpoint(payload: dict[str, Any], note: str | None) -> dict[str, Any]:
+    """An offer or accept payload carrying ``note`` (other payloads unchanged)."""
+    if note is None or payload.get("action") not in {SESSION_PREFIX + k for k in OPENING_KINDS}:
+        return payload
+    return {**payload, CHECKPOINT_FIELD: note}
+
+
+def checkpoint_in(payload: dict[str, Any]) -> str | None:
+    """The checkpoint a peer's offer or accept carries, if it is text of a sane size."""
+    if payload.get("action") not in {SESSION_PREFIX + k for k in OPENING_KINDS}:
+        return None
+    note = payload.get(CHECKPOINT_FIELD)
+    return note if isinstance(note, str) and 0 < len(note) <= CHECKPOINT_LIMIT else None
+
 
 def control_to_payload(action: SendControl) -> dict[str, Any]:
     """The envelope payload for a machine's SendControl."""

@@ -58,6 +58,7 @@ class DriveResult:
     head: str
     receipts: dict[str, Any] = field(default_factory=dict)
     peer_problems: list[str] = field(default_factory=list)
+    peer_checkpoint: str | None = None  # the registry checkpoint the peer's opening carried
 
     @property
     def receipts_verified(self) -> bool:
@@ -79,7 +80,8 @@ class Driver:
     offer then arrives, is recorded and is fed to the machine like every other
     envelope, and a refusal (unknown or unexpected protocol, an offer the wire
     refused) is sent to the host as an abort with its code before the error is
-    raised here.
+    raised here. ``registry_checkpoint`` (the last registry checkpoint this side
+    checked) rides in its offer or accept; the peer's is ``DriveResult.peer_checkpoint``.
     """
 
     def __init__(self, machine: SessionMachine | Callable[[Any], SessionMachine],
@@ -87,14 +89,16 @@ class Driver:
                  identity: Any, decider: Callable[[RequestDecision], Any] | None = None,
                  inputs: AsyncIterator[str | None] | None = None,
                  receipt_timeout: float = 5.0, offer_timeout: float = 30.0,
-                 adversary: Any = None, live: LiveSession | None = None) -> None:
+                 adversary: Any = None, live: LiveSession | None = None,
+                 registry_checkpoint: str | None = None) -> None:
         self.live = live  # read by the snapshot, which the conductor may write at once
         given = machine if isinstance(machine, SessionMachine) else None
         machine_for = None if isinstance(machine, SessionMachine) else machine
         self.conductor = Conductor(given, channel.codec, recorder=recorder, identity=identity,
                                    machine_for=machine_for,
                                    adversary=adversary,
-                                   snapshot_extra=self._snapshot_extra)
+                                   snapshot_extra=self._snapshot_extra,
+                                   registry_checkpoint=registry_checkpoint)
         self.offer_timeout = offer_timeout
         self.channel = channel
         self.recorder = recorder
@@ -419,7 +423,7 @@ class Driver:
         if self.live is not None:  # watchers (the page, the console) see the proof too
             self.live.event(settled.event)
         return DriveResult(settled.outcome, self.recorder.state_dir, settled.head,
-                           settled.record, settled.problems)
+                           settled.record, settled.problems, self.conductor.peer_checkpoint)
 
 
 async def lines_from(source: str | Path | None) -> AsyncIterator[str | None]:
