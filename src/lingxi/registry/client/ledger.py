@@ -92,6 +92,13 @@ class Ledger:
     def keep_head(self, head: dict[str, Any]) -> None:
         self._append("heads.jsonl", head)
 
+    def keep_fork(self, fork: dict[str, Any]) -> None:
+        """Evidence of a split view met elsewhere (a peer's checkpoint): kept for good."""
+        self._append("forks.jsonl", fork)
+
+    def forks(self) -> list[dict[str, Any]]:
+        return [f for f in self._read("forks.jsonl") if isinstance(f.get("evidence"), list)]
+
     def pinned(self) -> str | None:
         try:
             return json.loads((self.folder / "server.json").read_text())["server_public_key"]
@@ -164,6 +171,10 @@ async def verify_registry(client: Any, ledger: Ledger, *, full: bool = False,
         for seq, item in sorted(ledger.kept().items()):
             out["records_checked"] += 1
             out["proofs_checked"] += await _check_record(client, seq, item, head, problems)
+    for fork in ledger.forks():
+        problems.append(f"the log forked: evidence kept from {fork.get('source') or 'a peer'}"
+                        " (both checkpoints below)")
+        evidence += [str(note) for note in fork["evidence"]]
     if required and not problems:
         out["witnessed_by"] = await _check_witnesses(
             client, head, witnesses, required, fetch, problems, evidence,
@@ -196,16 +207,7 @@ async def _check_witnesses(client: Any, head: dict[str, Any], witnesses: tuple[W
         except (LingxiError, httpx.HTTPError) as error:
             missing.append(f"witness {ref.name}: {error}")
             continue
-        old, new, old_note, new_note = point.size, head["size"], note, head["checkpoint"]
-        old_root, new_root = point.root, bytes.fromhex(head["root"])
-        if old > new:
-            old, new, old_note, new_note = new, old, new_note, old_note
-            old_root, new_root = new_root, old_root
-        try:
-            proof = [bytes.fromhex(h) for h in (await client.consistency(old, new))["proof"]]
-        except RegistryError:
-            proof = []
-        if verify_consistency(old, new, old_root, new_root, proof):
+        if await _one_log(client, point.size, point.root, head):
             vouched.append(ref.name)
         else:
             problems.append(f"the log forked: witness {ref.name} cosigned a checkpoint of size "
@@ -216,6 +218,49 @@ async def _check_witnesses(client: Any, head: dict[str, Any], witnesses: tuple[W
         problems.append(f"{len(vouched)} witness(es) vouch for this view; {required} required"
                         + "".join(f"; {m}" for m in missing))
     return vouched
+
+
+async def _one_log(client: Any, size: int, root: bytes, head: dict[str, Any]) -> bool:
+    """Whether a checkpoint of ``size``/``root`` and ``head`` are views of one log: the
+    smaller is a prefix of the larger, by the registry's consistency proof."""
+    old, new, old_root, new_root = size, head["size"], root, bytes.fromhex(head["root"])
+    if old > new:
+        old, new, old_root, new_root = new, old, new_root, old_root
+    try:
+        proof = [bytes.fromhex(h) for h in (await client.consistency(old, new))["proof"]]
+    except RegistryError:
+        proof = []
+    return verify_consistency(old, new, old_root, new_root, proof)
+
+
+async def compare_peer_checkpoint(client: Any, ledger: Ledger, note: str,
+                                  *, session: str = "") -> dict[str, Any]:
+    """The checkpoint a peer signed into its session opening, against this client's view
+    of the same registry now: two agents that meet notice a split view (issue 18.3).
+
+    ``checked`` is False when the note proves nothing here (another log, or not signed
+    by this log's pinned key). A note this view does not extend is a fork: both signed
+    checkpoints are the evidence, and the ledger keeps them, so ``lingxi registry
+    verify`` keeps failing until someone looks."""
+    head = await client.head()
+    problem = head_problem(head, pinned_key=ledger.pinned() or head.get("server_public_key"),
+                           now=time.time())
+    if problem:
+        return {"ok": False, "checked": False, "problems": [problem], "evidence": []}
+    try:
+        point = open_checkpoint(note, ledger.pinned() or head["server_public_key"],
+                                origin=head["origin"])
+    except LingxiError as error:
+        return {"ok": True, "checked": False, "reason": error.message, "problems": [],
+                "evidence": []}
+    if await _one_log(client, point.size, point.root, head):
+        return {"ok": True, "checked": True, "size": point.size, "problems": [], "evidence": []}
+    evidence = [note, str(head["checkpoint"])]
+    ledger.keep_fork({"source": f"peer in session {session}".strip(), "evidence": evidence})
+    return {"ok": False, "checked": True, "size": point.size, "evidence": evidence,
+            "problems": [f"the log forked: the peer was shown a checkpoint of size "
+                         f"{point.size} that this view (size {head['size']}) does not extend "
+                         "(both below)"]}
 
 
 async def _check_prefix(client: Any, last: dict[str, Any], head: dict[str, Any],
