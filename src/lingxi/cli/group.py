@@ -184,13 +184,29 @@ def verify_cmd(records: tuple[str, ...], protocol: str | None, as_json: bool) ->
     Exit 0 when everything checks, 1 with the problems (each with its code and
     the identity it blames), 2 when a record cannot be read.
     """
+    check_group_records([read_json_file(path, what="group record", expect="object")
+                         for path in records], protocol, as_json)
+
+
+def is_group_record(data: Any) -> bool:
+    """A JSON object shaped as a group record (its format, or a group with entries)."""
+    from lingxi.group.verify import RECORD_FORMAT
+
+    return isinstance(data, dict) and (data.get("format") == RECORD_FORMAT or (
+        "group" in data and "entries" in data and "receipts" in data))
+
+
+def check_group_records(loaded: list[Any], protocol: str | None, as_json: bool) -> None:
+    """The group verifier's verdict on loaded records, printed; exit 1 when it fails.
+
+    `lingxi group verify` and `lingxi session verify RECORD` both end here.
+    """
     from lingxi.group import verify_records
     from lingxi.group.adversarial import game_of
     from lingxi.group.holdem import HoldemHand
     from lingxi.group.memory import spec_validator
     from lingxi.group.vote import Tally
 
-    loaded = [read_json_file(path, what="group record", expect="object") for path in records]
     spec = _group_spec(protocol) if protocol else _spec_from_log(loaded[0])
     game = game_of(spec)
     states: list[Any] = []
