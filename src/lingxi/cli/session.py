@@ -299,8 +299,6 @@ def verify(state_dir: str, peer_key: str | None, peer_record: str | None,
 
     A group record (the JSON `lingxi group host/join/test --record` writes) is
     checked by the group verifier, as `lingxi group verify` does.
-
-    Example: lingxi session verify ~/.lingxi/sessions/SESSION_ID
     """
     if Path(state_dir).is_file():
         _verify_group_record(state_dir, peer_key, peer_record, as_json)

@@ -208,17 +208,22 @@ class GroupHost:
 
 
 async def join_group(spec: Spec, endpoint: str, seat: int, signer: Signer, agent: SeatAgent,
-                     *, timeout: float = 60.0, joined=None) -> Outcome:
+                     *, timeout: float = 60.0, host_key: str | None = None,
+                     joined=None) -> Outcome:
     """Play one seat of the group hosted at ``tcp://HOST:PORT`` to the end."""
     host, _, port = endpoint.removeprefix("tcp://").rpartition(":")
     reader, writer = await asyncio.open_connection(host, int(port))
     return await play_seat(TcpPipe(reader, writer), spec, seat, signer, agent, timeout=timeout,
-                           joined=joined)
+                           host_key=host_key, joined=joined)
 
 
 async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: SeatAgent, *,
-                    timeout: float = 60.0, joined=None) -> Outcome:
-    """Play one seat to the end through ``pipe`` (connected to the host); closes it."""
+                    timeout: float = 60.0, host_key: str | None = None,
+                    joined=None) -> Outcome:
+    """Play one seat to the end through ``pipe`` (connected to the host); closes it.
+
+    ``host_key``: the sequencer the member expects (the open entry's signer).
+    """
     view: MemberView | None = None
     pending = False
     problem: dict[str, Any] | None = None
@@ -256,6 +261,9 @@ async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: Se
                     if entry["body"].get("protocol_id") != spec.protocol_id:
                         raise GroupError("group.wrong_protocol", "the host opened the group "
                                          "with another protocol")
+                    if host_key is not None and entry["sender"] != host_key:
+                        raise GroupError("group.wrong_host", "the group was opened by another "
+                                         "sequencer than --host-key")
                 try:
                     view.receive(entry)
                 except GroupError as error:

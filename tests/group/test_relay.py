@@ -1,0 +1,184 @@
+"""Issue 23: the relay as a transport for group entries, every seat a separate process.
+
+Each member reaches the host through its own relay link (a credential is pairwise); the
+log, the sequencer and the verifier are those of TCP. The nats-server is the test's own,
+on a free loopback port (tests/net's fixture), trusting a fresh relay key set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from lingxi.group import verify_records
+from lingxi.groupnet.relay import link_session_id
+from net.relayhelpers import (  # noqa: F401  (fixtures)
+    NatsServer,
+    credential,
+    nats_servers,
+    relay_keys,
+)
+
+LINGXI = [sys.executable, "-m", "lingxi"]
+
+
+def _env(tmp_path: Path, who: str) -> dict[str, str]:
+    return {**os.environ, "LINGXI_HOME": str(tmp_path / f"home-{who}")}
+
+
+class Spy(threading.Thread):
+    """Someone on the relay who reads one link's two subjects (as the relay operator can)."""
+
+    def __init__(self, keys, relay: NatsServer, session_id: str) -> None:
+        super().__init__(daemon=True)
+        self.credentials = [credential(keys, [relay.url], role, session_id)
+                            for role in ("host", "guest")]
+        self.seen: list[bytes] = []
+        self.ready, self.stop = threading.Event(), threading.Event()
+
+    def run(self) -> None:
+        asyncio.run(self._listen())
+
+    async def _listen(self) -> None:
+        from lingxi.wire.relay_link import RelayLink
+
+        links = [await RelayLink(c, on_data=self.seen.append).open() for c in self.credentials]
+        self.ready.set()
+        while not self.stop.is_set():
+            await asyncio.sleep(0.05)
+        for link in links:
+            await link.close()
+
+
+def _mint(tmp_path: Path, keys, relay: NatsServer, seats: int, *extra: str) -> Path:
+    seeds = tmp_path / "relay-seeds.json"
+    seeds.write_text(json.dumps(keys.to_seeds()))
+    seeds.chmod(0o600)
+    out = tmp_path / "table"
+    done = subprocess.run([*LINGXI, "group", "relay-credentials", "--relay-seeds", str(seeds),
+                           "--relay", relay.url, "--seats", str(seats), "--out", str(out),
+                           "--json", *extra], env=_env(tmp_path, "mint"), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)["files"]) == 2 * (seats - 1)
+    assert all((out / f).stat().st_mode & 0o077 == 0 for f in os.listdir(out))
+    (out / "group_id").write_text(json.loads(done.stdout)["group_id"])
+    return out
+
+
+def _host(tmp_path: Path, table: Path, protocol: str, seats: int, *extra: str):
+    creds = [a for s in range(1, seats) for a in ("--relay-credential",
+                                                  str(table / f"host-seat{s}.json"))]
+    host = subprocess.Popen([*LINGXI, "group", "host", protocol, "--seats", str(seats),
+                             "--via", "relay", *creds, "--record", str(tmp_path / "r0.json"),
+                             "--json", *extra], env=_env(tmp_path, "0"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert host.stderr is not None
+    line = host.stderr.readline()
+    assert "group host on relay nats://127.0.0.1:" in line, line
+    return host
+
+
+def _join(tmp_path: Path, table: Path, protocol: str, seat: int, *extra: str):
+    return subprocess.Popen([*LINGXI, "group", "join", "--via", "relay", "--relay-credential",
+                             str(table / f"seat{seat}.json"), "--protocol", protocol, "--seat",
+                             str(seat), "--record", str(tmp_path / f"r{seat}.json"), "--json",
+                             *extra], env=_env(tmp_path, str(seat)), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_a_four_seat_hand_over_the_relay_every_seat_a_process(
+        tmp_path, relay_keys, nats_servers) -> None:  # noqa: F811  (fixtures)
+    relay = nats_servers(relay_keys)
+    table = _mint(tmp_path, relay_keys, relay, 4)
+    spy = Spy(relay_keys, relay, link_session_id((table / "group_id").read_text(), 2))
+    spy.start()
+    assert spy.ready.wait(20)
+    host = _host(tmp_path, table, "holdem", 4)
+    members = [_join(tmp_path, table, "holdem", seat) for seat in (1, 2, 3)]
+    outputs = []
+    try:
+        for proc in [host, *members]:
+            out, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, (out, err)
+            outputs.append(json.loads(out))
+    finally:
+        spy.stop.set()
+        spy.join(10)
+    assert all(o["ok"] and o["record_verified"] for o in outputs)
+    assert len({o["head"] for o in outputs}) == 1
+    assert all(o["result"] == outputs[0]["result"] for o in outputs)
+    assert sum(outputs[0]["result"]["delta"]) == 0
+    records = [json.loads((tmp_path / f"r{s}.json").read_text()) for s in range(4)]
+    verdict = verify_records(records)  # a third party with every member's record: no fork
+    assert verdict.ok and all(m["receipt"] for m in verdict.members)
+    assert len({m["key"] for m in verdict.members}) == 4
+    # seat 2's link carried the whole log, but the relay saw sealed frames only: after the
+    # handshake (identity keys in clear, as in any session) no entry, move or signature
+    seen = b"".join(spy.seen)
+    assert len(spy.seen) > len(records[2]["entries"])
+    assert b"relay://member" in seen  # the handshake went through this spy's subjects
+    sig = records[2]["entries"][-1]["sig"].encode()
+    for clear in (b"group_frame", b"hp_shuffle", b"hp_bet", b"group:", b'"entry"', sig):
+        assert clear not in seen, clear
+
+
+def test_relay_credentials_are_checked_before_anything_is_sent(
+        tmp_path, relay_keys, nats_servers) -> None:  # noqa: F811  (fixtures)
+    relay = nats_servers(relay_keys)
+    table = _mint(tmp_path, relay_keys, relay, 2, "--ttl", "30")
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*LINGXI, "group", *args], env=_env(tmp_path, "x"),
+                              capture_output=True, text=True, timeout=60)
+    wrong_role = run("join", "--via", "relay", "--relay-credential",
+                     str(table / "host-seat1.json"), "--protocol", "holdem", "--seat", "1")
+    assert wrong_role.returncode == 2 and "group.bad_credential" in wrong_role.stderr
+    too_few = run("host", "holdem", "--seats", "3", "--via", "relay", "--relay-credential",
+                  str(table / "host-seat1.json"))
+    assert too_few.returncode == 2 and "group.bad_credential" in too_few.stderr
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"format": "lingxi.relay-credential/1", "user_seed": "nope"}')
+    bad = run("join", "--via", "relay", "--relay-credential", str(junk), "--protocol",
+              "holdem", "--seat", "1")
+    assert bad.returncode == 2 and "group.bad_credential" in bad.stderr
+    endpoint_too = run("join", "tcp://127.0.0.1:9", "--via", "relay", "--relay-credential",
+                       str(table / "seat1.json"), "--protocol", "holdem", "--seat", "1")
+    assert endpoint_too.returncode == 2
+    for result in (wrong_role, too_few, bad, endpoint_too):
+        assert "Traceback" not in result.stderr
+    expired = json.loads((table / "seat1.json").read_text())
+    expired["expires_at"] = 1
+    (tmp_path / "old.json").write_text(json.dumps(expired))
+    old = run("join", "--via", "relay", "--relay-credential", str(tmp_path / "old.json"),
+              "--protocol", "holdem", "--seat", "1")
+    assert old.returncode == 2 and "group.credential_expired" in old.stderr
+
+
+@pytest.mark.parametrize("forged", ["another account", "another link"])
+def test_a_member_whose_credential_the_relay_refuses_fails_in_one_line(
+        tmp_path, relay_keys, nats_servers, forged) -> None:  # noqa: F811  (fixtures)
+    from lingxi.registry.models.relay import RelayKeys
+
+    relay = nats_servers(relay_keys)
+    signer = RelayKeys.generate() if forged == "another account" else relay_keys
+    table = _mint(tmp_path, signer, relay, 2)
+    if forged == "another link":  # a valid credential, listening on another link's subject
+        doc = json.loads((table / "seat1.json").read_text())
+        doc["receive_subject"] = doc["receive_subject"].replace("-s1.", "-s9.")
+        (table / "seat1.json").write_text(json.dumps(doc))
+    member = _join(tmp_path, table, "holdem", 1, "--timeout", "5")
+    out, err = member.communicate(timeout=120)
+    assert member.returncode == 1, (out, err)
+    # the server refuses the connection, or drops the subscription the JWT does not allow
+    # (then no host ever answers on it); either way one coded line, never another link
+    assert json.loads(out)["error"]["code"] in (
+        ("transport.relay_refused",) if forged == "another account" else
+        ("transport.relay_refused", "transport.relay_no_answer"))
+    assert "Traceback" not in err
