@@ -19,12 +19,7 @@ import pytest
 
 from lingxi.group import verify_records
 from lingxi.groupnet.relay import link_session_id
-from net.relayhelpers import (  # noqa: F401  (fixtures)
-    NatsServer,
-    credential,
-    nats_servers,
-    relay_keys,
-)
+from net.relayhelpers import NatsServer, credential
 
 LINGXI = [sys.executable, "-m", "lingxi"]
 
@@ -95,7 +90,7 @@ def _join(tmp_path: Path, table: Path, protocol: str, seat: int, *extra: str):
 
 
 def test_a_four_seat_hand_over_the_relay_every_seat_a_process(
-        tmp_path, relay_keys, nats_servers) -> None:  # noqa: F811  (fixtures)
+        tmp_path, relay_keys, nats_servers) -> None:
     relay = nats_servers(relay_keys)
     table = _mint(tmp_path, relay_keys, relay, 4)
     spy = Spy(relay_keys, relay, link_session_id((table / "group_id").read_text(), 2))
@@ -131,7 +126,7 @@ def test_a_four_seat_hand_over_the_relay_every_seat_a_process(
 
 
 def test_relay_credentials_are_checked_before_anything_is_sent(
-        tmp_path, relay_keys, nats_servers) -> None:  # noqa: F811  (fixtures)
+        tmp_path, relay_keys, nats_servers) -> None:
     relay = nats_servers(relay_keys)
     table = _mint(tmp_path, relay_keys, relay, 2, "--ttl", "30")
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -163,7 +158,7 @@ def test_relay_credentials_are_checked_before_anything_is_sent(
 
 @pytest.mark.parametrize("forged", ["another account", "another link"])
 def test_a_member_whose_credential_the_relay_refuses_fails_in_one_line(
-        tmp_path, relay_keys, nats_servers, forged) -> None:  # noqa: F811  (fixtures)
+        tmp_path, relay_keys, nats_servers, forged) -> None:
     from lingxi.registry.models.relay import RelayKeys
 
     relay = nats_servers(relay_keys)
@@ -182,3 +177,27 @@ def test_a_member_whose_credential_the_relay_refuses_fails_in_one_line(
         ("transport.relay_refused",) if forged == "another account" else
         ("transport.relay_refused", "transport.relay_no_answer"))
     assert "Traceback" not in err
+
+
+def _identity(tmp_path: Path, who: str) -> str:
+    done = subprocess.run([*LINGXI, "identity", "init", "--json"], env=_env(tmp_path, who),
+                          capture_output=True, text=True, timeout=60)
+    return json.loads(done.stdout)["public_key"]
+
+
+def test_a_pinned_host_key_admits_that_host_only(tmp_path, relay_keys,
+                                                 nats_servers) -> None:
+    relay = nats_servers(relay_keys)
+    table = _mint(tmp_path, relay_keys, relay, 2)
+    real = _identity(tmp_path, "0")
+    host = _host(tmp_path, table, "holdem", 2, "--timeout", "20")
+    other = _join(tmp_path, table, "holdem", 1, "--host-key", "ab" * 32, "--timeout", "10")
+    out, err = other.communicate(timeout=120)
+    assert other.returncode != 0 and json.loads(out)["error"]["code"] == \
+        "handshake.identity_mismatch", (out, err)
+    member = _join(tmp_path, table, "holdem", 1, "--host-key", real)
+    for proc in (member, host):
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, (out, err)
+    assert json.loads((tmp_path / "r1.json").read_text())["entries"][0]["sender"] == real
+
