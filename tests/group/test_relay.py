@@ -201,3 +201,23 @@ def test_a_pinned_host_key_admits_that_host_only(tmp_path, relay_keys,
         assert proc.returncode == 0, (out, err)
     assert json.loads((tmp_path / "r1.json").read_text())["entries"][0]["sender"] == real
 
+
+
+def test_a_member_killed_mid_hand_over_the_relay_forfeits_and_only_it_pays(
+        tmp_path, relay_keys, nats_servers) -> None:
+    import signal
+
+    relay = nats_servers(relay_keys)
+    table = _mint(tmp_path, relay_keys, relay, 3)
+    host = _host(tmp_path, table, "holdem", 3, "--timeout", "10")
+    members = [_join(tmp_path, table, "holdem", seat) for seat in (1, 2)]
+    assert members[1].stderr is not None
+    assert "joined group" in members[1].stderr.readline()
+    members[1].send_signal(signal.SIGKILL)  # seat 2 vanishes: its link goes silent
+    out, err = host.communicate(timeout=180)
+    members[0].communicate(timeout=60)
+    members[1].wait(timeout=10)
+    result = json.loads(out)["result"]
+    assert result["kind"] == "forfeit" and result["culprit_seat"] == 2, (out, err)
+    assert all(d >= 0 for s, d in enumerate(result["delta"]) if s != 2)
+    assert verify_records([json.loads((tmp_path / "r0.json").read_text())]).ok
