@@ -221,3 +221,64 @@ def test_a_member_killed_mid_hand_over_the_relay_forfeits_and_only_it_pays(
     assert result["kind"] == "forfeit" and result["culprit_seat"] == 2, (out, err)
     assert all(d >= 0 for s, d in enumerate(result["delta"]) if s != 2)
     assert verify_records([json.loads((tmp_path / "r0.json").read_text())]).ok
+
+
+async def test_hostile_frames_through_a_sealed_link_are_refused_and_the_group_plays_on(
+        relay_keys, nats_servers) -> None:
+    """A member's link is sealed, not trusted: what comes through it is checked like TCP."""
+    from lingxi.contract import load_spec
+    from lingxi.group.agents import agent_for
+    from lingxi.group.keys import Signer
+    from lingxi.groupnet.relay import host_over_relay, join_over_relay
+    from lingxi.groupnet.runtime import GroupHost
+    from lingxi.protocols.catalogue import resolve_folder
+    from lingxi.wire.connection import open_channel
+    from lingxi.wire.errors import TransportError
+    from lingxi.wire.identity import Identity
+    from lingxi.wire.relay_link import RelayLink
+    from lingxi.wire.relay_transport import open_to_host
+
+    relay = nats_servers(relay_keys)
+    spec = load_spec(resolve_folder("group-vote"))
+    cred = {(role, seat): credential(relay_keys, [relay.url], role, link_session_id("g", seat))
+            for role in ("host", "guest") for seat in (1, 2)}
+    seed = os.urandom(32)
+    host = GroupHost(spec, 3, Signer(seed), agent_for(spec, 0, os.urandom), group_id="g",
+                     timeout=30)
+    hosting = asyncio.ensure_future(host_over_relay(host, [cred["host", 1], cred["host", 2]],
+                                                    Identity.from_seed(seed)))
+
+    async def hostile(*payloads: dict) -> list[dict]:
+        """Open link 1, send ``payloads`` through the sealed channel; what came back."""
+        link = await RelayLink(cred["guest", 1]).open()
+        try:
+            channel = await open_channel(await open_to_host(link, timeout=20),
+                                         Identity.generate(), None)
+            got = [(await channel.recv(timeout=30)).payload]  # the backlog: the open entry
+            for payload in payloads:
+                await channel.send(payload)
+            with pytest.raises(TransportError) as ended:
+                while True:
+                    got.append((await channel.recv(timeout=30)).payload)
+            assert ended.value.code == "transport.closed"  # the host ended it (no time-out)
+            return got
+        finally:
+            await link.close()
+
+    first = await hostile({"action": "not_a_group_frame"})
+    entry = first[0]["frame"]["envelope"]
+    assert entry["type"] == "group:open" and entry["payload"]["entry"]["seq"] == 0
+    forged = json.loads(json.dumps(entry))
+    forged["payload"]["entry"]["body"]["seats"] = {"min": 2, "max": 16}
+    answers = await hostile({"action": "group_frame", "frame": {"t": "submit",
+                                                                "envelope": forged}},
+                            {"action": "group_frame", "frame": {"t": "x" * 300_000}})
+    refused = [a["frame"] for a in answers if a.get("frame", {}).get("t") == "refused"]
+    assert refused and refused[0]["code"] in ("group.bad_signature", "group.stale")
+    outcomes = await asyncio.gather(*(
+        join_over_relay(spec, cred["guest", seat], seat, Signer(os.urandom(32)),
+                        Identity.generate(), agent_for(spec, seat, os.urandom), timeout=30)
+        for seat in (1, 2)), hosting)
+    records = [o.record for o in outcomes]
+    assert all(o.problem is None for o in outcomes)
+    assert verify_records(records).ok and outcomes[0].result == outcomes[2].result

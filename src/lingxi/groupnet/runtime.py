@@ -135,8 +135,8 @@ class GroupHost:
                 frame = await pipe.recv(self.timeout * 4)
                 self._handle(pipe, frame)
                 await pipe.drain()
-        except FrameError:
-            pass
+        except FrameError:  # garbage, oversized, silent or gone: this connection ends
+            await pipe.close()
         finally:
             if pipe in self.clients:
                 self.clients.remove(pipe)
