@@ -550,7 +550,7 @@ def join_cmd(endpoint: str | None, protocol: str, seat: int, timeout: float,
     try:
         outcome = asyncio.run(play())
     except OSError as error:
-        raise InputError("group.unreachable", f"cannot reach {endpoint}: "
+        raise InputError("group.unreachable", f"cannot reach {endpoint or 'the relay'}: "
                          f"{error.strerror or error}") from None
     _finish(outcome, record_path, as_json)
 
