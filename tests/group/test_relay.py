@@ -89,15 +89,16 @@ def _join(tmp_path: Path, table: Path, protocol: str, seat: int, *extra: str):
                             stderr=subprocess.PIPE, text=True)
 
 
-def test_a_four_seat_hand_over_the_relay_every_seat_a_process(
-        tmp_path, relay_keys, nats_servers) -> None:
+@pytest.mark.parametrize(("protocol", "seats"), [("holdem", 4), ("group-vote", 5)])
+def test_every_seat_a_process_over_the_relay_ends_with_the_same_verified_record(
+        tmp_path, relay_keys, nats_servers, protocol, seats) -> None:
     relay = nats_servers(relay_keys)
-    table = _mint(tmp_path, relay_keys, relay, 4)
+    table = _mint(tmp_path, relay_keys, relay, seats)
     spy = Spy(relay_keys, relay, link_session_id((table / "group_id").read_text(), 2))
     spy.start()
     assert spy.ready.wait(20)
-    host = _host(tmp_path, table, "holdem", 4)
-    members = [_join(tmp_path, table, "holdem", seat) for seat in (1, 2, 3)]
+    host = _host(tmp_path, table, protocol, seats)
+    members = [_join(tmp_path, table, protocol, seat) for seat in range(1, seats)]
     outputs = []
     try:
         for proc in [host, *members]:
@@ -110,18 +111,22 @@ def test_a_four_seat_hand_over_the_relay_every_seat_a_process(
     assert all(o["ok"] and o["record_verified"] for o in outputs)
     assert len({o["head"] for o in outputs}) == 1
     assert all(o["result"] == outputs[0]["result"] for o in outputs)
-    assert sum(outputs[0]["result"]["delta"]) == 0
-    records = [json.loads((tmp_path / f"r{s}.json").read_text()) for s in range(4)]
+    if protocol == "holdem":
+        assert sum(outputs[0]["result"]["delta"]) == 0
+    else:
+        assert sum(outputs[0]["result"]["counts"].values()) == seats
+    records = [json.loads((tmp_path / f"r{s}.json").read_text()) for s in range(seats)]
     verdict = verify_records(records)  # a third party with every member's record: no fork
     assert verdict.ok and all(m["receipt"] for m in verdict.members)
-    assert len({m["key"] for m in verdict.members}) == 4
+    assert len({m["key"] for m in verdict.members}) == seats
     # seat 2's link carried the whole log, but the relay saw sealed frames only: after the
     # handshake (identity keys in clear, as in any session) no entry, move or signature
     seen = b"".join(spy.seen)
     assert len(spy.seen) > len(records[2]["entries"])
     assert b"relay://member" in seen  # the handshake went through this spy's subjects
     sig = records[2]["entries"][-1]["sig"].encode()
-    for clear in (b"group_frame", b"hp_shuffle", b"hp_bet", b"group:", b'"entry"', sig):
+    for clear in (b"group_frame", b"hp_shuffle", b"hp_bet", b"vote_commit", b"motion",
+                  b"group:", b'"entry"', sig):
         assert clear not in seen, clear
 
 
