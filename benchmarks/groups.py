@@ -1,6 +1,6 @@
 """Group benchmark: CPU per seat for one Hold'em hand at 2, 4 and 6 seats; log throughput.
 
-Run: .venv/bin/python benchmarks/groups.py [--repeat N] [--messages M] [--tcp]
+Run: .venv/bin/python benchmarks/groups.py [--repeat N] [--messages M] [--tcp] [--relay]
 
 - Hold'em: one hand with every seat in this process (each member keeps its
   own verified log and hand state, as separate processes would), played by
@@ -18,6 +18,10 @@ Run: .venv/bin/python benchmarks/groups.py [--repeat N] [--messages M] [--tcp]
   (``lingxi group host`` / ``lingxi group join``); CPU of the child processes
   (``RUSAGE_CHILDREN``) per seat, and the same less one process start-up
   (``lingxi group --help``, measured in the same run) per seat.
+- ``--relay``: the 4-seat hand with every seat a process, once over TCP and
+  once over the relay (a nats-server of its own on a free loopback port,
+  credentials from ``lingxi group relay-credentials``): children CPU per seat
+  and wall seconds per hand, both medians; the relay's ratio to TCP.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
@@ -82,29 +87,81 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def tcp_hand_cpu(seats: int) -> float:
-    """Children CPU seconds of one hand with every seat a process."""
+def tcp_hand_cpu(seats: int, relay: tuple[str, dict] | None = None) -> float:
+    """Children CPU seconds of one hand with every seat a process (over the relay at
+    ``relay = (url, seeds)`` when given)."""
+    return process_hand(seats, relay)[0]
+
+
+def process_hand(seats: int, relay: tuple[str, dict] | None = None) -> tuple[float, float]:
+    """Children CPU and wall seconds of one hand with every seat a process."""
+    import json
+    import os
     import re
     import subprocess
     import tempfile
 
     lingxi = [sys.executable, "-m", "lingxi", "group"]
-    before = _children_cpu()
     with tempfile.TemporaryDirectory() as home:
-        env = {**__import__("os").environ, "LINGXI_HOME": home}
-        host = subprocess.Popen([*lingxi, "host", "holdem", "--seats", str(seats),
-                                 "--ephemeral"], env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
-        assert host.stderr is not None
-        endpoint = re.search(r"tcp://[0-9.]+:[0-9]+", host.stderr.readline())
-        assert endpoint is not None
-        members = [subprocess.Popen([*lingxi, "join", endpoint.group(0), "--protocol", "holdem",
+        env = {**os.environ, "LINGXI_HOME": home}
+        if relay is not None:
+            seeds = Path(home) / "seeds.json"
+            seeds.write_text(json.dumps(relay[1]))
+            subprocess.run([*lingxi, "relay-credentials", "--relay-seeds", str(seeds),
+                            "--relay", relay[0], "--seats", str(seats), "--out",
+                            f"{home}/table"], env=env, check=True, capture_output=True)
+        before, started = _children_cpu(), time.monotonic()
+        if relay is not None:
+            creds = [a for s in range(1, seats)
+                     for a in ("--relay-credential", f"{home}/table/host-seat{s}.json")]
+            host = subprocess.Popen([*lingxi, "host", "holdem", "--seats", str(seats),
+                                     "--ephemeral", "--via", "relay", *creds], env=env,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            assert host.stderr is not None
+            host.stderr.readline()
+            ways = [["--via", "relay", "--relay-credential", f"{home}/table/seat{i}.json"]
+                    for i in range(1, seats)]
+        else:
+            host = subprocess.Popen([*lingxi, "host", "holdem", "--seats", str(seats),
+                                     "--ephemeral"], env=env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True)
+            assert host.stderr is not None
+            endpoint = re.search(r"tcp://[0-9.]+:[0-9]+", host.stderr.readline())
+            assert endpoint is not None
+            ways = [[endpoint.group(0)] for _ in range(1, seats)]
+        members = [subprocess.Popen([*lingxi, "join", *way, "--protocol", "holdem",
                                      "--seat", str(i), "--ephemeral"], env=env,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                   for i in range(1, seats)]
+                   for i, way in enumerate(ways, start=1)]
         for proc in [host, *members]:
-            proc.wait(timeout=600)
-    return _children_cpu() - before
+            if proc.wait(timeout=600) != 0:
+                raise SystemExit("a seat's process failed")
+        return _children_cpu() - before, time.monotonic() - started
+
+
+def nats_relay(folder: Path) -> tuple[Any, str, dict]:
+    """A nats-server on a free loopback port trusting fresh relay keys: (process, url, seeds)."""
+    import shutil
+    import socket
+    import subprocess
+
+    from lingxi.registry.models.relay import RelayKeys, server_config
+
+    keys = RelayKeys.generate()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config, log = folder / "nats.conf", folder / "nats.log"
+    config.write_text(server_config(keys.trust(int(time.time())), listen=f"127.0.0.1:{port}"))
+    binary = shutil.which("nats-server") or "/usr/sbin/nats-server"
+    process = subprocess.Popen([binary, "-c", str(config), "-l", str(log)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while not (log.exists() and "Server is ready" in log.read_text()):
+        if time.monotonic() > deadline or process.poll() is not None:
+            raise SystemExit("nats-server did not start")
+        time.sleep(0.05)
+    return process, f"nats://127.0.0.1:{port}", keys.to_seeds()
 
 
 def startup_cpu() -> float:
@@ -121,6 +178,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--messages", type=int, default=2000)
     parser.add_argument("--tcp", action="store_true", help="also every seat a process")
+    parser.add_argument("--relay", action="store_true",
+                        help="also the 4-seat hand over TCP and over the relay")
     args = parser.parse_args()
     print("Hold'em, one hand, CPU seconds per seat (median of", args.repeat, "runs)")
     base = None
@@ -136,6 +195,8 @@ def main() -> None:
     rate, floor = statistics.median(rates), statistics.median(floors)
     print(f"group log, 4 members: {rate:,.0f} messages per CPU second; floor (1 sign + 5 "
           f"verifies) {floor:,.0f}/s; the log runs at {rate / floor:.2f}x the floor")
+    if args.relay:
+        relay_vs_tcp(args.repeat)
     if not args.tcp:
         return
     start = statistics.median(startup_cpu() for _ in range(args.repeat))
@@ -146,6 +207,26 @@ def main() -> None:
         base = base or per_seat
         print(f"  {seats} seats: {per_seat:.3f} s/seat ({per_seat - start:.3f} s/seat beyond "
               f"start-up), {per_seat / base:.2f}x the 2-seat cost per seat")
+
+
+def relay_vs_tcp(repeat: int) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        process, url, seeds = nats_relay(Path(folder))
+        try:
+            figures = {}
+            for name, relay in (("TCP", None), ("relay", (url, seeds))):
+                runs = [process_hand(4, relay) for _ in range(repeat)]
+                figures[name] = (statistics.median(c for c, _ in runs) / 4,
+                                 statistics.median(w for _, w in runs))
+        finally:
+            process.kill()
+            process.wait()
+    print("4 seats, every seat a process: children CPU per seat, wall per hand")
+    for name, (cpu, wall) in figures.items():
+        print(f"  over {name}: {cpu:.3f} s/seat, {wall:.2f} s wall, "
+              f"{cpu / figures['TCP'][0]:.2f}x TCP's CPU")
 
 
 if __name__ == "__main__":

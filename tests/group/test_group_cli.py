@@ -64,3 +64,48 @@ def test_bad_input_is_one_coded_line(tmp_path) -> None:
     junk.write_text('{"format": "nope"}')
     bad = run("group", "verify", str(junk))
     assert bad.exit_code in (1, 2) and "Traceback" not in bad.output
+
+
+def test_session_verify_takes_a_group_record_and_catches_a_tampered_one(tmp_path) -> None:
+    record = tmp_path / "holdem.json"
+    assert run("group", "test", "holdem", "--seats", "4", "--seed", "5", "--record",
+               str(record)).exit_code == 0
+    direct = json.loads(run("group", "verify", str(record), "--json").output)
+    through = run("session", "verify", str(record), "--json")
+    assert through.exit_code == 0, through.output
+    verdict = json.loads(through.output)
+    assert verdict == direct and verdict["ok"] and len(verdict["members"]) == 4
+    assert verdict["protocol"] == "holdem" and verdict["result"]["delta"]
+    doc = json.loads(record.read_text())
+    bet = next(e for e in doc["entries"] if e["kind"] == "message"
+               and e["body"]["payload"]["action"] == "hp_bet")
+    bet["body"]["payload"]["move"] = "fold" if bet["body"]["payload"]["move"] != "fold" \
+        else "call"
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(doc))
+    failed = run("session", "verify", str(tampered))
+    assert failed.exit_code == 1
+    assert "group.bad_signature" in failed.output and "FAILED" in failed.output
+    del doc["receipts"][1]
+    doc["entries"] = json.loads(record.read_text())["entries"]
+    unsigned = tmp_path / "unsigned.json"
+    unsigned.write_text(json.dumps(doc))
+    missing = run("session", "verify", str(unsigned))
+    assert missing.exit_code == 1 and "group.missing_receipt" in missing.output
+
+
+def test_session_verify_of_an_unreadable_or_foreign_file_is_exit_2(tmp_path) -> None:
+    junk = tmp_path / "junk.json"
+    junk.write_text("{not json")
+    bad = run("session", "verify", str(junk))
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": "world"}')
+    foreign = run("session", "verify", str(other))
+    assert foreign.exit_code == 2 and "session.not_found" in foreign.output
+    record = tmp_path / "vote.json"
+    assert run("group", "test", "group-vote", "--seats", "3", "--record",
+               str(record)).exit_code == 0
+    with_key = run("session", "verify", str(record), "--peer-key", "ab" * 32)
+    assert with_key.exit_code == 2 and "usage.bad_option" in with_key.output
+    assert run("session", "verify", str(tmp_path / "missing")).exit_code == 2

@@ -78,6 +78,9 @@ EXAMPLES: dict[str, str] = {
     "group verify": "lingxi group verify table.json",
     "group host": "lingxi group host holdem --seats 4 --listen tcp://127.0.0.1:7400",
     "group join": "lingxi group join tcp://127.0.0.1:7400 --protocol holdem --seat 1",
+    "group relay-credentials": "lingxi group relay-credentials --relay-seeds "
+                               "~/.lingxi/registry/server.key.relay.json --relay "
+                               "nats://127.0.0.1:4222 --seats 4 --out table",
     "validate": "lingxi validate rock-paper-scissors '{\"action\":\"join\"}' --direction "
                 "guest_to_host",
 }

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ import click
 
 from lingxi.cli.common import handle_errors, json_option, print_json, read_json_file, safe_line
 from lingxi.errors import EXIT_FAILED, InputError
+
+HEX_KEY = re.compile(r"[0-9a-f]{64}")
 
 
 @click.group("group")
@@ -184,13 +187,29 @@ def verify_cmd(records: tuple[str, ...], protocol: str | None, as_json: bool) ->
     Exit 0 when everything checks, 1 with the problems (each with its code and
     the identity it blames), 2 when a record cannot be read.
     """
+    check_group_records([read_json_file(path, what="group record", expect="object")
+                         for path in records], protocol, as_json)
+
+
+def is_group_record(data: Any) -> bool:
+    """A JSON object shaped as a group record (its format, or a group with entries)."""
+    from lingxi.group.verify import RECORD_FORMAT
+
+    return isinstance(data, dict) and (data.get("format") == RECORD_FORMAT or (
+        "group" in data and "entries" in data and "receipts" in data))
+
+
+def check_group_records(loaded: list[Any], protocol: str | None, as_json: bool) -> None:
+    """The group verifier's verdict on loaded records, printed; exit 1 when it fails.
+
+    `lingxi group verify` and `lingxi session verify RECORD` both end here.
+    """
     from lingxi.group import verify_records
     from lingxi.group.adversarial import game_of
     from lingxi.group.holdem import HoldemHand
     from lingxi.group.memory import spec_validator
     from lingxi.group.vote import Tally
 
-    loaded = [read_json_file(path, what="group record", expect="object") for path in records]
     spec = _group_spec(protocol) if protocol else _spec_from_log(loaded[0])
     game = game_of(spec)
     states: list[Any] = []
@@ -243,15 +262,17 @@ def _spec_from_log(record: Any) -> Any:
     return load_spec(folder_for_id(pid))
 
 
-def _signer(ephemeral: bool) -> Any:
-    """This agent's identity as a group signer (a fresh key with --ephemeral)."""
+def _keys(ephemeral: bool) -> tuple[Any, Any]:
+    """This agent's identity as a group signer and as the wire's Identity (one key; a fresh
+    one with --ephemeral): the log's signatures and the relay handshake name the same key."""
     import os
 
     from lingxi.group import Signer
     from lingxi.wire.identity import Identity
 
     if ephemeral:
-        return Signer(os.urandom(32))
+        seed = os.urandom(32)
+        return Signer(seed), Identity.from_seed(seed)
     identity, _ = Identity.load_or_create()
 
     class IdentitySigner(Signer):
@@ -260,7 +281,19 @@ def _signer(ephemeral: bool) -> Any:
 
         def sign(self, data: bytes) -> str:
             return identity.sign(data).hex()
-    return IdentitySigner()
+    return IdentitySigner(), identity
+
+
+def _via_options(command: Any) -> Any:
+    """--via direct|relay and --relay-credential FILE, shared by group host and join."""
+    command = click.option(
+        "--relay-credential", "relay_credentials", multiple=True, metavar="FILE",
+        help="With --via relay: a relay credential file (`lingxi group relay-credentials` "
+             "writes a table's set); the host takes one per member seat.")(command)
+    return click.option(
+        "--via", type=click.Choice(["direct", "relay"]), default="direct", show_default=True,
+        help="The path between the host and each member: direct TCP, or the NATS relay "
+             "(one sealed link per member; the relay sees sizes and timing only).")(command)
 
 
 def _endpoint(text: str) -> tuple[str, int]:
@@ -311,14 +344,16 @@ def _finish(outcome: Any, record_path: str | None, as_json: bool) -> None:
 @click.option("--record", "record_path", metavar="FILE", help="Write this seat's record.")
 @click.option("--ephemeral", is_flag=True, help="Use a fresh key instead of this agent's "
               "identity.")
+@_via_options
 @json_option
 @handle_errors
 def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeout: float,
-             control_mode: str, record_path: str | None, ephemeral: bool,
-             as_json: bool) -> None:
-    """Host a group PROTOCOL over TCP: sequence its log and play seat 0.
+             control_mode: str, record_path: str | None, ephemeral: bool, via: str,
+             relay_credentials: tuple[str, ...], as_json: bool) -> None:
+    """Host a group PROTOCOL over TCP or the relay: sequence its log and play seat 0.
 
-    Prints `group host on tcp://HOST:PORT` on stderr once members can join
+    Prints `group host on tcp://HOST:PORT` (with --via relay: `group host on
+    relay nats://…`, no TCP port opened) on stderr once members can join
     (`lingxi group join`); ends when the game is over and every member
     signed the final head. Exit 0 with a verified record, 1 otherwise.
     """
@@ -331,6 +366,7 @@ def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeo
     spec = _group_spec(protocol)
     count = _seats(spec, seats)
     address, port = _endpoint(listen)
+    credentials = _relay_credentials(via, relay_credentials, "host", count - 1)
     gid = group_id or f"group-{os.urandom(6).hex()}"
     if group_id is not None:
         from lingxi.group.log import GROUP_ID
@@ -340,11 +376,34 @@ def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeo
     agent = agent_for(spec, 0, os.urandom)
     if control_mode == "human":
         _terminal_seat(agent, 0)
-    host = GroupHost(spec, count, _signer(ephemeral), agent, group_id=gid, timeout=timeout)
+    signer, identity = _keys(ephemeral)
+    host = GroupHost(spec, count, signer, agent, group_id=gid, timeout=timeout)
 
     def ready(endpoint: str) -> None:
-        click.echo(f"group host on {endpoint} (group {gid}, {count} seats)", err=True)
-    _finish(asyncio.run(host.run(address, port, ready)), record_path, as_json)
+        where = f"relay {endpoint}" if credentials else endpoint
+        click.echo(f"group host on {where} (group {gid}, {count} seats)", err=True)
+    if credentials:
+        from lingxi.groupnet.relay import host_over_relay
+
+        outcome = asyncio.run(host_over_relay(host, credentials, identity, ready))
+    else:
+        outcome = asyncio.run(host.run(address, port, ready))
+    _finish(outcome, record_path, as_json)
+
+
+def _relay_credentials(via: str, paths: tuple[str, ...], role: str, count: int) -> list[Any]:
+    """The relay credentials --via relay needs (``count`` of ``role``), checked; [] for TCP."""
+    if via != "relay":
+        if paths:
+            raise InputError("usage.bad_option", "--relay-credential goes with --via relay")
+        return []
+    if len(paths) != count:
+        what = "one per member seat" if role == "host" else "one"
+        raise InputError("group.bad_credential", f"--via relay needs {what}: {count} "
+                         f"--relay-credential file{'s' if count != 1 else ''}, not {len(paths)}")
+    from lingxi.groupnet.relay import load_credential
+
+    return [load_credential(path, role) for path in paths]
 
 
 def _terminal_seat(agent: Any, seat: int) -> None:
@@ -399,7 +458,7 @@ def _decider_seat(agent: Any, seat: int, spec: Any, options: tuple[str, ...]) ->
 
 
 @group.command("join")
-@click.argument("endpoint")
+@click.argument("endpoint", required=False)
 @click.option("--protocol", "protocol", required=True, metavar="DIR|NAME",
               help="The group's protocol (its protocol_id must be the one the host opened).")
 @click.option("--seat", type=click.IntRange(min=1, max=15), required=True,
@@ -418,12 +477,19 @@ def _decider_seat(agent: Any, seat: int, spec: Any, options: tuple[str, ...]) ->
 @click.option("--record", "record_path", metavar="FILE", help="Write this seat's record.")
 @click.option("--ephemeral", is_flag=True, help="Use a fresh key instead of this agent's "
               "identity.")
+@click.option("--host-key", metavar="HEX", default=None,
+              help="Refuse the group unless the host (its sequencer) is this identity key "
+                   "(64 hex); over the relay the handshake checks it too.")
+@_via_options
 @json_option
 @handle_errors
-def join_cmd(endpoint: str, protocol: str, seat: int, timeout: float, control_mode: str,
-             decider: str | None, decider_options: tuple[str, ...], ui_address: str | None,
-             record_path: str | None, ephemeral: bool, as_json: bool) -> None:
-    """Join the group hosted at ENDPOINT (tcp://HOST:PORT) and play one seat to the end.
+def join_cmd(endpoint: str | None, protocol: str, seat: int, timeout: float,
+             control_mode: str, decider: str | None, decider_options: tuple[str, ...],
+             ui_address: str | None, record_path: str | None, ephemeral: bool,
+             host_key: str | None, via: str, relay_credentials: tuple[str, ...],
+             as_json: bool) -> None:
+    """Join the group hosted at ENDPOINT (tcp://HOST:PORT), or through the relay with
+    --via relay (no ENDPOINT), and play one seat to the end.
 
     Checks every entry of the log itself; ends with this seat's record and the
     game's result. Exit 0 with a verified record, 1 otherwise.
@@ -435,13 +501,23 @@ def join_cmd(endpoint: str, protocol: str, seat: int, timeout: float, control_mo
     from lingxi.groupnet.runtime import join_group
 
     spec = _group_spec(protocol)
-    _endpoint(endpoint)
+    credentials = _relay_credentials(via, relay_credentials, "guest", 1)
+    if credentials and endpoint is not None:
+        raise InputError("usage.bad_argument", "--via relay takes no ENDPOINT (the relay "
+                         "credential names where to go)")
+    if not credentials:
+        if endpoint is None:
+            raise InputError("usage.missing_parameter", "give the host's ENDPOINT "
+                             "(tcp://HOST:PORT), or --via relay --relay-credential FILE")
+        _endpoint(endpoint)
+    if host_key is not None and HEX_KEY.fullmatch(host_key) is None:
+        raise InputError("usage.bad_option", "--host-key is 64 lowercase hex characters")
     agent = agent_for(spec, seat, os.urandom)
     if control_mode == "human":
         _terminal_seat(agent, seat)
     elif decider is not None:
         _decider_seat(agent, seat, spec, decider_options)
-    signer = _signer(ephemeral)
+    signer, identity = _keys(ephemeral)
 
     async def play() -> Any:
         task = None
@@ -456,16 +532,102 @@ def join_cmd(endpoint: str, protocol: str, seat: int, timeout: float, control_mo
                 raise InputError("group.bad_endpoint", f"--ui is HOST:PORT, not {ui_address!r}")
             url, task = await SeatPage(agent, seat).start(address or "127.0.0.1", int(port))
             click.echo(f"seat page on {url}", err=True)
+        def joined(gid: str) -> None:
+            click.echo(f"joined group {gid} as seat {seat}", err=True)
         try:
-            return await join_group(
-                spec, endpoint, seat, signer, agent, timeout=timeout,
-                joined=lambda gid: click.echo(f"joined group {gid} as seat {seat}", err=True))
+            if credentials:
+                from lingxi.groupnet.relay import join_over_relay
+
+                return await join_over_relay(spec, credentials[0], seat, signer, identity,
+                                             agent, timeout=timeout, host_key=host_key,
+                                             joined=joined)
+            assert endpoint is not None
+            return await join_group(spec, endpoint, seat, signer, agent, timeout=timeout,
+                                    host_key=host_key, joined=joined)
         finally:
             if task is not None:
                 task.cancel()
     try:
         outcome = asyncio.run(play())
     except OSError as error:
-        raise InputError("group.unreachable", f"cannot reach {endpoint}: "
+        raise InputError("group.unreachable", f"cannot reach {endpoint or 'the relay'}: "
                          f"{error.strerror or error}") from None
     _finish(outcome, record_path, as_json)
+
+
+@group.command("relay-credentials")
+@click.option("--relay-seeds", required=True, metavar="FILE",
+              help="The relay's keys: the registry's `<key file>.relay.json` (keep it 0600).")
+@click.option("--relay", "servers", multiple=True, required=True, metavar="nats://HOST:PORT",
+              help="The relay's servers (repeat for each node of a cluster, nearest first).")
+@click.option("--seats", type=click.IntRange(min=2, max=16), required=True,
+              help="The table's seats, the host's included (one link per member seat).")
+@click.option("--out", "out_dir", required=True, metavar="DIR",
+              help="Where the files go: host-seatK.json (the host's) and seatK.json (seat "
+                   "K's), K = 1 … seats - 1; each holds a user seed (written 0600).")
+@click.option("--group-id", default=None, help="Names the links' relay sessions (default: "
+              "fresh).")
+@click.option("--ttl", type=click.IntRange(min=30, max=3600), default=3600, show_default=True,
+              help="Seconds the credentials live (they are not renewed: a table must end "
+                   "before).")
+@json_option
+@handle_errors
+def relay_credentials_cmd(relay_seeds: str, servers: tuple[str, ...], seats: int,
+                          out_dir: str, group_id: str | None, ttl: int,
+                          as_json: bool) -> None:
+    """Write a table's relay credentials from the relay's keys: for each member seat one
+    link, a credential for the host's side and one for the member's.
+
+    The relay admits users its account key signed, for one link's two subjects
+    each; whoever holds the relay's keys (the registry's operator) mints them,
+    and hands each member its own file.
+    """
+    import os
+    import time
+
+    from lingxi.cli.relay import check_relay_urls
+    from lingxi.groupnet.relay import credential_document, link_session_id
+    from lingxi.natsauth import NKey
+    from lingxi.registry.models.relay import RelayKeys
+
+    urls = check_relay_urls(servers)
+    seeds = read_json_file(relay_seeds, what="relay seeds", expect="object")
+    try:
+        keys = RelayKeys.from_seeds(seeds)
+    except (KeyError, TypeError, ValueError):
+        raise InputError("group.bad_credential", f"{safe_line(relay_seeds, 200)} does not "
+                         "hold the relay's operator, system and account seeds") from None
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    gid = group_id or f"group-{os.urandom(6).hex()}"
+    written = []
+    for seat in range(1, seats):
+        session = link_session_id(gid, seat)
+        for role, name in (("host", f"host-seat{seat}.json"), ("guest", f"seat{seat}.json")):
+            user = NKey.generate("user")
+            answer = keys.credential(user_key=user.public, role=role, session_id=session,
+                                     now=int(time.time()), ttl=ttl)
+            doc = credential_document({**answer, "servers": list(urls)}, user)
+            path = folder / name
+            _write_private(path, json.dumps(doc, sort_keys=True) + "\n")
+            written.append(str(path))
+    if as_json:
+        print_json({"ok": True, "group_id": gid, "files": written})
+    else:
+        for name in written:
+            click.echo(safe_line(name, 400))
+
+
+def _write_private(path: Path, text: str) -> None:
+    """A 0600 file (it holds a user seed), replacing one that was there."""
+    import os
+
+    from lingxi.errors import WriteFailed
+
+    try:
+        path.unlink(missing_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise WriteFailed(f"cannot write {path}: {error.strerror or error}") from None

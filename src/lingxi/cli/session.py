@@ -283,7 +283,7 @@ def plain_value(value: Any) -> str:
 
 
 @session.command("verify")
-@click.argument("state_dir", type=click.Path(file_okay=False))
+@click.argument("state_dir", metavar="STATE_DIR|GROUP_RECORD", type=click.Path())
 @click.option("--peer-key", metavar="HEX",
               help="The peer's Ed25519 public key (64 hex): check the peer receipt against it "
                    "instead of the key snapshot.json names.")
@@ -296,8 +296,13 @@ def verify(state_dir: str, peer_key: str | None, peer_record: str | None,
            as_json: bool) -> None:
     """Check a session folder offline: the transcript hash chain, both receipts, and the
     flow mode's own check (e.g. every reveal against its commitment).
-    """
 
+    A group record (the JSON `lingxi group host/join/test --record` writes) is
+    checked by the group verifier, as `lingxi group verify` does.
+    """
+    if Path(state_dir).is_file():
+        _verify_group_record(state_dir, peer_key, peer_record, as_json)
+        return
     result = verify_session(state_dir, peer_key=peer_key, peer_record=peer_record)
     if as_json:
         print_json(result.to_dict())
@@ -317,6 +322,22 @@ def verify(state_dir: str, peer_key: str | None, peer_record: str | None,
         click.echo("verified" if result.ok else "NOT verified")
     if not result.ok:
         raise SystemExit(EXIT_FAILED)
+
+
+def _verify_group_record(path: str, peer_key: str | None, peer_record: str | None,
+                         as_json: bool) -> None:
+    """A file given to `session verify`: a group record goes to the group verifier."""
+    from lingxi.cli.common import read_json_file
+    from lingxi.cli.group import check_group_records, is_group_record
+
+    data = read_json_file(path, what="record", expect="object")
+    if not is_group_record(data):
+        raise InputError("session.not_found", f"{safe_line(path, 300)} is neither a session "
+                         "state folder nor a group record")
+    if peer_key or peer_record:
+        raise InputError("usage.bad_option", "--peer-key and --peer-record are for session "
+                         "folders; give other members' records to lingxi group verify")
+    check_group_records([data], None, as_json)
 
 
 @session.command("show")

@@ -32,6 +32,7 @@ CODES: dict[str, str] = {
     "group.closed": "an entry after the log was closed",
     "group.stalled": "no member made progress within the timeout and nobody owed the step",
     "group.wrong_protocol": "the group opens with another protocol_id than the member's spec",
+    "group.wrong_host": "the group was opened by another sequencer than the member expects",
     "vote.no_motion": "a vote before any motion was put",
     "vote.second_motion": "a second motion while one is open",
     "vote.double_commit": "a member committed twice",

@@ -56,6 +56,31 @@ def write_frame(writer: asyncio.StreamWriter, frame: dict[str, Any]) -> None:
     writer.write(_HEADER.pack(len(body)) + body)
 
 
+class TcpPipe:
+    """Frames over one TCP connection: the carrier the runtime reads and writes.
+
+    A pipe is what the host and a member exchange frames through, whatever
+    carries them (this one, or the relay's sealed channel in
+    :mod:`lingxi.groupnet.relay`): ``recv`` (FrameError on any failure),
+    ``send`` (queued in order, never awaits), ``drain`` and ``close``.
+    """
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    async def recv(self, timeout: float) -> dict[str, Any]:
+        return await read_frame(self.reader, timeout)
+
+    def send(self, frame: dict[str, Any]) -> None:
+        write_frame(self.writer, frame)
+
+    async def drain(self) -> None:
+        await self.writer.drain()
+
+    async def close(self) -> None:
+        self.writer.close()
+
+
 def endpoint(key: str) -> AgentEndpoint:
     """A member's AgentEndpoint from its identity key (agent id and default lingxi:// URL)."""
     agent = agent_id_for(key)

@@ -1,4 +1,4 @@
-"""Host and member processes of one group over TCP (asyncio).
+"""Host and member processes of one group, over TCP or the relay (asyncio).
 
 The host runs the :class:`~lingxi.group.Sequencer` and its own seat; each
 member process connects, receives the log entry by entry, checks each one
@@ -8,9 +8,12 @@ signed again on the new head. When the game is over the host closes the
 log, every member signs the final head, and the host hands every receipt to
 every member, so each process ends with the same verifiable record.
 
-Frames (length-prefixed JSON): member -> host ``submit {envelope}``,
+Frames (JSON objects): member -> host ``submit {envelope}``,
 ``receipt {receipt}``; host -> member ``entry {envelope}``,
-``refused {code, message}``, ``done {receipts}``.
+``refused {code, message}``, ``done {receipts}``. They travel through a pipe
+(:class:`~lingxi.groupnet.frames.TcpPipe`, length-prefixed on a socket, or
+the relay's sealed channel, :mod:`lingxi.groupnet.relay`); the code here
+never knows which.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import asyncio
 import inspect
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from lingxi.contract import Spec
 from lingxi.group.agents import SeatAgent
@@ -29,7 +32,19 @@ from lingxi.group.log import GroupLog
 from lingxi.group.memory import spec_validator
 from lingxi.group.sequencer import MemberView, Sequencer
 from lingxi.group.verify import make_record
-from lingxi.groupnet.frames import FrameError, entry_envelope, entry_of, read_frame, write_frame
+from lingxi.groupnet.frames import FrameError, TcpPipe, entry_envelope, entry_of
+
+
+class Pipe(Protocol):
+    """What carries frames between the host and one member (see frames.TcpPipe)."""
+
+    async def recv(self, timeout: float) -> dict[str, Any]: ...
+
+    def send(self, frame: dict[str, Any]) -> None: ...
+
+    async def drain(self) -> None: ...
+
+    async def close(self) -> None: ...
 
 
 @dataclass
@@ -48,7 +63,7 @@ def _problem(error: Exception) -> dict[str, Any]:
 
 
 class GroupHost:
-    """The sequencer and seat 0, serving ``seats - 1`` members over TCP."""
+    """The sequencer and seat 0, serving ``seats - 1`` members (each through its pipe)."""
 
     def __init__(self, spec: Spec, seats: int, signer: Signer, agent: SeatAgent, *,
                  group_id: str, timeout: float = 60.0) -> None:
@@ -58,7 +73,7 @@ class GroupHost:
         self.sequencer = Sequencer(signer, group_id, spec.protocol_id, spec.seats, validate)
         self.me = MemberView(signer, group_id, validate)
         self.me.log.observers.extend(agent.observers)
-        self.clients: list[asyncio.StreamWriter] = []
+        self.clients: list[Pipe] = []
         self.receipts: dict[str, dict[str, Any]] = {}
         self.done = asyncio.Event()
         self.problem: dict[str, Any] | None = None
@@ -72,8 +87,8 @@ class GroupHost:
     def _publish(self, entry: dict[str, Any]) -> None:
         self.last_progress = time.monotonic()
         frame = {"t": "entry", "envelope": entry_envelope(entry, time.time())}
-        for writer in self.clients:
-            write_frame(writer, frame)
+        for pipe in self.clients:
+            pipe.send(frame)
         try:
             self.me.receive(entry)
         except GroupError as error:  # a cheat: the hand ended with the evidence in the log
@@ -103,26 +118,30 @@ class GroupHost:
         seated = {m.key for m in self.log.seated()}
         if (force or seated <= set(self.receipts)) and not self.done.is_set():
             frame = {"t": "done", "receipts": list(self.receipts.values())}
-            for writer in self.clients:
-                write_frame(writer, frame)
+            for pipe in self.clients:
+                pipe.send(frame)
             self.done.set()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.clients.append(writer)
+        await self.serve(TcpPipe(reader, writer))
+
+    async def serve(self, pipe: Pipe) -> None:
+        """One member's connection, whatever carries it, until the group is done."""
+        self.clients.append(pipe)
         for entry in self.log.entries:
-            write_frame(writer, {"t": "entry", "envelope": entry_envelope(entry, time.time())})
+            pipe.send({"t": "entry", "envelope": entry_envelope(entry, time.time())})
         try:
             while not self.done.is_set():
-                frame = await read_frame(reader, self.timeout * 4)
-                self._handle(writer, frame)
-                await writer.drain()
-        except FrameError:
-            pass
+                frame = await pipe.recv(self.timeout * 4)
+                self._handle(pipe, frame)
+                await pipe.drain()
+        except FrameError:  # garbage, oversized, silent or gone: this connection ends
+            await pipe.close()
         finally:
-            if writer in self.clients:
-                self.clients.remove(writer)
+            if pipe in self.clients:
+                self.clients.remove(pipe)
 
-    def _handle(self, writer: asyncio.StreamWriter, frame: dict[str, Any]) -> None:
+    def _handle(self, pipe: Pipe, frame: dict[str, Any]) -> None:
         kind = frame.get("t")
         try:
             if kind == "submit":
@@ -133,8 +152,8 @@ class GroupHost:
                 self.receipts[key] = frame["receipt"]
                 self._maybe_done()
         except (GroupError, FrameError, ValueError) as error:
-            write_frame(writer, {"t": "refused", "code": getattr(error, "code", "group.malformed"),
-                                 "message": str(error)[:500]})
+            pipe.send({"t": "refused", "code": getattr(error, "code", "group.malformed"),
+                       "message": str(error)[:500]})
 
     async def _watch(self) -> None:
         """A member that owes the next step and stays silent is timed out (it forfeits).
@@ -161,31 +180,50 @@ class GroupHost:
             self._pump()
 
     async def run(self, host: str, port: int, ready=None) -> Outcome:
+        """Serve members over TCP on ``host:port`` until the group is done."""
         server = await asyncio.start_server(self._serve, host, port)
         bound = server.sockets[0].getsockname()
         if ready is not None:
             ready(f"tcp://{bound[0]}:{bound[1]}")
+        try:
+            return await self.play()
+        finally:
+            server.close()
+
+    async def play(self) -> Outcome:
+        """Sequence the log until the group is done; members arrive through :meth:`serve`."""
         self._pump()
         watcher = asyncio.create_task(self._watch())
         try:
             await self.done.wait()
-            for writer in list(self.clients):  # a connection that never reads is not waited for
+            for pipe in list(self.clients):  # a connection that never reads is not waited for
                 try:
-                    await asyncio.wait_for(writer.drain(), self.timeout)
-                except (TimeoutError, OSError):
-                    writer.close()
+                    await asyncio.wait_for(pipe.drain(), self.timeout)
+                except (TimeoutError, OSError, FrameError):
+                    await pipe.close()
         finally:
             watcher.cancel()
-            server.close()
         record = make_record(self.log, list(self.receipts.values()))
         return Outcome(record, self.agent.result(self.log), self.problem)
 
 
 async def join_group(spec: Spec, endpoint: str, seat: int, signer: Signer, agent: SeatAgent,
-                     *, timeout: float = 60.0, joined=None) -> Outcome:
+                     *, timeout: float = 60.0, host_key: str | None = None,
+                     joined=None) -> Outcome:
     """Play one seat of the group hosted at ``tcp://HOST:PORT`` to the end."""
     host, _, port = endpoint.removeprefix("tcp://").rpartition(":")
     reader, writer = await asyncio.open_connection(host, int(port))
+    return await play_seat(TcpPipe(reader, writer), spec, seat, signer, agent, timeout=timeout,
+                           host_key=host_key, joined=joined)
+
+
+async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: SeatAgent, *,
+                    timeout: float = 60.0, host_key: str | None = None,
+                    joined=None) -> Outcome:
+    """Play one seat to the end through ``pipe`` (connected to the host); closes it.
+
+    ``host_key``: the sequencer the member expects (the open entry's signer).
+    """
     view: MemberView | None = None
     pending = False
     problem: dict[str, Any] | None = None
@@ -195,7 +233,7 @@ async def join_group(spec: Spec, endpoint: str, seat: int, signer: Signer, agent
         nonlocal pending
         assert view is not None
         entry = view.entry(kind, body)
-        write_frame(writer, {"t": "submit", "envelope": entry_envelope(entry, time.time())})
+        pipe.send({"t": "submit", "envelope": entry_envelope(entry, time.time())})
         pending = True
 
     async def act() -> None:
@@ -213,7 +251,7 @@ async def join_group(spec: Spec, endpoint: str, seat: int, signer: Signer, agent
 
     try:
         while True:
-            frame = await read_frame(reader, timeout * 4)
+            frame = await pipe.recv(timeout * 4)
             kind = frame.get("t")
             if kind == "entry":
                 entry = entry_of(frame.get("envelope"))
@@ -223,6 +261,9 @@ async def join_group(spec: Spec, endpoint: str, seat: int, signer: Signer, agent
                     if entry["body"].get("protocol_id") != spec.protocol_id:
                         raise GroupError("group.wrong_protocol", "the host opened the group "
                                          "with another protocol")
+                    if host_key is not None and entry["sender"] != host_key:
+                        raise GroupError("group.wrong_host", "the group was opened by another "
+                                         "sequencer than --host-key")
                 try:
                     view.receive(entry)
                 except GroupError as error:
@@ -232,7 +273,7 @@ async def join_group(spec: Spec, endpoint: str, seat: int, signer: Signer, agent
                     if entry["kind"] == "join" and joined is not None:
                         joined(entry["group"])
                 if view.log.closed:
-                    write_frame(writer, {"t": "receipt", "receipt": view.receipt()})
+                    pipe.send({"t": "receipt", "receipt": view.receipt()})
                 await act()
             elif kind == "refused":
                 pending = False
@@ -240,8 +281,8 @@ async def join_group(spec: Spec, endpoint: str, seat: int, signer: Signer, agent
             elif kind == "done":
                 receipts = list(frame.get("receipts") or [])
                 break
-            await writer.drain()
+            await pipe.drain()
     finally:
-        writer.close()
+        await pipe.close()
     assert view is not None
     return Outcome(make_record(view.log, receipts), agent.result(view.log), problem)
