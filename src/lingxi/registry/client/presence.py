@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from lingxi.errors import LingxiError
@@ -40,8 +41,16 @@ class Heartbeat:
     """Heartbeats for one invitation, from :meth:`start` until :meth:`stop` or a final
     answer (kept in :attr:`ended`)."""
 
-    def __init__(self, client: Any, invitation_id: str, interval: float) -> None:
+    def __init__(
+        self,
+        client: Any,
+        invitation_id: str,
+        interval: float,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         self.client, self.invitation_id, self.interval = client, invitation_id, interval
+        self._sleep = sleep  # injected by tests, so they need not wait
         self.sent = 0
         self.ended: LingxiError | None = None
         self._task: asyncio.Task[None] | None = None
@@ -52,7 +61,7 @@ class Heartbeat:
 
     async def _run(self) -> None:
         while True:
-            await asyncio.sleep(self.interval)
+            await self._sleep(self.interval)
             try:
                 await self.client.heartbeat(self.invitation_id)
                 self.sent += 1
@@ -62,7 +71,7 @@ class Heartbeat:
                     return
                 wait = error.details.get("retry_after_seconds")
                 if isinstance(wait, int) and wait > self.interval:  # rate-limited: wait more
-                    await asyncio.sleep(wait - self.interval)
+                    await self._sleep(wait - self.interval)
 
     async def stop(self) -> None:
         task, self._task = self._task, None
