@@ -1,10 +1,8 @@
 """Rate limits (issue 18.6): signed requests per agent and claim attempts per invitation,
 answered 429 ``registry.rate_limited`` with Retry-After; nobody can spend another agent's
-tokens (forged or replayed requests), and the next window lets the agent through."""
+tokens with forged requests, and the next window lets the agent through."""
 
 from __future__ import annotations
-
-import secrets
 
 from lingxi.registry.models.signing import sign_request
 from lingxi.wire.identity import Identity
@@ -54,8 +52,8 @@ async def test_a_flood_hits_the_limit_and_the_next_window_passes(api, alice, bob
     assert (await api.signed(alice, "POST", path, {})).status_code == 429
 
 
-async def test_forged_and_replayed_requests_do_not_spend_the_victim_s_tokens(api, alice, world,
-                                                                           clock, store):
+async def test_forged_requests_do_not_spend_the_victim_s_tokens(api, alice, world, clock,
+                                                                store):
     store.set_limits(3, None)
     iid = (await _invite(api, alice, world)).json()["invitation"]["invitation_id"]
     path = f"/v1/invitations/{iid}/heartbeat"
@@ -66,12 +64,8 @@ async def test_forged_and_replayed_requests_do_not_spend_the_victim_s_tokens(api
         answer = await api.http.post(path, content=b"{}",
                                      headers={**forged, "content-type": "application/json"})
         assert answer.status_code == 401
-    nonce = secrets.token_hex(16)
-    assert (await api.signed(alice, "POST", path, {}, nonce=nonce)).status_code == 200
-    for _ in range(10):  # someone who saw that request sends it again and again
-        replay = await api.signed(alice, "POST", path, {}, nonce=nonce)
-        assert replay.status_code == 401 and _code(replay) == "registry.request_replayed"
-    assert (await api.signed(alice, "POST", path, {})).status_code == 200  # her third token
+    assert (await api.signed(alice, "POST", path, {})).status_code == 200  # her second token
+    assert (await api.signed(alice, "POST", path, {})).status_code == 200  # and her third
     assert (await api.signed(alice, "POST", path, {})).status_code == 429
 
 

@@ -288,13 +288,11 @@ class Store:
         return key
 
     def _charge_writes(self, signed: SignedRequest) -> None:
-        """Spend one of the signer's tokens, once its signature holds (so nobody spends
-        another agent's) and unless the nonce is used (a replay is refused anyway)."""
+        """Spend one of the signer's tokens once its signature holds, so nobody spends
+        another agent's with forged requests. A replay spends one too: only who sees the
+        agent's traffic can replay it, and that one can already drop it."""
         if self._write_buckets is None:
             return
-        with self.reader.connect() as conn:
-            if conn.execute(_NONCE_SEEN, {"a": signed.agent_id, "n": signed.nonce}).first():
-                return
         self._charge(self._write_buckets, signed.agent_id, "signed requests from this agent",
                      self.writes_per_minute)
 
