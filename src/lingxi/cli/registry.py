@@ -110,8 +110,6 @@ def server(
     The database is migrated on start. Several processes may share one
     PostgreSQL database and act as one registry (each process keeps its own
     rate-limit counts).
-
-    Example: lingxi server --port 8470 --presence-timeout 60 --rate-limit 120
     """
 
     _import_registry()
