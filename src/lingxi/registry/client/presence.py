@@ -23,6 +23,7 @@ FINAL = (  # answers after which no later heartbeat can succeed
     "registry.host_absent",
     "registry.not_host",
     "registry.invitation_not_found",
+    "registry.no_route",  # an older registry: no heartbeat route, and no presence timeout
 )
 
 
