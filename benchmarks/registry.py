@@ -244,7 +244,8 @@ async def main() -> None:
                 url, drop = made
             port = free_port()
             server = start(["-m", "lingxi", "server", "--port", str(port), "--database-url",
-                            url, "--max-open-invitations", str(10 ** 9)],  # one host posts all
+                            url, "--max-open-invitations", str(10 ** 9),  # one host posts all,
+                            "--rate-limit", "0", "--presence-timeout", "3600"],  # unthrottled
                            port, str(work / backend))
             try:
                 host, pid = await populate(f"http://127.0.0.1:{port}", args.invitations)

@@ -112,3 +112,19 @@ def test_errors_are_one_line_with_exit_codes(tmp_path, lingxi_home):
     assert "Traceback" not in down.output + bad.output + missing.output
     empty = invoke("browse")
     assert empty.exit_code == 0 and "no open invitation" in empty.output
+
+
+def test_server_passes_presence_and_limits_and_refuses_nonsense(monkeypatch):
+    import lingxi.registry.server.run as run
+
+    seen = {}
+    monkeypatch.setattr(run, "serve", lambda *a, **kw: seen.update(kw))
+    assert invoke("server", "--presence-timeout", "9", "--rate-limit", "0",
+                  "--claim-limit", "7").exit_code == 0
+    assert (seen["presence_timeout"], seen["writes_per_minute"], seen["claims_per_minute"]) \
+        == (9.0, None, 7)
+    assert invoke("server").exit_code == 0  # the defaults: generous, and on
+    assert (seen["presence_timeout"], seen["writes_per_minute"], seen["claims_per_minute"]) \
+        == (60.0, 120, 60)
+    for bad in (("--presence-timeout", "1"), ("--rate-limit", "-1"), ("--claim-limit", "x")):
+        assert invoke("server", *bad).exit_code == 2

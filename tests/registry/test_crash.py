@@ -16,7 +16,7 @@ from .conftest import fresh_postgres_database, rps_spec
 from .servers import ServerProcess
 
 POSTS = 200
-MANY = ("--max-open-invitations", "1000")  # one host posts them all
+MANY = ("--max-open-invitations", "1000", "--rate-limit", "0")  # one host posts them all
 
 
 async def _post_and_kill(server: ServerProcess) -> list[dict]:

@@ -24,7 +24,9 @@ def _code(answer) -> str:
     return answer.json()["error"]["code"]
 
 
-async def test_a_lapsed_claimant_waits_while_others_go_first(api, alice, bob, world, clock):
+async def test_a_lapsed_claimant_waits_while_others_go_first(api, alice, bob, world, clock,
+                                                            store):
+    store.presence_timeout = 3600  # the clock moves by minutes; presence has its own tests
     await api.register(CAROL, "carol")
     iid = await _invite(api, alice, world)
     assert (await _claim(api, bob, iid)).status_code == 201
@@ -37,7 +39,8 @@ async def test_a_lapsed_claimant_waits_while_others_go_first(api, alice, bob, wo
 
 
 async def test_the_host_releases_or_refuses_and_the_guest_gives_back(api, alice, bob, world,
-                                                                     clock):
+                                                                     clock, store):
+    store.presence_timeout = 3600  # the clock moves by minutes; presence has its own tests
     await api.register(CAROL, "carol")
     iid = await _invite(api, alice, world)
     won = (await _claim(api, bob, iid)).json()

@@ -119,3 +119,31 @@ def test_an_old_chained_log_becomes_a_merkle_tree(database_url, tmp_path):
         _alembic(engine, "head")
     finally:
         engine.dispose()
+
+
+def test_0007_counts_old_invitations_as_heard_from_when_posted(database_url):
+    engine = create_engine(resolve_url(database_url))
+    try:
+        _alembic(engine, "head")  # an empty registry, or the shared test database at head
+        _alembic(engine, "0006", down=True)
+        assert "host_seen_at" not in {c["name"] for c in inspect(engine).get_columns("invitations")}
+        with engine.begin() as conn:
+            conn.execute(text("DELETE FROM invitations"))
+            conn.execute(
+                text(
+                    "INSERT INTO invitations (invitation_id, protocol_id, host_agent_id, "
+                    "host_public_key, endpoint, options, note, status, created_at, expires_at, "
+                    "seq) VALUES ('inv-old', :p, 'lx-0', :k, 'tcp://127.0.0.1:1', '{}', '', "
+                    "'open', 1234.5, 9999.0, 999999)"
+                ),
+                {"p": "a" * 64, "k": "b" * 64},
+            )
+        _alembic(engine, "head")
+        with engine.begin() as conn:
+            seen = conn.execute(
+                text("SELECT host_seen_at FROM invitations WHERE invitation_id = 'inv-old'")
+            ).scalar()
+            assert seen == 1234.5
+            conn.execute(text("DELETE FROM invitations WHERE invitation_id = 'inv-old'"))
+    finally:
+        engine.dispose()

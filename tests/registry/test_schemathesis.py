@@ -33,6 +33,7 @@ AGENT = Identity.from_seed(b"z" * 32)
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     store = Store(f"sqlite:///{tmp_path_factory.mktemp('st') / 'registry.db'}")
+    store.set_limits(None, None)  # one agent signs hundreds of fuzzed bodies; all must reach
     app = create_app(store)
     with TestClient(app) as client:
         body = json.dumps({"nickname": "fuzzer", "public_key": AGENT.public_hex}).encode()

@@ -5,7 +5,9 @@ peer. The host posts a signed invitation once it listens, accepts only a
 guest whose hello carries a registry ticket for that invitation (checked
 against the registry's key, single use, bound to the guest's proven key),
 confirms the claim, plays, posts its signed receipt and withdraws the
-invitation when it exits. The guest fetches the spec when it lacks it (the
+invitation when it exits; while it waits it sends the registry heartbeats, so
+a host that dies without withdrawing (SIGKILL) stops being served within the
+registry's presence timeout. The guest fetches the spec when it lacks it (the
 id re-checked; hooks are never fetched: a skeleton is written and the join
 stops), claims the invitation, checks the host's identity key against the
 invitation in the handshake, plays, and posts its receipt.
@@ -99,6 +101,7 @@ async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str
     """Host one session for whoever claims the invitation posted at ``server``."""
     from lingxi.cli.reach import RelayHost, concrete_endpoint
     from lingxi.cli.registry_common import make_client
+    from lingxi.registry.client.presence import Heartbeat, heartbeat_interval
     from lingxi.session.net import host_session
     from lingxi.wire.identity import Identity
 
@@ -113,17 +116,23 @@ async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str
         gate = TicketGate(client, identity, session_kwargs.get("live"))
         relay = RelayHost(client, lambda line: click.echo(line, err=True)) \
             if via != "direct" else None
+        beats: list[Heartbeat] = []
+        interval = await heartbeat_interval(client)
 
         async def listening(where: str) -> None:
             invitation = await client.post_invitation(
                 loaded.spec.protocol_id, endpoint=advertise or concrete_endpoint(where, server),
                 options=options, ttl_seconds=ttl)
             gate.invitation_id = invitation["invitation_id"]
+            beats.append(Heartbeat(client, gate.invitation_id, interval))
+            beats[0].start()  # ends by itself once the guest is confirmed (in session)
             if relay is not None:
                 relay.watch(gate.invitation_id)
             announce(where, invitation)
 
         async def closed(result: Any) -> None:
+            for beat in beats:
+                await beat.stop()
             if relay is not None:
                 await relay.close()
             if gate.registry_session is not None:  # a guest came: record, do not withdraw
@@ -135,11 +144,15 @@ async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str
                 except LingxiError:
                     pass  # already expired or closed: nothing to withdraw
 
-        return await host_session(loaded, endpoint, options=options, identity=identity,
-                                  authorize=gate, on_listening=listening,
-                                  advertised_endpoint=advertise, on_closed=closed,
-                                  on_host=relay.attach if relay is not None else None,
-                                  listen=via != "relay", **session_kwargs)
+        try:
+            return await host_session(loaded, endpoint, options=options, identity=identity,
+                                      authorize=gate, on_listening=listening,
+                                      advertised_endpoint=advertise, on_closed=closed,
+                                      on_host=relay.attach if relay is not None else None,
+                                      listen=via != "relay", **session_kwargs)
+        finally:
+            for beat in beats:
+                await beat.stop()
 
 
 async def _post_receipt(client: Any, registry_session: str, result: Any) -> None:

@@ -13,6 +13,11 @@ from lingxi.cli.common import handle_errors, json_option, print_json, safe_line
 from lingxi.cli.registry_common import _import_registry, run, server_option
 from lingxi.errors import EXIT_FAILED, EXIT_USAGE, InputError, LingxiError
 from lingxi.files import write_private_json
+from lingxi.registry.models.records import (
+    DEFAULT_CLAIMS_PER_MINUTE,
+    DEFAULT_PRESENCE_TIMEOUT,
+    DEFAULT_WRITES_PER_MINUTE,
+)
 
 
 @click.command("server")
@@ -63,6 +68,28 @@ from lingxi.files import write_private_json
     show_default=True,
     help="Open invitations one host may have at a time.",
 )
+@click.option(
+    "--presence-timeout",
+    type=click.FloatRange(3, 3600),
+    default=DEFAULT_PRESENCE_TIMEOUT,
+    show_default=True,
+    help="Seconds without a heartbeat from its host (sent every third of this) after "
+    "which an open invitation is withdrawn.",
+)
+@click.option(
+    "--rate-limit",
+    type=click.IntRange(0),
+    default=DEFAULT_WRITES_PER_MINUTE,
+    show_default=True,
+    help="Signed requests one agent may make a minute, per server process (0: no limit).",
+)
+@click.option(
+    "--claim-limit",
+    type=click.IntRange(0),
+    default=DEFAULT_CLAIMS_PER_MINUTE,
+    show_default=True,
+    help="Claim attempts on one invitation a minute, all guests together (0: no limit).",
+)
 @handle_errors
 def server(
     host: str,
@@ -74,11 +101,15 @@ def server(
     key_file: str | None,
     endpoint_policy: str,
     max_open_invitations: int,
+    presence_timeout: float,
+    rate_limit: int,
+    claim_limit: int,
 ) -> None:
     """Run the community registry: JSON API under /v1, docs at /docs, the page at /.
 
     The database is migrated on start. Several processes may share one
-    PostgreSQL database and act as one registry.
+    PostgreSQL database and act as one registry (each process keeps its own
+    rate-limit counts).
     """
 
     _import_registry()
@@ -104,6 +135,9 @@ def server(
         key_file=key_file,
         endpoint_policy=endpoint_policy,
         max_open_invitations=max_open_invitations,
+        presence_timeout=presence_timeout,
+        writes_per_minute=rate_limit or None,
+        claims_per_minute=claim_limit or None,
     )
 
 

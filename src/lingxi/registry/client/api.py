@@ -438,6 +438,13 @@ class RegistryClient:
             )
         )["invitation"]
 
+    async def heartbeat(self, invitation_id: str) -> dict[str, Any]:
+        """Host: still here, so the open invitation stays served. The answer carries the
+        invitation and the registry's ``presence_timeout_seconds``."""
+        return await self._call(
+            "POST", f"/v1/invitations/{invitation_id}/heartbeat", signed=True, body={}
+        )
+
     async def cancel(self, invitation_id: str) -> dict[str, Any]:
         return (
             await self._call(

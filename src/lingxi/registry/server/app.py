@@ -42,7 +42,9 @@ class _JSON(JSONResponse):
 
 
 def _error(error: LingxiError, status: int) -> _JSON:
-    return _JSON({"error": error.to_dict()}, status_code=status)
+    wait = error.details.get("retry_after_seconds")  # registry.rate_limited says how long
+    headers = {"retry-after": str(wait)} if status == 429 and isinstance(wait, int) else None
+    return _JSON({"error": error.to_dict()}, status_code=status, headers=headers)
 
 
 async def _read_body(request: Request, cap: int) -> bytes:
@@ -215,6 +217,10 @@ def create_app(
     async def release(request: Request) -> Response:
         return await signed_write(request, store.release, _path_id(request, "invitation_id"))
 
+    async def heartbeat(request: Request) -> Response:
+        iid = _path_id(request, "invitation_id")
+        return await signed_write(request, lambda s, d, txt: store.heartbeat(s, iid, txt))
+
     async def cancel(request: Request) -> Response:
         iid = _path_id(request, "invitation_id")
         return await signed_write(request, lambda s, d, txt: store.cancel(s, iid, txt))
@@ -334,6 +340,7 @@ def create_app(
         ("/v1/invitations/{invitation_id}/confirm", confirm, ["POST"]),
         ("/v1/invitations/{invitation_id}/cancel", cancel, ["POST"]),
         ("/v1/invitations/{invitation_id}/release", release, ["POST"]),
+        ("/v1/invitations/{invitation_id}/heartbeat", heartbeat, ["POST"]),
         ("/v1/sessions", list_sessions, ["GET"]),
         ("/v1/sessions/{session_id}", get_session, ["GET"]),
         ("/v1/sessions/{session_id}/receipts", post_receipt, ["POST"]),

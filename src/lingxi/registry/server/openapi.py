@@ -40,6 +40,13 @@ def _responses(ok: str, *errors: int, created: bool = False) -> dict[str, Any]:
             else "refused; see error.code"
         )
         out[str(status)] = {"description": text, **_json(ERROR)}
+        if status == 429:
+            out["429"]["headers"] = {
+                "Retry-After": {
+                    "description": "seconds until a rate-limited request may go",
+                    "schema": {"type": "integer", "minimum": 1},
+                }
+            }
     return out
 
 
@@ -76,7 +83,8 @@ def _write(
             "summary": summary,
             "parameters": [*(params or []), *_signed_headers(), idem],
             "requestBody": {"required": True, **_json(body)},
-            "responses": _responses(summary, 400, 401, 413, 422, *errors, created=created),
+            # 429: registry.rate_limited (per agent, with Retry-After) on every signed write
+            "responses": _responses(summary, 400, 401, 413, 422, 429, *errors, created=created),
         }
     }
 
@@ -257,6 +265,16 @@ def openapi_document() -> dict[str, Any]:
                 "required": ["session_id"],
                 "properties": {"session_id": {"type": "string"}, "refuse": {"type": "boolean"}},
             },
+            403,
+            404,
+            409,
+            params=inv_id,
+            created=False,
+        ),
+        "/v1/invitations/{invitation_id}/heartbeat": _write(
+            "Host: still here; an open invitation whose host is silent for the presence "
+            "timeout is withdrawn (registry.host_absent)",
+            OBJECT,
             403,
             404,
             409,

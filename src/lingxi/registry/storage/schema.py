@@ -151,6 +151,7 @@ invitations = Table(
     Column("guest_agent_id", String(32)),
     Column("claim_deadline", Float),
     Column("refused", Text),  # JSON list of guests the host refused
+    Column("host_seen_at", Float),  # the host's last heartbeat (or the post)
     Column("seq", BigInteger, nullable=False, unique=True),
     Index("ix_invitations_host", "host_agent_id", "status"),
     Index("ix_invitations_open", "status", "expires_at"),

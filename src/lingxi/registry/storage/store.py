@@ -14,6 +14,7 @@ import base64
 import binascii
 import hashlib
 import json
+import math
 import os
 import threading
 import time
@@ -35,10 +36,14 @@ from lingxi.registry.models import rating as elo
 from lingxi.registry.models.convergence import fingerprint
 from lingxi.registry.models.keys import ServerKey, agent_id_for, is_hex
 from lingxi.registry.models.log import ZERO, make_entry, sign_head
+from lingxi.registry.models.ratelimit import TokenBuckets
 from lingxi.registry.models.receipt import MAX_BYTES as RECEIPT_MAX
 from lingxi.registry.models.receipt import pair_problems, receipt_problems
 from lingxi.registry.models.records import (
     DEFAULT_CLAIM_TIMEOUT,
+    DEFAULT_CLAIMS_PER_MINUTE,
+    DEFAULT_PRESENCE_TIMEOUT,
+    DEFAULT_WRITES_PER_MINUTE,
     NICKNAME,
     check_endpoint,
     check_ttl,
@@ -119,6 +124,10 @@ def _limit(value: int | None) -> int:
     return value
 
 
+def _buckets(per_minute: int | None) -> TokenBuckets | None:
+    return TokenBuckets(per_minute, 60.0) if per_minute else None
+
+
 def _like(text: str) -> str:
     escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
@@ -136,6 +145,9 @@ class Store:
         window: int = WINDOW_SECONDS,
         key_file: str | os.PathLike[str] | None = None,
         endpoint_policy: str = "lan",
+        presence_timeout: float = DEFAULT_PRESENCE_TIMEOUT,
+        writes_per_minute: int | None = DEFAULT_WRITES_PER_MINUTE,
+        claims_per_minute: int | None = DEFAULT_CLAIMS_PER_MINUTE,
     ) -> None:
         self.url = resolve_url(url)
         self.reader, self.writer = make_engines(self.url)
@@ -145,6 +157,10 @@ class Store:
         self.reclaim_backoff = claim_timeout  # a lapsed or released claimant waits this long
         self.max_open_invitations = MAX_OPEN_INVITATIONS  # per host
         self.max_live_claims = MAX_LIVE_CLAIMS  # per guest
+        if presence_timeout <= 0:
+            raise ValueError("presence_timeout must be positive")
+        self.presence_timeout = presence_timeout  # a silent host's open invitation is withdrawn
+        self.set_limits(writes_per_minute, claims_per_minute)
         self.clock = clock
         self.window = window
         # SQLite's busy handler waits by sleeping with back-off, which gives long tails when
@@ -161,6 +177,13 @@ class Store:
         self._keys: dict[str, str] = {}
         self._specs: OrderedDict[str, Spec] = OrderedDict()
         self._spec_lock = threading.Lock()
+
+    def set_limits(self, writes_per_minute: int | None, claims_per_minute: int | None) -> None:
+        """Signed requests per agent and claim attempts per invitation, each per minute
+        (``None`` or 0: no limit). The buckets are this process's (see ``ratelimit``)."""
+        self.writes_per_minute, self.claims_per_minute = writes_per_minute, claims_per_minute
+        self._write_buckets = _buckets(writes_per_minute)
+        self._claim_buckets = _buckets(claims_per_minute)
 
     def close(self) -> None:
         raw = getattr(self._raw, "conn", None)
@@ -261,7 +284,28 @@ class Store:
                 status=401,
             )
         check_signature(signed, key)
+        self._charge_writes(signed)
         return key
+
+    def _charge_writes(self, signed: SignedRequest) -> None:
+        """Spend one of the signer's tokens once its signature holds, so nobody spends
+        another agent's with forged requests. A replay spends one too: only who sees the
+        agent's traffic can replay it, and that one can already drop it."""
+        if self._write_buckets is None:
+            return
+        self._charge(self._write_buckets, signed.agent_id, "signed requests from this agent",
+                     self.writes_per_minute)
+
+    def _charge(self, buckets: TokenBuckets, key: str, what: str, limit: int | None) -> None:
+        wait = buckets.take(key, self.clock())
+        if wait > 0:
+            seconds = max(1, math.ceil(wait))
+            raise RegistryError(
+                "registry.rate_limited",
+                f"too many {what} (at most {limit} a minute); try again in {seconds} s",
+                status=429,
+                details={"retry_after_seconds": seconds},
+            )
 
     def _write(
         self,
@@ -421,6 +465,11 @@ class Store:
             "backend": "postgresql" if self.postgres else "sqlite",
             "time": iso(self.clock()),
             "claim_timeout_seconds": self.claim_timeout,
+            "presence_timeout_seconds": self.presence_timeout,
+            "limits": {
+                "writes_per_agent_per_minute": self.writes_per_minute,
+                "claims_per_invitation_per_minute": self.claims_per_minute,
+            },
             "signature_window_seconds": self.window,
             "relay": _relay_servers(self),
         }
@@ -529,6 +578,7 @@ class Store:
                 status=401,
             )
         check_signature(signed, public_key)  # proof of possession of the key
+        self._charge_writes(signed)
         skeleton = nickname_skeleton(nickname)
 
         def decide(conn: Connection, now: float, seq: int) -> Change:
@@ -896,7 +946,14 @@ class Store:
             status = "open"
         if status == "open" and row["expires_at"] <= now:
             return "expired"
+        if status == "open" and not self._host_present(row, now):
+            return "withdrawn"
         return status
+
+    def _host_present(self, row: Any, now: float) -> bool:
+        """Heard from within the presence timeout. Once not, the invitation is withdrawn for
+        good: a later heartbeat is refused, so the status depends on the time alone."""
+        return bool(now < row["host_seen_at"] + self.presence_timeout)
 
     def _invitation(self, row: Any, now: float) -> dict[str, Any]:
         status = self._status(row, now)
@@ -929,6 +986,8 @@ class Store:
             out["guest_agent_id"] = row["guest_agent_id"]
         if status == "claimed":
             out["claim_deadline"] = iso(row["claim_deadline"])
+        if status in ("open", "claimed"):
+            out["host_seen_at"] = iso(row["host_seen_at"])
         return out
 
     def post_invitation(
@@ -968,6 +1027,10 @@ class Store:
                         t.invitations.c.host_agent_id == signed.agent_id,
                         t.invitations.c.status.in_(("open", "claimed")),
                         t.invitations.c.expires_at > now,
+                        or_(  # an absent host's invitations are withdrawn: they do not count
+                            t.invitations.c.host_seen_at > now - self.presence_timeout,
+                            t.invitations.c.claim_deadline > now,
+                        ),
                     )
                 ).scalar()
                 or 0
@@ -994,6 +1057,7 @@ class Store:
                 "session_id": None,
                 "guest_agent_id": None,
                 "claim_deadline": None,
+                "host_seen_at": now,
             }
             conn.execute(_INVITATION_ADD, row)
             return Change(
@@ -1040,7 +1104,8 @@ class Store:
         cursor: str | None = None,
         limit: int | None = None,
     ) -> dict[str, Any]:
-        """Open invitations, newest first: unexpired, unclaimed or with a lapsed claim."""
+        """Open invitations, newest first: unexpired, unclaimed or with a lapsed claim, and
+        their host heard from within the presence timeout."""
         limit, before, now = _limit(limit), decode_cursor(cursor), self.clock()
         inv = t.invitations
         query = (
@@ -1063,6 +1128,7 @@ class Store:
             )
             .where(
                 inv.c.expires_at > now,
+                inv.c.host_seen_at > now - self.presence_timeout,
                 or_(
                     inv.c.status == "open",
                     and_(inv.c.status == "claimed", inv.c.claim_deadline <= now),
@@ -1089,6 +1155,9 @@ class Store:
 
     def claim(self, signed: SignedRequest, invitation_id: str, text: str) -> dict[str, Any]:
         guest_key = self.authenticate(signed)
+        if self._claim_buckets is not None:
+            self._charge(self._claim_buckets, invitation_id, "claim attempts on this invitation",
+                         self.claims_per_minute)
 
         def decide(conn: Connection, now: float, seq: int) -> Change:
             row = self._load_invitation(conn, invitation_id)
@@ -1103,6 +1172,8 @@ class Store:
                 raise RegistryError(
                     "registry.invitation_expired", "this invitation expired", status=409
                 )
+            if status == "withdrawn":
+                raise self._absent()
             if status != "open":
                 raise RegistryError(
                     "registry.invitation_closed", f"this invitation is {status}", status=409
@@ -1206,7 +1277,7 @@ class Store:
         signed: SignedRequest,
         invitation_id: str,
         text: str,
-        kind: str,
+        kind: str | None,
         act: Callable[[Connection, Any, float], dict[str, Any]],
     ) -> dict[str, Any]:
         self.authenticate(signed)
@@ -1366,7 +1437,7 @@ class Store:
     def cancel(self, signed: SignedRequest, invitation_id: str, text: str) -> dict[str, Any]:
         def act(conn: Connection, row: Any, now: float) -> dict[str, Any]:
             status = self._status(row, now)
-            if status in ("cancelled", "finished", "expired"):
+            if status in ("cancelled", "finished", "expired", "withdrawn"):
                 raise RegistryError(
                     "registry.invitation_closed", f"this invitation is already {status}", status=409
                 )
@@ -1387,6 +1458,36 @@ class Store:
             return {}
 
         return self._host_action(signed, invitation_id, text, "cancel", act)
+
+    def _absent(self) -> RegistryError:
+        return RegistryError(
+            "registry.host_absent",
+            f"this invitation's host sent no heartbeat for {int(self.presence_timeout)} s; "
+            "the invitation is withdrawn",
+            status=409,
+        )
+
+    def heartbeat(self, signed: SignedRequest, invitation_id: str, text: str) -> dict[str, Any]:
+        """The host is still there: its open or claimed invitation stays served. A spent
+        nonce, not a log record: presence is the registry's observation, like expiry."""
+
+        def act(conn: Connection, row: Any, now: float) -> dict[str, Any]:
+            status = self._status(row, now)
+            if status == "withdrawn":
+                raise self._absent()
+            if status not in ("open", "claimed"):
+                raise RegistryError(
+                    "registry.invitation_closed", f"this invitation is {status}", status=409
+                )
+            conn.execute(
+                update(t.invitations)
+                .where(t.invitations.c.invitation_id == row["invitation_id"])
+                .values(host_seen_at=now)
+            )
+            return {}
+
+        answer = self._host_action(signed, invitation_id, text, None, act)
+        return {**answer, "presence_timeout_seconds": self.presence_timeout}
 
     # ------------------------------------------------------------------ sessions
     def _session(self, row: Any) -> dict[str, Any]:
