@@ -74,3 +74,19 @@ async def test_a_note_of_another_log_or_key_proves_nothing_either_way(forks, ali
 def test_the_memory_pair_carries_notes_both_ways() -> None:
     host, guest = asyncio.run(_play("a\n", "b\n"))
     assert (host.peer_checkpoint, guest.peer_checkpoint) == ("b\n", "a\n")
+
+
+async def test_the_cli_tells_a_fork_at_once_with_both_checkpoints(forks, alice, bob,  # noqa: F811
+                                                                    capsys):
+    from types import SimpleNamespace
+
+    from lingxi.cli.meet import compare_views
+
+    a, b, tmp = forks
+    async with _client(a, alice, tmp / "alice") as ca, _client(b, bob, tmp / "bob") as cb:
+        bob_note = (await cb.head())["checkpoint"]
+        await compare_views(ca, SimpleNamespace(peer_checkpoint=bob_note), "ses-9")
+        await compare_views(ca, SimpleNamespace(peer_checkpoint=None), "ses-10")
+    err = capsys.readouterr().err
+    assert err.count("warning: registry.fork: the log forked") == 1
+    assert all(f"  {line}" in err for line in bob_note.splitlines() if line)

@@ -56,7 +56,7 @@ def test_host_posts_guest_browses_and_joins_and_both_receipts_land(agents, tmp_p
         joined = subprocess.run(lingxi("join", invitation, "--json", "--state-dir",
                                        str(tmp_path / "g")), env=agents["bob"],
                                 capture_output=True, text=True, timeout=90)
-        out, _ = host.communicate(timeout=90)
+        out, host_err = host.communicate(timeout=90)
     finally:
         if host.poll() is None:
             host.kill()
@@ -68,6 +68,9 @@ def test_host_posts_guest_browses_and_joins_and_both_receipts_land(agents, tmp_p
     for folder, peer in (("h", "bob"), ("g", "alice")):
         snapshot = json.loads((tmp_path / folder / "snapshot.json").read_text())
         assert snapshot["peer_nickname"] == peer
+        # each side signed the registry checkpoint it was shown into its opening (18.3)
+        assert snapshot["peer_registry_checkpoint"].startswith("lingxi.registry/")
+    assert "registry.fork" not in joined.stderr + host_err  # one registry, one log: no warning
     code = ("import asyncio, json, sys\n"
             "from lingxi.cli.registry_common import EMBEDDED, run\n"
             "print(json.dumps(run(EMBEDDED, lambda c: c.sessions())))\n")

@@ -5,7 +5,9 @@ peer. The host posts a signed invitation once it listens, accepts only a
 guest whose hello carries a registry ticket for that invitation (checked
 against the registry's key, single use, bound to the guest's proven key),
 confirms the claim, plays, posts its signed receipt and withdraws the
-invitation when it exits; while it waits it sends the registry heartbeats, so
+invitation when it exits. Both sides sign the registry checkpoint they were shown
+into the session's opening and check the peer's against their own view at the end,
+so two agents shown different forks of the log notice (and keep the evidence); while it waits it sends the registry heartbeats, so
 a host that dies without withdrawing (SIGKILL) stops being served within the
 registry's presence timeout. The guest fetches the spec when it lacks it (the
 id re-checked; hooks are never fetched: a skeleton is written and the join
@@ -118,6 +120,7 @@ async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str
             if via != "direct" else None
         beats: list[Heartbeat] = []
         interval = await heartbeat_interval(client)
+        view = await _view_to_share(client)
 
         async def listening(where: str) -> None:
             invitation = await client.post_invitation(
@@ -138,6 +141,7 @@ async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str
             if gate.registry_session is not None:  # a guest came: record, do not withdraw
                 if result is not None:
                     await _post_receipt(client, gate.registry_session, result)
+                    await compare_views(client, result, gate.registry_session)
             elif gate.invitation_id is not None:  # nobody came: withdraw the invitation
                 try:
                     await client.cancel(gate.invitation_id)
@@ -149,10 +153,48 @@ async def host_posted(loaded: Any, endpoint: str, *, server: str, advertise: str
                                       authorize=gate, on_listening=listening,
                                       advertised_endpoint=advertise, on_closed=closed,
                                       on_host=relay.attach if relay is not None else None,
-                                      listen=via != "relay", **session_kwargs)
+                                      listen=via != "relay", registry_checkpoint=view,
+                                      **session_kwargs)
         finally:
             for beat in beats:
                 await beat.stop()
+
+
+async def _view_to_share(client: Any) -> str | None:
+    """This side's registry checkpoint for the session's opening (none if it cannot tell)."""
+    from lingxi.registry.client.ledger import checkpoint_to_share
+
+    if client.ledger is None:
+        return None
+    try:
+        return await checkpoint_to_share(client, client.ledger)
+    except LingxiError:
+        return None
+
+
+async def compare_views(client: Any, result: Any, registry_session: str) -> None:
+    """The peer's signed checkpoint against this side's view: a fork is told at once, with
+    both checkpoints, and kept, so ``lingxi registry verify`` fails until someone looks."""
+    from lingxi.registry.client.ledger import compare_peer_checkpoint
+    from lingxi.textsafe import terminal_safe
+
+    note = getattr(result, "peer_checkpoint", None)
+    if not note or client.ledger is None:
+        return
+    try:
+        seen = await compare_peer_checkpoint(client, client.ledger, note,
+                                             session=registry_session)
+    except LingxiError as error:
+        click.echo(f"warning: the peer's view of the registry was not compared: {error}",
+                   err=True)
+        return
+    if seen["ok"]:
+        return
+    for problem in seen["problems"]:
+        click.echo(f"warning: registry.fork: {terminal_safe(problem)}", err=True)
+    for evidence in seen["evidence"]:
+        for line in str(evidence).splitlines():
+            click.echo(f"  {terminal_safe(line)}", err=True)
 
 
 async def _post_receipt(client: Any, registry_session: str, result: Any) -> None:
@@ -213,14 +255,17 @@ async def join_invitation(client: Any, invitation_id: str, *, protocol_dir: str 
 
     connector = guest_reach(client, claim.session_id, reach or Reach(),
                             lambda line: click.echo(line, err=True))
+    view = await _view_to_share(client)
     try:
         result = await guest_session(loaded, invitation["endpoint"], identity=identity,
                                      expected_host_key=invitation["host_public_key"],
                                      expected_protocol_id=invitation["protocol_id"],
-                                     ticket=claim.ticket, reach=connector, **session_kwargs)
+                                     ticket=claim.ticket, reach=connector,
+                                     registry_checkpoint=view, **session_kwargs)
     except LingxiError as error:
         if error.code.startswith(("transport.", "handshake.")):  # never connected: give the
             await _give_back(client, invitation_id, claim.session_id)  # claim back at once
         raise
     await _post_receipt(client, claim.session_id, result)
+    await compare_views(client, result, claim.session_id)
     return result

@@ -233,6 +233,17 @@ async def _one_log(client: Any, size: int, root: bytes, head: dict[str, Any]) ->
     return verify_consistency(old, new, old_root, new_root, proof)
 
 
+async def checkpoint_to_share(client: Any, ledger: Ledger) -> str | None:
+    """The registry's current signed checkpoint, to carry in a session's opening (None when
+    the head does not check against the pinned key: then this side claims no view)."""
+    head = await client.head()
+    if head_problem(head, pinned_key=ledger.pinned() or head.get("server_public_key"),
+                    now=time.time()):
+        return None
+    note = head.get("checkpoint")
+    return note if isinstance(note, str) else None
+
+
 async def compare_peer_checkpoint(client: Any, ledger: Ledger, note: str,
                                   *, session: str = "") -> dict[str, Any]:
     """The checkpoint a peer signed into its session opening, against this client's view
