@@ -58,6 +58,49 @@ class Claim:
     claims: TicketClaims
 
 
+def _check_segments(path: str) -> None:
+    """Ids a user typed become path segments: each must look like a registry id."""
+    for segment in path.split("/")[2:]:
+        if not _SEGMENT.fullmatch(segment):
+            raise RegistryError(
+                "registry.bad_id",
+                f"{terminal_safe(segment, 60)!r} is not a registry id "
+                "(letters, digits and _ . : -, at most 128)",
+                status=400,
+            )
+
+
+def _answer(response: httpx.Response) -> dict[str, Any]:
+    """The JSON object the registry answered, or its coded error as a RegistryError."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if response.status_code >= 400:
+        answer = (data or {}).get("error") if isinstance(data, dict) else None
+        if not isinstance(answer, dict):
+            raise RegistryError(
+                "registry.bad_response",
+                f"the registry answered {response.status_code}",
+                status=response.status_code,
+                exit_code=EXIT_FAILED,
+            )
+        raise RegistryError(
+            str(answer.get("code")),
+            str(answer.get("message")),
+            status=response.status_code,
+            details=answer.get("details"),
+        )
+    if not isinstance(data, dict):
+        raise RegistryError(
+            "registry.bad_response",
+            "the registry did not answer JSON",
+            status=502,
+            exit_code=EXIT_FAILED,
+        )
+    return data
+
+
 class RegistryClient:
     """One registry at ``base_url``, acting as ``identity`` for signed calls."""
 
@@ -97,14 +140,7 @@ class RegistryClient:
         signed: bool = False,
         params: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        for segment in path.split("/")[2:]:  # ids a user typed become path segments: check them
-            if not _SEGMENT.fullmatch(segment):
-                raise RegistryError(
-                    "registry.bad_id",
-                    f"{terminal_safe(segment, 60)!r} is not a registry id "
-                    "(letters, digits and _ . : -, at most 128)",
-                    status=400,
-                )
+        _check_segments(path)
         query = {k: v for k, v in (params or {}).items() if v is not None}
         content = b"" if body is None else json.dumps(body, ensure_ascii=False).encode()
         headers = {"content-type": "application/json"} if body is not None else {}
@@ -115,15 +151,32 @@ class RegistryClient:
         target = path + ("?" + str(httpx.QueryParams(query)) if query else "")
         if signed:  # a lost answer is retried with the same key: the registry answers as before
             headers["idempotency-key"] = secrets.token_hex(16)
+        response = await self._send(method, path, target, content, headers, query, signed)
+        data = _answer(response)
+        if self.ledger is not None and isinstance(data.get("log"), dict):
+            self.ledger.keep(data["log"])
+        return data
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        target: str,
+        content: bytes,
+        headers: dict[str, str],
+        query: dict[str, Any],
+        signed: bool,
+    ) -> httpx.Response:
+        """One request; a signed write whose connection failed is signed anew and retried
+        (same idempotency key), a read is not."""
         for attempt in range(RETRIES + 1 if signed else 1):
             if signed:
                 assert self.identity is not None
                 headers.update(sign_request(self.identity, method, target, content))
             try:
-                response = await self._http.request(
+                return await self._http.request(
                     method, path, content=content or None, headers=headers, params=query or None
                 )
-                break
             except httpx.InvalidURL as error:
                 raise RegistryError(
                     "registry.bad_request", f"cannot build the request: {error}", status=400
@@ -138,35 +191,7 @@ class RegistryClient:
                     status=503,
                     exit_code=EXIT_FAILED,
                 ) from None
-        try:
-            data = response.json()
-        except ValueError:
-            data = None
-        if response.status_code >= 400:
-            answer = (data or {}).get("error") if isinstance(data, dict) else None
-            if not isinstance(answer, dict):
-                raise RegistryError(
-                    "registry.bad_response",
-                    f"the registry answered {response.status_code}",
-                    status=response.status_code,
-                    exit_code=EXIT_FAILED,
-                )
-            raise RegistryError(
-                str(answer.get("code")),
-                str(answer.get("message")),
-                status=response.status_code,
-                details=answer.get("details"),
-            )
-        if not isinstance(data, dict):
-            raise RegistryError(
-                "registry.bad_response",
-                "the registry did not answer JSON",
-                status=502,
-                exit_code=EXIT_FAILED,
-            )
-        if self.ledger is not None and isinstance(data.get("log"), dict):
-            self.ledger.keep(data["log"])
-        return data
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def server_key(self) -> str:
         if self._server_key is None:
