@@ -115,6 +115,40 @@ def _covers(grid: Grid, box: Box) -> bool:
     return ix > 0 and iy > 0 and ix * iy >= 0.5 * box.width * box.height
 
 
+def _pixel_lattices(canvases: list[Box], grids: list[tuple[Grid, str]],
+                    find_pixel_lattice: PixelLatticeFinder) -> list[tuple[Grid, str]]:
+    """Lattices drawn on canvases no DOM lattice covers; the whole frame when none found."""
+    found: list[tuple[Grid, str]] = []
+    for canvas in canvases:
+        if any(_covers(g, canvas) for g, _ in grids):
+            continue
+        region = (int(canvas.x), int(canvas.y), int(canvas.width), int(canvas.height))
+        grid = find_pixel_lattice(region)
+        # a full-page canvas behind a DOM board would give the same board twice
+        if grid is not None and not any(same_board(grid, g) for g, _ in grids + found):
+            found.append((grid, "pixels"))
+    if not grids and not found:
+        grid = find_pixel_lattice(None)
+        if grid is not None:
+            found.append((grid, "pixels"))
+    return found
+
+
+def _regions(snapshot: dict[str, Any], canvases: list[Box], lattices: list[Grid]
+             ) -> list[tuple[Box, tuple[str, ...]]]:
+    """Tappable elements and uncovered canvases outside every lattice, top to bottom."""
+    regions: list[tuple[Box, tuple[str, ...]]] = []
+    for rect in snapshot.get("interactive", []):
+        box = _visible_box(rect)
+        if box is not None and not _inside(box, lattices):
+            regions.append((box, ("tap",)))
+    for canvas in canvases:
+        if not any(_covers(g, canvas) for g in lattices):
+            regions.append((canvas, ("tap", "drag")))
+    regions.sort(key=lambda item: (round(item[0].y), round(item[0].x)))
+    return regions
+
+
 def build_catalog(snapshot: dict[str, Any],
                   find_pixel_lattice: PixelLatticeFinder | None = None) -> Catalog:
     """The catalog of a frame from its DOM snapshot and, for canvases, its pixels.
@@ -126,38 +160,14 @@ def build_catalog(snapshot: dict[str, Any],
     canvases = [b for b in (_visible_box(r) for r in snapshot.get("canvases", [])) if b]
     canvases = [b for b in canvases if b.width >= MIN_CANVAS_SIDE and b.height >= MIN_CANVAS_SIDE]
     if find_pixel_lattice is not None:
-        for canvas in canvases:
-            if any(_covers(g, canvas) for g, _ in grids):
-                continue
-            region = (int(canvas.x), int(canvas.y), int(canvas.width), int(canvas.height))
-            grid = find_pixel_lattice(region)
-            # a full-page canvas behind a DOM board would give the same board twice
-            if grid is not None and not any(same_board(grid, g) for g, _ in grids):
-                grids.append((grid, "pixels"))
-        if not grids:
-            grid = find_pixel_lattice(None)
-            if grid is not None:
-                grids.append((grid, "pixels"))
+        grids += _pixel_lattices(canvases, grids, find_pixel_lattice)
     grids = grids[:MAX_LATTICES]
-    plain = [g for g, _ in grids]
-
-    targets: list[Target] = []
-    for index, (grid, source) in enumerate(grids):
-        targets.append(Target(f"l{index:02d}", "lattice", grid.box, ("tap", "drag"), grid, source))
-
-    regions: list[tuple[Box, tuple[str, ...]]] = []
-    for rect in snapshot.get("interactive", []):
-        box = _visible_box(rect)
-        if box is not None and not _inside(box, plain):
-            regions.append((box, ("tap",)))
-    for canvas in canvases:
-        if not any(_covers(g, canvas) for g in plain):
-            regions.append((canvas, ("tap", "drag")))
-    regions.sort(key=lambda item: (round(item[0].y), round(item[0].x)))
+    targets = [Target(f"l{index:02d}", "lattice", grid.box, ("tap", "drag"), grid, source)
+               for index, (grid, source) in enumerate(grids)]
+    regions = _regions(snapshot, canvases, [g for g, _ in grids])
     room = MAX_TARGETS - len(targets) - 1
     for index, (box, gestures) in enumerate(regions[:room]):
         targets.append(Target(f"r{index:02d}", "region", box, gestures))
-
     targets.append(Target("g01", "spatial_grid", VIEWPORT_GRID.box, ("tap", "drag"),
                           VIEWPORT_GRID, "viewport"))
     return Catalog(targets)

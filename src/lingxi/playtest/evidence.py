@@ -181,26 +181,20 @@ def _verdicts(summary: dict[str, Any], replay: dict[str, Any]) -> list[tuple[str
     ]
 
 
-def render_report(doc: dict[str, Any]) -> str:
-    """A self-contained HTML page a person reads first: the run's verdicts, the score
-    curve, camera moves, then each step's frames with the swapped cells marked; the raw
-    JSON behind folds."""
+def _step_section(step: dict[str, Any]) -> str:
+    """One step of the report: what was chosen and sent, both frames, events and errors."""
     esc = html.escape
-    summary = doc["summary"]
-    replay = summary.get("replay") or {}
-    rows = []
-    for step in doc["steps"]:
-        events = "".join(
-            f"<li>#{e['seq']} {esc(e['source'])} <b>{esc(e['type'])}</b> "
-            f"@{e['virtualTimeMs']} ms {esc(json.dumps(e['data'], ensure_ascii=False))}</li>"
-            for e in step["gameEvents"][:50])
-        more = len(step["gameEvents"]) - 50
-        if more > 0:
-            events += f"<li>… {more} more</li>"
-        errors = "".join(f"<li>{esc(a['error']['code'])}: {esc(a['error']['message'])}</li>"
-                         for a in step["attempts"] if a["error"])
-        reason = (step.get("selection") or {}).get("reason")
-        rows.append(f"""
+    events = "".join(
+        f"<li>#{e['seq']} {esc(e['source'])} <b>{esc(e['type'])}</b> "
+        f"@{e['virtualTimeMs']} ms {esc(json.dumps(e['data'], ensure_ascii=False))}</li>"
+        for e in step["gameEvents"][:50])
+    more = len(step["gameEvents"]) - 50
+    if more > 0:
+        events += f"<li>… {more} more</li>"
+    errors = "".join(f"<li>{esc(a['error']['code'])}: {esc(a['error']['message'])}</li>"
+                     for a in step["attempts"] if a["error"])
+    reason = (step.get("selection") or {}).get("reason")
+    return f"""
 <section class="step {'ok' if step['valid'] else 'bad'}">
  <h2>{esc(step['actionId'])} {'' if step['valid'] else '(spent as none)'}
   <small>{esc((step.get('selection') or {}).get('type', 'none'))}
@@ -220,11 +214,27 @@ def render_report(doc: dict[str, Any]) -> str:
    {_fold('selection and action (JSON)', {'selection': step['selection'], 'normalized': step['normalized'], 'attempts': step['attempts']})}
   </div>
  </div>
-</section>""")
+</section>"""
+
+
+def _board_text(summary: dict[str, Any]) -> str:
     dims = summary.get("latticeDimensions")
-    board = (f"{dims['rows']}×{dims['columns']}, {summary.get('swapCandidates', 0)} swap candidates"
-             if dims and summary.get("swapCandidates") else
-             (f"{dims['rows']}×{dims['columns']} lattice, not a standard board" if dims else "none found"))
+    if dims and summary.get("swapCandidates"):
+        return (f"{dims['rows']}×{dims['columns']}, {summary.get('swapCandidates', 0)} swap "
+                "candidates")
+    return f"{dims['rows']}×{dims['columns']} lattice, not a standard board" if dims \
+        else "none found"
+
+
+def render_report(doc: dict[str, Any]) -> str:
+    """A self-contained HTML page a person reads first: the run's verdicts, the score
+    curve, camera moves, then each step's frames with the swapped cells marked; the raw
+    JSON behind folds."""
+    esc = html.escape
+    summary = doc["summary"]
+    replay = summary.get("replay") or {}
+    rows = [_step_section(step) for step in doc["steps"]]
+    board = _board_text(summary)
     verdicts = _verdicts(summary, replay)
     verdict_rows = "".join(
         f'<tr class="{"" if good is None else ("good" if good else "poor")}"><td>{name}</td>'
