@@ -204,15 +204,16 @@ class SessionMachine:
             return []
         self._out = []
         try:
-            self._dispatch(event)
+            self.dispatch(event)
             if not self.finished:
-                self._arm_timers()
+                self.arm_timers()
         except _Stop:
             pass
         return self._out
 
     # ------------------------------------------------------------- dispatch
-    def _dispatch(self, event: Any) -> None:
+    def dispatch(self, event: Any) -> None:
+        """One event to its handler (a mode may extend it and call ``super()``)."""
         if isinstance(event, PayloadReceived):
             self._progress = True
             self._on_payload(event)
@@ -220,7 +221,7 @@ class SessionMachine:
             self._start(event)
         elif isinstance(event, ControlReceived):
             self._progress = True
-            self._on_control(event)
+            self.on_control(event)
         elif isinstance(event, PeerAborted):
             self.emit("peer.aborted", code=bounded(event.code), reason=bounded(event.message),
                       evidence={k: bounded(v) for k, v in list(event.evidence.items())[:32]})
@@ -229,7 +230,7 @@ class SessionMachine:
         elif isinstance(event, EnvelopeRejected):
             self.violation(event.code, event.message or "envelope rejected", event.evidence)
         elif isinstance(event, TimerFired):
-            self._on_timer(event.name)
+            self.on_timer(event.name)
         elif isinstance(event, DecisionMade):
             self._on_decision(event)
         elif isinstance(event, DecisionDeclined):
@@ -264,7 +265,8 @@ class SessionMachine:
         else:
             self.emit("session.waiting_offer", protocol_id=self.spec.protocol_id)
 
-    def _on_control(self, event: ControlReceived) -> None:
+    def on_control(self, event: ControlReceived) -> None:
+        """The opening, the peer's deciding notice and close (a mode may extend it)."""
         kind, body = event.kind, event.body or {}
         opening = OPENING.get((self.state, self.role, kind))
         if opening is not None and kind == "offer":
@@ -345,7 +347,8 @@ class SessionMachine:
         self.on_message(schema.name, payload, event.correlation_id)
         self.advance()
 
-    def _on_timer(self, name: str) -> None:
+    def on_timer(self, name: str) -> None:
+        """A timer the driver fired: the peer's, the decision's or the idle one."""
         if name == "peer":
             self._peer_timer = False
             if self.waiting_for_peer():
@@ -545,7 +548,8 @@ class SessionMachine:
         self._out.append(Finish(self.outcome))
         raise _Stop
 
-    def _arm_timers(self) -> None:
+    def arm_timers(self) -> None:
+        """Set or cancel the peer timer after a step (a mode may add its own timers)."""
         waiting = self.waiting_for_peer()
         if waiting and (not self._peer_timer or self._progress):
             self._peer_seconds = max(self.config.peer_timeout, self._peer_allowance or 0.0)

@@ -50,7 +50,7 @@ class FreeMachine(SessionLoopMachine):
         declared = self.declared.get(name)
         return declared is not None and declared.direction in (direction, BOTH)
 
-    def _oob_ok(self, name: str, direction: str) -> bool:
+    def out_of_band_ok(self, name: str, direction: str) -> bool:
         return self._free_ok(name, direction)
 
     def waiting_for_peer(self) -> bool:
@@ -121,8 +121,8 @@ class FreeMachine(SessionLoopMachine):
         self._out.append(SendControl("close", {"reason": "ended by this side"}))
         self.finish("completed", reason="this side ended the session")
 
-    def _arm_timers(self) -> None:
-        super()._arm_timers()
+    def arm_timers(self) -> None:
+        super().arm_timers()
         if self.state == State.RUNNING and not self.opening:
             self._out.append(SetTimer("idle", self.config.idle_timeout))
 

@@ -44,7 +44,8 @@ class SessionLoopMachine(SessionMachine):
     def _theirs(self) -> list[str]:
         return [s.message for s in self.cursor.expected() if s.direction in (self.peer_dir, BOTH)]
 
-    def _oob_ok(self, name: str, direction: str) -> bool:
+    def out_of_band_ok(self, name: str, direction: str) -> bool:
+        """Whether the spec lets ``name`` travel in ``direction`` outside the flow."""
         declared = self.out_of_band.get(name)
         return declared is not None and declared in (direction, BOTH)
 
@@ -69,7 +70,7 @@ class SessionLoopMachine(SessionMachine):
     def on_message(self, name: str, payload: dict[str, Any], correlation_id: str | None) -> None:
         position = self.cursor.position()
         in_flow = self.cursor.accept(name, self.peer_dir, payload)
-        if not in_flow and not self._oob_ok(name, self.peer_dir):
+        if not in_flow and not self.out_of_band_ok(name, self.peer_dir):
             self.violation(codes.OUT_OF_PHASE,
                            f"{name!r} from the {self.peer} is not expected now",
                            {"payload": payload, "expected": self.waiting_description()})
@@ -85,7 +86,7 @@ class SessionLoopMachine(SessionMachine):
 
     # -- sending ------------------------------------------------------------
     def allow_send(self, name: str, payload: dict[str, Any]) -> bool:
-        return name in self._mine() or self._oob_ok(name, self.my_dir)
+        return name in self._mine() or self.out_of_band_ok(name, self.my_dir)
 
     def after_send(self, name: str, payload: dict[str, Any]) -> None:
         if not self.cursor.accept(name, self.my_dir, payload) and name == "end":

@@ -577,20 +577,20 @@ class MentalPokerMachine(SessionMachine):
         except CardsError:
             return None
 
-    def _on_timer(self, name: str) -> None:
+    def on_timer(self, name: str) -> None:
         if name == "peer" and not self.finished and self.waiting_for_peer():
             self._forfeit_now(f"no answer within {self._peer_seconds:g}s "
                               f"({self.waiting_description()})", "stopped answering")
-        super()._on_timer(name)
+        super().on_timer(name)
 
-    def _on_control(self, event: Any) -> None:
+    def on_control(self, event: Any) -> None:
         """The peer's receipt or close mid-game: it ended its session while it owed a step
         (e.g. it kept its opening back), which is withholding that step."""
         if event.kind in ("receipt", "close") and self.state == State.RUNNING \
                 and not self.finished:
             self._forfeit_now(f"the peer ended its session ({event.kind}) while it owed "
                               f"{self.waiting_description()}", "ended its session")
-        super()._on_control(event)
+        super().on_control(event)
 
     def _forfeit_now(self, reason: str, what: str) -> None:
         """Sign and send a forfeit claim when the peer owes the next step, and end the game
@@ -609,7 +609,7 @@ class MentalPokerMachine(SessionMachine):
         self.violation(FORFEIT, f"the {self.peer} {what} ({waiting}): recorded as a forfeit",
                        {"claim": claim, "transcript_hash": claim["prev"]})
 
-    def _dispatch(self, event: Any) -> None:
+    def dispatch(self, event: Any) -> None:
         if isinstance(event, PeerAborted) and not self.finished:
             claim = self._claim_forfeit(f"aborted ({event.code}) before the game ended")
             if claim is not None:
@@ -618,7 +618,7 @@ class MentalPokerMachine(SessionMachine):
                 self.verdict = verdicts.verdict(
                     verdicts.FORFEIT, code=FORFEIT, culprit=self.peer, identities=self.identities,
                     reason=f"the {self.peer} aborted ({_owed_words(owed)})")
-        super()._dispatch(event)
+        super().dispatch(event)
 
 
 def _descriptor() -> FlowMode:

@@ -105,7 +105,7 @@ class RequestResponseMachine(SessionMachine):
     def _role_of(self, name: str) -> str | None:
         return next((role for role, n in self.names.items() if n == name), None)
 
-    def _oob_ok(self, name: str, direction: str) -> bool:
+    def out_of_band_ok(self, name: str, direction: str) -> bool:
         if self._role_of(name) is not None:
             return False
         declared = self.declared.get(name)
@@ -151,7 +151,7 @@ class RequestResponseMachine(SessionMachine):
                              starts_request=self._role_of(name) == "request")
             self.emit("message.received", message=name, payload=payload, **self.position())
             self._advance_stage(name)
-        elif self._oob_ok(name, self.peer_dir):
+        elif self.out_of_band_ok(name, self.peer_dir):
             self.emit("message.received", message=name, payload=payload, **self.position())
         else:
             self.violation(codes.OUT_OF_PHASE, f"{name!r} from the {self.peer} is not expected now",
@@ -162,7 +162,7 @@ class RequestResponseMachine(SessionMachine):
 
     def allow_send(self, name: str, payload: dict[str, Any]) -> bool:
         allowed, who = self._expected()
-        return (name in allowed and who == self.role) or self._oob_ok(name, self.my_dir)
+        return (name in allowed and who == self.role) or self.out_of_band_ok(name, self.my_dir)
 
     def send(self, payload: Any, correlation_id: str | None = None) -> None:
         if self.stage == "request" and self.role == "guest" and self.correlation is None:
