@@ -26,6 +26,7 @@ from lingxi.registry.models.checkpoint import (
     parse_note,
     sign_checkpoint,
 )
+from lingxi.registry.models.keyrecord import key_record, key_record_problems
 from lingxi.registry.models.keys import ServerKey
 from lingxi.registry.models.merkle import leaf_hash, node_hash
 from lingxi.registry.models.relay import (
@@ -336,3 +337,21 @@ def test_checkpoint_text_is_c2sp_shaped():
     text = checkpoint_text(ORIGIN, 7, ROOT, NOW)
     assert text == f"{ORIGIN}\n7\n{base64.b64encode(ROOT).decode()}\nlingxi-time {NOW}\n"
     assert parse_checkpoint(text).text == text
+
+
+# --- server key records -------------------------------------------------------------------
+
+
+def test_a_key_record_without_a_key_or_proof_of_possession_is_refused():
+    assert key_record_problems({"server": {"public_key": "nope"}}, previous=None) == [
+        "a server_key record without a public key"]
+    assert key_record_problems("not a record", previous=None) == [
+        "a server_key record without a public key"]
+    first = ServerKey.generate()
+    record = key_record(first, None, reason="first")
+    assert key_record_problems(record, previous=None) == []
+    stolen = {**record, "server": {**record["server"],
+                                   "proof": key_record(ServerKey.generate(), None,
+                                                       reason="x")["server"]["proof"]}}
+    found = key_record_problems(stolen, previous=None)
+    assert len(found) == 1 and found[0].endswith("carries no proof of possession")
