@@ -18,6 +18,7 @@ from lingxi.hooks import DecisionPoint, HookContext, HookResult, Hooks
 from lingxi.session import SessionConfig, answer_once, load_protocol, make_machine
 from lingxi.session import errors as codes
 from lingxi.session.core.decisions import DecisionPolicy, legal_value, with_decider
+from lingxi.session.core.entropy import seeded
 from lingxi.session.core.events import (
     Compute,
     ComputeDone,
@@ -31,6 +32,7 @@ from lingxi.session.core.events import (
     Send,
     SendControl,
     Start,
+    TimerFired,
 )
 from lingxi.session.core.machine import SessionMachine
 from lingxi.session.core.modes.reqres import MAX_PROGRESS, opening_cheat
@@ -459,3 +461,52 @@ def test_peer_text_that_is_not_a_mapping_is_not_shown_to_the_decider():
     asked = host.handle(PayloadReceived({"action": "request", "text": "x"}, "c1"))
     point = next(a for a in asked if isinstance(a, RequestDecision))
     assert point.peer_text == {}
+
+
+# --- free mode -----------------------------------------------------------------------------------
+
+
+CHAT = load_protocol("chat")
+
+
+def chat(role: str, hooks: Any = None):
+    hooks = hooks or CHAT.hooks(role, 0)
+    m = make_machine(role, CHAT.spec, hooks, entropy=seeded(role))
+    actions = m.handle(Start())
+    if role == "host":
+        actions += m.handle(ControlReceived("accept", {"protocol_id": m.spec.protocol_id}))
+    return m, actions
+
+
+def chat_host_past_the_opening():
+    host, _ = chat("host")
+    after = host.handle(PayloadReceived({"action": "join", "nickname": "bob"}))
+    assert [a.message for a in after if isinstance(a, Send)] == ["ready"]
+    return host
+
+
+def test_an_idle_free_session_is_ended_by_the_idle_timer():
+    host = chat_host_past_the_opening()
+    after = host.handle(TimerFired("idle"))
+    assert aborts(after) == [codes.IDLE_TIMEOUT]
+
+
+def test_a_free_session_closed_by_the_peer_is_aborted_not_completed():
+    host = chat_host_past_the_opening()
+    after = host.handle(ControlReceived("close", {}))
+    result = outcome(after)
+    assert (result.status, result.code) == ("aborted", codes.PEER_CLOSED)
+
+
+def test_hooks_ending_a_free_session_during_the_opening_close_it_without_an_end_message():
+    base = type(CHAT.hooks("host", 0))
+
+    class Done(base):
+        def proto_on_message(self, message):
+            return HookResult(completed=True)
+
+    host, _ = chat("host", Done(HookContext("host", CHAT.spec, rng=random.Random(0))))
+    after = host.handle(PayloadReceived({"action": "join", "nickname": "bob"}))
+    assert not [a for a in after if isinstance(a, Send)]
+    assert [a.kind for a in after if isinstance(a, SendControl)] == ["close"]
+    assert outcome(after).status == "completed"
