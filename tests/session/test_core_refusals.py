@@ -17,6 +17,12 @@ from lingxi.errors import InputError
 from lingxi.hooks import DecisionPoint, HookContext, HookResult, Hooks
 from lingxi.session import SessionConfig, answer_once, load_protocol, make_machine
 from lingxi.session import errors as codes
+from lingxi.session.core.adversaries import (
+    can_differ,
+    different_value,
+    out_of_range_value,
+    wrong_type_value,
+)
 from lingxi.session.core.decisions import DecisionPolicy, legal_value, with_decider
 from lingxi.session.core.entropy import seeded
 from lingxi.session.core.events import (
@@ -510,3 +516,62 @@ def test_hooks_ending_a_free_session_during_the_opening_close_it_without_an_end_
     assert not [a for a in after if isinstance(a, Send)]
     assert [a.kind for a in after if isinstance(a, SendControl)] == ["close"]
     assert outcome(after).status == "completed"
+
+
+# --- the adversaries' lies are real lies ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "schema", "lie"), [
+    (True, {"type": "boolean"}, False),
+    ("1", {"type": "integer"}, None),                 # not an integer: no lie to build
+    (5, {"type": "integer", "min": 5, "max": 5}, None),  # a single allowed value
+    (5, {"type": "integer", "max": 5}, 4),
+    ("a", {"type": "enum", "values": ["a"]}, None),
+    ("ab", {"type": "text", "max_length": 2}, "a"),    # no room for one more character
+    ("a", {"type": "text", "max_length": 1}, ""),
+    ("", {"type": "id"}, None),
+    ("ax", {"type": "id"}, "ay"),
+    ("ay", {"type": "id"}, "ax"),
+    ("a1", {"type": "hash"}, "a2"),
+    ("", {"type": "key"}, None),
+    ({"x": 1}, {"type": "json"}, None),
+    (3, {"type": "text"}, None),                      # a text field holding no string
+])
+def test_a_different_value_is_accepted_by_the_field_and_never_the_honest_one(value, schema,
+                                                                            lie):
+    assert different_value(value, schema) == lie
+    assert lie != value
+
+
+def test_a_different_value_from_choices_keeps_the_type():
+    assert different_value(1, {}, (1, "2", True, 3)) == 3
+    assert different_value(1, {}, (1,)) is None
+
+
+@pytest.mark.parametrize(("schema", "choices", "ok"), [
+    ({}, ("a", "a"), False),
+    ({}, ("a", "b"), True),
+    ({"type": "integer", "min": 1, "max": 1}, (), False),
+    ({"type": "integer", "min": 1}, (), True),
+    ({"type": "enum", "values": ["a", "a"]}, (), False),
+    ({"type": "text"}, (), True),
+    ({"type": "hash"}, (), True),
+    ({"type": "json"}, (), False),
+])
+def test_can_differ_says_whether_a_lie_can_be_built(schema, choices, ok):
+    assert can_differ(schema, choices) is ok
+
+
+@pytest.mark.parametrize(("schema", "value"), [
+    ({"type": "boolean"}, "true"), ({"type": "array"}, "not-an-array"),
+    ({"type": "json"}, None), ({"type": "integer"}, "1"), ({"type": "text"}, 12345)])
+def test_a_wrong_type_value_is_of_another_type(schema, value):
+    assert wrong_type_value(schema) == value
+
+
+@pytest.mark.parametrize(("schema", "value"), [
+    ({"type": "integer", "max": 9}, 10), ({"type": "integer", "min": 2}, 1),
+    ({"type": "integer"}, None), ({"type": "text", "max_length": 3}, "xxxx"),
+    ({"type": "enum", "values": ["a"]}, "zz-not-a-declared-value")])
+def test_an_out_of_range_value_is_just_past_the_bound(schema, value):
+    assert out_of_range_value(schema) == value
