@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from session_helpers import LOOP_SPEC, PingPong, machine, msg, spec_of, started
 
+from lingxi.contract.commit_reveal import commitment
 from lingxi.errors import InputError
 from lingxi.hooks import DecisionPoint, HookContext, HookResult, Hooks
 from lingxi.session import SessionConfig, answer_once, load_protocol, make_machine
@@ -42,6 +43,7 @@ from lingxi.session.core.events import (
 )
 from lingxi.session.core.machine import SessionMachine
 from lingxi.session.core.modes.reqres import MAX_PROGRESS, opening_cheat
+from lingxi.session.core.modes.round_cases import verify_commitments
 
 WORD_COUNT = load_protocol("word-count")
 
@@ -575,3 +577,33 @@ def test_a_wrong_type_value_is_of_another_type(schema, value):
     ({"type": "enum", "values": ["a"]}, "zz-not-a-declared-value")])
 def test_an_out_of_range_value_is_just_past_the_bound(schema, value):
     assert out_of_range_value(schema) == value
+
+
+# --- the offline commit/reveal check ---------------------------------------------------------------
+
+
+RPS = load_protocol("rock-paper-scissors")
+
+
+def _entry(n: int, direction: str, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"n": n, "direction": direction, "envelope": {"payload": payload}}
+
+
+def test_a_reveal_that_does_not_match_its_commitment_is_caught_offline():
+    nonce = "ab" * 16
+    honest = [_entry(1, "guest_to_host", {"action": "commit", "hash": commitment("rock", nonce)}),
+              _entry(2, "guest_to_host", {"action": "reveal", "choice": "rock", "nonce": nonce})]
+    assert verify_commitments(honest, RPS.spec) == []
+    changed = [honest[0],
+               _entry(2, "guest_to_host", {"action": "reveal", "choice": "paper", "nonce": nonce})]
+    assert verify_commitments(changed, RPS.spec) == [
+        "entry 2: a guest_to_host reveal does not match its commitment"]
+    uncommitted = [_entry(5, "host_to_guest", {"action": "reveal", "choice": "rock",
+                                               "nonce": nonce})]
+    assert verify_commitments(uncommitted, RPS.spec) == [
+        "entry 5: a host_to_guest reveal does not match its commitment"]
+
+
+def test_a_protocol_without_commitments_has_nothing_to_check_offline():
+    entries = [_entry(1, "guest_to_host", {"action": "reveal", "choice": "rock"})]
+    assert verify_commitments(entries, spec_of(LOOP_SPEC)) == []
