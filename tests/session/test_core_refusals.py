@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from session_helpers import LOOP_SPEC, PingPong, machine, msg, spec_of, started
 
+from lingxi.cards.table import Deal
 from lingxi.contract.commit_reveal import commitment
 from lingxi.errors import InputError
 from lingxi.hooks import DecisionPoint, HookContext, HookResult, Hooks
@@ -42,8 +43,10 @@ from lingxi.session.core.events import (
     TimerFired,
 )
 from lingxi.session.core.machine import SessionMachine
+from lingxi.session.core.modes.mental_poker import deal_of
 from lingxi.session.core.modes.reqres import MAX_PROGRESS, opening_cheat
 from lingxi.session.core.modes.round_cases import verify_commitments
+from lingxi.wire.identity import Identity
 
 WORD_COUNT = load_protocol("word-count")
 
@@ -607,3 +610,45 @@ def test_a_reveal_that_does_not_match_its_commitment_is_caught_offline():
 def test_a_protocol_without_commitments_has_nothing_to_check_offline():
     entries = [_entry(1, "guest_to_host", {"action": "reveal", "choice": "rock"})]
     assert verify_commitments(entries, spec_of(LOOP_SPEC)) == []
+
+
+# --- mental poker's opening checks --------------------------------------------------------------
+
+
+WHIST = load_protocol("short-whist")
+
+
+def test_an_initial_deal_is_three_non_negative_counts():
+    assert deal_of(Deal(1, 2, 0)) == Deal(1, 2, 0)
+    assert deal_of({"host": 3, "guest": 3}) == Deal(3, 3, 0)
+    assert deal_of([1, 1, 2]) == Deal(1, 1, 2)
+    for bad in ([1, 2], [1, -1, 0], [True, 1, 0], "3,3,0", {"host": "3", "guest": 3}):
+        with pytest.raises(ValueError):
+            deal_of(bad)
+
+
+def _whist_host(**overrides: Any):
+    base = type(WHIST.hooks("host", 0))
+    hooks_cls = type("Odd", (base,), {})
+    for name, value in overrides.items():
+        setattr(hooks_cls, name, lambda self, value=value: value)
+    hooks = hooks_cls(HookContext("host", WHIST.spec, rng=random.Random(0)))
+    m = make_machine("host", WHIST.spec, hooks, entropy=seeded("host"))
+    m.handle(Start(identity=Identity.generate(), session_id="s-1"))
+    return m.handle(ControlReceived("accept", {"protocol_id": m.spec.protocol_id}))
+
+
+@pytest.mark.parametrize("hook", [{"proto_mp_deck_universe": "AS KS"},
+                                  {"proto_mp_deck_universe": ["AS", 2]},
+                                  {"proto_mp_initial_deal": {"host": -1, "guest": 3}}])
+def test_hooks_giving_a_bad_deck_or_deal_are_stopped_before_any_seat_is_sent(hook):
+    after = _whist_host(**hook)
+    assert aborts(after) == [codes.HOOKS_BAD_RESULT]
+    assert not [a for a in after if isinstance(a, Send)]
+
+
+def test_mental_poker_refuses_to_seat_without_an_identity():
+    m = make_machine("host", WHIST.spec, WHIST.hooks("host", 0), entropy=seeded("host"))
+    m.handle(Start())
+    after = m.handle(ControlReceived("accept", {"protocol_id": m.spec.protocol_id}))
+    assert aborts(after) == ["mental_poker.no_identity"]
