@@ -100,8 +100,6 @@ def parse_note(note: str) -> Note:
         if len(raw) < 5:
             raise CheckpointError("a signature is too short")
         signatures.append((parts[1], raw))
-    if not signatures:
-        raise CheckpointError("a signed note without signatures")
     return Note(text, signatures)
 
 

@@ -16,20 +16,25 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from lingxi.registry.models.records import MAX_BODY
 from lingxi.registry.models.relay import server_config
-from lingxi.registry.models.signing import parse_signed
+from lingxi.registry.server.http import RouteSpec, read_signed
 from lingxi.registry.storage.relay import (
     issue_credential,
     issue_probe,
     relay_keys,
     relay_servers,
 )
+from lingxi.registry.storage.store import Store
 
 
-def relay_routes(store: Any, read_body: Any, parse: Any, signed_path: Any
-                 ) -> list[tuple[str, Any, list[str]]]:
-    """``(path, handler, methods)`` of the routes, given the app's own body reader, JSON parser and signed-path helper."""
+def relay_routes(store: Store) -> list[RouteSpec]:
+    """``(path, handler, methods)`` of the relay routes."""
+
+    async def authenticated(request: Request) -> tuple[str, dict[str, Any]]:
+        """The caller's agent id once its signed request checks, and the body's object."""
+        signed, data, _, _ = await read_signed(request, store)
+        await run_in_threadpool(store.authenticate, signed)
+        return signed.agent_id, data
 
     async def info(request: Request) -> Response:
         servers = relay_servers(store)
@@ -38,29 +43,16 @@ def relay_routes(store: Any, read_body: Any, parse: Any, signed_path: Any
                              "config": server_config(trust)})
 
     async def credentials(request: Request) -> Response:
-        body = await read_body(request, MAX_BODY)
-        data, _ = parse(body)
-        signed = parse_signed(request.headers, request.method, signed_path(request), body,
-                              now=store.clock(), window=store.window)
-        await run_in_threadpool(store.authenticate, signed)
-        answer = await run_in_threadpool(issue_credential, store, signed.agent_id, data)
-        return JSONResponse(answer)
+        agent, data = await authenticated(request)
+        return JSONResponse(await run_in_threadpool(issue_credential, store, agent, data))
 
     async def probe(request: Request) -> Response:
-        body = await read_body(request, MAX_BODY)
-        data, _ = parse(body)
-        signed = parse_signed(request.headers, request.method, signed_path(request), body,
-                              now=store.clock(), window=store.window)
-        await run_in_threadpool(store.authenticate, signed)
-        return JSONResponse(await run_in_threadpool(issue_probe, store, signed.agent_id, data))
+        agent, data = await authenticated(request)
+        return JSONResponse(await run_in_threadpool(issue_probe, store, agent, data))
 
     async def reach(request: Request) -> Response:
         """Connect back to the caller's own address and port: can guests reach it?"""
-        body = await read_body(request, MAX_BODY)
-        data, _ = parse(body)
-        signed = parse_signed(request.headers, request.method, signed_path(request), body,
-                              now=store.clock(), window=store.window)
-        await run_in_threadpool(store.authenticate, signed)
+        _, data = await authenticated(request)
         address = request.client.host if request.client is not None else None
         return JSONResponse(await connect_back(address, data))
 

@@ -50,9 +50,6 @@ class FreeMachine(SessionLoopMachine):
         declared = self.declared.get(name)
         return declared is not None and declared.direction in (direction, BOTH)
 
-    def out_of_band_ok(self, name: str, direction: str) -> bool:
-        return self._free_ok(name, direction)
-
     def waiting_for_peer(self) -> bool:
         base = self.base_waiting()
         if base is not None:

@@ -1,0 +1,145 @@
+"""What every registry route shares: bounded bodies, signed requests, typed query values,
+JSON answers and coded errors, and the cache of list reads.
+
+Bodies are read with a hard cap before anything parses them; a signed request's
+signature is checked against the raw path and body before any handler sees its data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from lingxi.errors import LingxiError
+from lingxi.registry.errors import RegistryError
+from lingxi.registry.models.jsonbody import parse_object
+from lingxi.registry.models.records import MAX_BODY, RECORD_ID
+from lingxi.registry.models.signing import SignedRequest, parse_signed
+from lingxi.registry.storage.store import Store
+
+Handler = Callable[[Request], Awaitable[Response]]
+RouteSpec = tuple[str, Handler, list[str]]  # (path, handler, methods)
+
+
+class JSONAnswer(JSONResponse):
+    """Compact UTF-8 JSON (no ASCII escapes, no spaces)."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def error_answer(error: LingxiError, status: int) -> JSONAnswer:
+    """``{"error": {...}}`` with ``status``; a 429 says how long to wait (``Retry-After``)."""
+    wait = error.details.get("retry_after_seconds")
+    headers = {"retry-after": str(wait)} if status == 429 and isinstance(wait, int) else None
+    return JSONAnswer({"error": error.to_dict()}, status_code=status, headers=headers)
+
+
+async def read_body(request: Request, cap: int = MAX_BODY) -> bytes:
+    """The body, refused with 413 once it passes ``cap`` bytes (declared or streamed)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > cap):
+        raise RegistryError("registry.body_too_large", f"the body is over {cap} bytes", status=413)
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            raise RegistryError(
+                "registry.body_too_large", f"the body is over {cap} bytes", status=413
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def signed_path(request: Request) -> str:
+    """The path and query exactly as sent: what the client signed."""
+    path = request.scope.get("raw_path") or request.url.path.encode()
+    query = request.scope.get("query_string") or b""
+    text = path.decode("latin-1")
+    return text + ("?" + query.decode("latin-1") if query else "")
+
+
+async def read_signed(request: Request, store: Store, cap: int = MAX_BODY
+                      ) -> tuple[SignedRequest, dict[str, Any], str, bytes]:
+    """A signed request's signature over its path and bounded body, then its JSON object:
+    ``(signed, data, text, body)``."""
+    body = await read_body(request, cap)
+    data, text = parse_object(body)  # bounded before anything else looks at the body
+    signed = parse_signed(request.headers, request.method, signed_path(request), body,
+                          now=store.clock(), window=store.window)
+    return signed, data, text, body
+
+
+async def signed_write(store: Store, request: Request, action: Callable[..., dict[str, Any]],
+                       *args: Any, cap: int = MAX_BODY) -> Response:
+    """A logged write: signature checked, run once per idempotency key in the thread pool
+    (the event loop keeps serving reads), 201 when it created something."""
+    signed, data, text, _ = await read_signed(request, store, cap)
+    key = request.headers.get("idempotency-key")
+    result = await run_in_threadpool(store.idempotent(key, action), signed, *args, data, text)
+    return JSONAnswer(result, status_code=201 if result.get("created") else 200)
+
+
+def query_int(request: Request, name: str, default: int | None = None) -> int | None:
+    value = request.query_params.get(name)
+    if value is None or value == "":
+        return default
+    if not value.isdigit() or len(value) > 12:
+        raise RegistryError("registry.bad_request", f"{name} must be a non-negative integer")
+    return int(value)
+
+
+def path_id(request: Request, name: str) -> str:
+    """A record id from the path; anything else is the 404 of that kind of record."""
+    value = request.path_params[name]
+    if not RECORD_ID.match(value):
+        raise RegistryError(
+            f"registry.{name.removesuffix('_id')}_not_found",
+            f"no {name.removesuffix('_id')} {value[:80]!r}",
+            status=404,
+        )
+    return value
+
+
+def hex_id(request: Request, name: str, what: str) -> str:
+    value = request.path_params[name]
+    if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+        raise RegistryError(f"registry.{what}_not_found", f"no {what} {value[:80]!r}", status=404)
+    return value
+
+
+def protocol_id(request: Request) -> str:
+    return hex_id(request, "protocol_id", "protocol")
+
+
+class PageCache:
+    """Encoded answers of list reads, reused while no write happened anywhere.
+
+    An entry holds the log size it was computed at and is reused only while
+    the log has that size (one indexed one-row read, seen by every process on
+    the database) and for at most ``ttl`` seconds, which bounds how late a
+    purely time-driven change (an invitation expiring, a claim lapsing)
+    shows in a list. Writes show at once.
+    """
+
+    def __init__(self, store: Store, ttl: float = 1.0, size: int = 512) -> None:
+        self.store, self.ttl, self.size = store, ttl, size
+        self._entries: dict[str, tuple[int, float, bytes]] = {}
+
+    def get(self, request: Request, compute: Callable[[], dict[str, Any]]) -> Response:
+        key = request.url.path + "?" + request.url.query
+        version = self.store.version()
+        now = self.store.clock()
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] == version and hit[1] > now:
+            return Response(hit[2], media_type="application/json")
+        body = bytes(JSONAnswer(compute()).body)
+        if len(self._entries) >= self.size:
+            self._entries.clear()
+        self._entries[key] = (version, now + self.ttl, body)
+        return Response(body, media_type="application/json")
