@@ -26,6 +26,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
 from lingxi.canonical import canonical_json
@@ -91,6 +93,11 @@ _NONCE_SEEN = select(t.nonces.c.ts).where(
     t.nonces.c.agent_id == bindparam("a"), t.nonces.c.nonce == bindparam("n")
 )
 _NONCE_ADD = insert(t.nonces)
+# spend a nonce in one statement: a row comes back only if it was not spent before
+_NONCE_SPEND = {
+    name: dialect_insert(t.nonces).on_conflict_do_nothing().returning(t.nonces.c.ts)
+    for name, dialect_insert in (("postgresql", pg_insert), ("sqlite", sqlite_insert))
+}
 _LOG_ADD = insert(t.log)
 _INVITATION_ADD = insert(t.invitations)
 
@@ -152,6 +159,7 @@ class Store:
         self.url = resolve_url(url)
         self.reader, self.writer = make_engines(self.url)
         self.postgres = self.writer.dialect.name == "postgresql"
+        self._nonce_spend = _NONCE_SPEND[self.writer.dialect.name]
         self.claim_timeout = claim_timeout
         self.endpoint_policy = endpoint_policy  # records.check_endpoint: "lan" or "public"
         self.reclaim_backoff = claim_timeout  # a lapsed or released claimant waits this long
@@ -169,6 +177,7 @@ class Store:
         self._local_writes = threading.Lock() if not self.postgres else None
         self._raw = threading.local()
         self._thread = threading.local()
+        self._frontier: tuple[int, str, tree.Frontier] | None = None  # see _append
         migrate(self.writer)
         self.key_file = key_path(
             key_file, sqlite_file=None if self.postgres else self.writer.url.database
@@ -351,15 +360,14 @@ class Store:
                 earlier = idempotency.replay(conn, signed, idem)
                 if earlier is not None:
                     return earlier
-            seen = conn.execute(_NONCE_SEEN, {"a": signed.agent_id, "n": signed.nonce}).first()
-            if seen is not None:
+            spent = conn.execute(
+                self._nonce_spend,
+                {"agent_id": signed.agent_id, "nonce": signed.nonce, "ts": int(signed.timestamp)},
+            ).first()
+            if spent is None:
                 raise RegistryError(
                     "registry.request_replayed", "this request nonce was already used", status=401
                 )
-            conn.execute(
-                _NONCE_ADD,
-                {"agent_id": signed.agent_id, "nonce": signed.nonce, "ts": int(signed.timestamp)},
-            )
             seq = head.size + 1
             try:
                 change = decide(conn, now, seq)
@@ -386,9 +394,9 @@ class Store:
                         "body": "",
                         "server": facts,
                     }
-                    done = self._append(
-                        conn, SimpleNamespace(size=log["seq"]), kind, record_id, more, now
-                    )
+                    last = SimpleNamespace(size=log["seq"],
+                                           head=self._frontier[1] if self._frontier else "")
+                    done = self._append(conn, last, kind, record_id, more, now)
                     answer.setdefault("logged", []).append(done)
                     log = done
             if idem is not None:
@@ -415,11 +423,15 @@ class Store:
 
         return run
 
-    @staticmethod
     def _append(
-        conn: Connection, head: Any, kind: str, record_id: str, record: dict[str, Any], now: float
+        self, conn: Connection, head: Any, kind: str, record_id: str, record: dict[str, Any],
+        now: float,
     ) -> dict[str, Any]:
-        """Append ``record`` as the next leaf (the caller's transaction holds the head)."""
+        """Append ``record`` as the next leaf (the caller's transaction holds the head).
+
+        The frontier this process computed at its last append is reused when the head it
+        holds is the one that append made (same size and root), so no other writer has
+        appended since; otherwise the tree's nodes are read. It is set under the lock."""
         seq = head.size + 1
         entry = make_entry(seq, kind, record_id, record, int(now))
         conn.execute(
@@ -432,8 +444,11 @@ class Store:
                 },
             },
         )
-        root = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]))
+        cached = self._frontier
+        known = cached[2] if cached and cached[:2] == (head.size, head.head) else None
+        root, frontier = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]), known)
         conn.execute(_HEAD_SET, {"new_size": seq, "new_head": root.hex()})
+        self._frontier = (seq, root.hex(), frontier)
         return {"seq": seq, "hash": entry["hash"], "entry": entry, "record": record}
 
     def spec(self, protocol_id: str) -> Spec:
