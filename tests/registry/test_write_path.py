@@ -4,6 +4,7 @@ exactly what the long way stored, and a stale or poisoned cache is never trusted
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import pytest
@@ -136,6 +137,142 @@ def test_a_spent_nonce_is_refused_and_changes_nothing(database_url, alice):
             _post(store, alice, pid, 2, nonce=nonce)
         assert refused.value.code == "registry.request_replayed"
         assert store.head()["size"] == size
+        assert_tree_matches_log(store)
+    finally:
+        store.close()
+
+
+def _queued_together(store: Store, calls, commits_made: int = 1) -> list:
+    """Run ``calls`` in threads while this test holds the commit lock, release it once all
+    are queued, so they go into one batch; each call's answer or exception, in order."""
+    commits = store._commits
+    out: list = [None] * len(calls)
+
+    def one(i, call):
+        try:
+            out[i] = call()
+        except Exception as error:  # noqa: BLE001 - handed back to the test
+            out[i] = error
+
+    threads = [threading.Thread(target=one, args=(i, c)) for i, c in enumerate(calls)]
+    with commits._commit_lock:
+        for thread in threads:
+            thread.start()
+        while True:
+            with commits._queue_lock:
+                if len(commits._queue) == len(calls):
+                    break
+            time.sleep(0.001)
+        before = commits.batches
+    for thread in threads:
+        thread.join()
+    assert commits.batches == before + commits_made  # one transaction, one commit
+    return out
+
+
+def test_queued_writes_commit_together_each_with_its_own_entry(database_url, alice):
+    store = Store(database_url, writes_per_minute=None)
+    try:
+        pid = _setup(store, alice, "alice")
+        size = store.head()["size"]
+        answers = _queued_together(store, [
+            lambda i=i: _post(store, alice, pid, 100 + i) for i in range(8)])
+        seqs = sorted(a["log"]["seq"] for a in answers)
+        assert seqs == list(range(size + 1, size + 9))
+        ids = {a["invitation"]["invitation_id"] for a in answers}
+        assert len(ids) == 8
+        for answer in answers:
+            record = store.log_record(answer["log"]["seq"])["record"]
+            assert record["id"] == answer["invitation"]["invitation_id"]
+        assert_tree_matches_log(store)
+    finally:
+        store.close()
+
+
+def test_a_refused_write_in_a_batch_fails_alone_and_spends_its_nonce(database_url, alice):
+    store = Store(database_url, writes_per_minute=None)
+    store.max_open_invitations = 3
+    try:
+        pid = _setup(store, alice, "alice")
+        replayed = "cd" * 16
+        _post(store, alice, pid, 1, nonce=replayed)
+        size = store.head()["size"]
+        over = "ef" * 16
+        answers = _queued_together(store, [
+            lambda: _post(store, alice, pid, 2),
+            lambda: _post(store, alice, pid, 3, nonce=replayed),  # replay: refused
+            lambda: _post(store, alice, pid, 4),
+        ])
+        assert isinstance(answers[1], RegistryError)
+        assert answers[1].code == "registry.request_replayed"
+        assert all(isinstance(a, dict) for a in (answers[0], answers[2]))
+        answers = _queued_together(store, [
+            lambda: _post(store, alice, pid, 5, nonce=over),  # a fourth open one: refused
+        ])
+        assert isinstance(answers[0], RegistryError)
+        assert answers[0].code == "registry.too_many_invitations"
+        assert store.head()["size"] == size + 2
+        with pytest.raises(RegistryError) as again:  # the refusal spent the nonce
+            _post(store, alice, pid, 5, nonce=over)
+        assert again.value.code == "registry.request_replayed"
+        assert_tree_matches_log(store)
+    finally:
+        store.close()
+
+
+def test_a_failed_commit_fails_every_write_in_the_batch(database_url, alice, monkeypatch):
+    """Nothing is acknowledged that did not commit: a batch whose transaction breaks gives
+    every writer in it the error, and none of their writes is stored."""
+    store = Store(database_url, writes_per_minute=None)
+    try:
+        pid = _setup(store, alice, "alice")
+        size = store.head()["size"]
+        real = store._commits._one
+        seen: list = []
+
+        def breaks_after(conn, head, job):
+            head = real(conn, head, job)
+            seen.append(job)
+            if len(seen) == 3:
+                raise RuntimeError("connection lost before the commit")
+            return head
+
+        monkeypatch.setattr(store._commits, "_one", breaks_after)
+        answers = _queued_together(store, [
+            lambda i=i: _post(store, alice, pid, 10 + i) for i in range(3)], commits_made=0)
+        assert all(isinstance(a, RuntimeError) for a in answers)
+        monkeypatch.undo()
+        assert store.head()["size"] == size
+        assert_tree_matches_log(store)
+    finally:
+        store.close()
+
+
+def test_a_write_failing_after_its_append_is_undone_alone(database_url, alice, monkeypatch):
+    """The middle write of a batch appends its leaf and then fails: its savepoint takes the
+    leaf, the nodes and the head back, and the writes around it still chain correctly."""
+    store = Store(database_url, writes_per_minute=None)
+    try:
+        pid = _setup(store, alice, "alice")
+        size = store.head()["size"]
+        real = idempotency.remember
+
+        def remember(conn, signed, key, answer, now):
+            if key == "b" * 16:
+                raise RuntimeError("disk full while remembering the answer")
+            real(conn, signed, key, answer, now)
+
+        monkeypatch.setattr(idempotency, "remember", remember)
+        answers = _queued_together(store, [
+            lambda: store.idempotent("a" * 16, store.post_invitation)(*_signed(
+                alice, "/v1/invitations", {"protocol_id": pid, "endpoint": "tcp://127.0.0.1:1"})),
+            lambda: store.idempotent("b" * 16, store.post_invitation)(*_signed(
+                alice, "/v1/invitations", {"protocol_id": pid, "endpoint": "tcp://127.0.0.1:2"})),
+            lambda: _post(store, alice, pid, 3),
+        ])
+        assert isinstance(answers[1], RuntimeError)
+        assert sorted(a["log"]["seq"] for a in (answers[0], answers[2])) == [size + 1, size + 2]
+        assert store.head()["size"] == size + 2
         assert_tree_matches_log(store)
     finally:
         store.close()
