@@ -17,6 +17,9 @@ ratios are medians of the per-round ratios, so the load other programs put on
 the machine drifts out of them.
 Run: .venv/bin/python benchmarks/registry.py [--rounds R] [--seconds S]
      [--concurrency C] [--backends sqlite,postgres]
+Profile: .venv/bin/python benchmarks/registry.py --profile N [--backends ...]
+     posts N invitations with Store.post_invitation in a loop, in this process,
+     and prints the SQL statements and the wall time per post.
 """
 
 from __future__ import annotations
@@ -69,6 +72,71 @@ def serve_bare(port: int) -> None:
 
     uvicorn.run(bare_app(), host="127.0.0.1", port=port, log_level="warning",
                 access_log=False, lifespan="off")
+
+
+# ---------------------------------------------------------------- in-process profile
+def profile(url: str, posts: int) -> str:
+    """Statements and milliseconds per ``Store.post_invitation``, sequentially in process."""
+    from collections import Counter
+
+    from sqlalchemy import event
+
+    from lingxi.registry.models.signing import SignedRequest, parse_signed, sign_request
+    from lingxi.registry.storage.store import Store
+    from lingxi.wire.identity import Identity
+
+    store = Store(url, writes_per_minute=None, presence_timeout=3600)
+    store.max_open_invitations = 10 ** 9
+    host = Identity.generate()
+
+    def signed(path: str, body: dict) -> tuple[SignedRequest, dict, str]:
+        text = json.dumps(body)
+        headers = sign_request(host, "POST", path, text.encode())
+        return parse_signed(headers, "POST", path, text.encode(), now=time.time()), body, text
+
+    try:
+        store.register_identity(*signed("/v1/identities", {
+            "nickname": "prof-" + secrets.token_hex(3), "public_key": host.public_hex}))
+        pid = store.register_protocol(*signed("/v1/protocols", {
+            "spec": json.loads(RPS.read_text())}))["protocol_id"]
+        requests = [signed("/v1/invitations", {"protocol_id": pid, "options": {"best_of": 3},
+                                               "endpoint": f"tcp://127.0.0.1:{2000 + i}"})
+                    for i in range(posts)]
+        seen: Counter[str] = Counter()
+
+        def count(_conn, _cursor, statement, _params, _context, _many) -> None:  # noqa: ANN001
+            seen[" ".join(statement.split())[:70]] += 1
+
+        event.listen(store.writer, "before_cursor_execute", count)
+        started = time.perf_counter()
+        for request in requests:
+            store.post_invitation(*request)
+        elapsed = time.perf_counter() - started
+        event.remove(store.writer, "before_cursor_execute", count)
+    finally:
+        store.close()
+    lines = [f"{store.writer.dialect.name}: {posts} posts, {elapsed / posts * 1000:.2f} ms "
+             f"per post, {sum(seen.values()) / posts:.1f} statements per post "
+             "(+ BEGIN/COMMIT)"]
+    lines += [f"  {n / posts:5.2f}  {s}" for s, n in seen.most_common()]
+    return "\n".join(lines)
+
+
+def run_profile(posts: int, backends: str) -> None:
+    for backend in backends.split(","):
+        drop = None
+        if backend == "sqlite":
+            url = f"sqlite:///{tempfile.mkdtemp(prefix='lingxi-prof-')}/registry.db"
+        else:
+            made = postgres_database()
+            if made is None:
+                continue
+            url, drop = made
+        try:
+            print(profile(url, posts))
+        finally:
+            if drop:
+                drop()
 
 
 # ---------------------------------------------------------------- processes
@@ -223,7 +291,12 @@ async def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--invitations", type=int, default=1000)
     parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="profile N in-process posts instead of the HTTP benchmark")
     args = parser.parse_args()
+    if args.profile:
+        run_profile(args.profile, args.backends)
+        return
     work = Path(tempfile.mkdtemp(prefix="lingxi-bench-"))
     bare_port = free_port()
     bare = start([__file__, "--serve-bare", str(bare_port)], bare_port, str(work / "bare"))

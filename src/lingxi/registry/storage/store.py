@@ -1,8 +1,9 @@
-"""The registry's operations over the database, each write one atomic transaction.
+"""The registry's operations over the database, each write atomic.
 
 A write takes the log head first (the one lock every writer needs), spends the
 request nonce, checks and changes the domain tables, appends its record to
-the hash-chained log and commits, or changes nothing at all. Reads never take
+the hash-chained log and commits, or changes nothing at all; concurrent writes
+of one process share a transaction, each in its own savepoint (``batch``). Reads never take
 that lock. Callers pass the already-parsed body, its exact text and the
 signed request; signature checking against the signer's key happens here
 because only the store knows the keys.
@@ -26,6 +27,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
 from lingxi.canonical import canonical_json
@@ -57,6 +60,7 @@ from lingxi.registry.models.signing import WINDOW_SECONDS, SignedRequest, check_
 from lingxi.registry.models.ticket import issue_ticket
 from lingxi.registry.storage import idempotency, proofs, tree
 from lingxi.registry.storage import schema as t
+from lingxi.registry.storage.batch import GroupCommit
 from lingxi.registry.storage.engine import make_engines, migrate, resolve_url
 from lingxi.registry.storage.keylog import (
     current_key,
@@ -87,10 +91,11 @@ _HEAD_SET = (
     .where(t.log_head.c.id == 1)
     .values(size=bindparam("new_size"), head=bindparam("new_head"))
 )
-_NONCE_SEEN = select(t.nonces.c.ts).where(
-    t.nonces.c.agent_id == bindparam("a"), t.nonces.c.nonce == bindparam("n")
-)
-_NONCE_ADD = insert(t.nonces)
+# spend a nonce in one statement: a row comes back only if it was not spent before
+_NONCE_SPEND = {
+    name: dialect_insert(t.nonces).on_conflict_do_nothing().returning(t.nonces.c.ts)
+    for name, dialect_insert in (("postgresql", pg_insert), ("sqlite", sqlite_insert))
+}
 _LOG_ADD = insert(t.log)
 _INVITATION_ADD = insert(t.invitations)
 
@@ -152,6 +157,7 @@ class Store:
         self.url = resolve_url(url)
         self.reader, self.writer = make_engines(self.url)
         self.postgres = self.writer.dialect.name == "postgresql"
+        self._nonce_spend = _NONCE_SPEND[self.writer.dialect.name]
         self.claim_timeout = claim_timeout
         self.endpoint_policy = endpoint_policy  # records.check_endpoint: "lan" or "public"
         self.reclaim_backoff = claim_timeout  # a lapsed or released claimant waits this long
@@ -169,6 +175,8 @@ class Store:
         self._local_writes = threading.Lock() if not self.postgres else None
         self._raw = threading.local()
         self._thread = threading.local()
+        self._frontier: tuple[int, str, tree.Frontier] | None = None  # see _append
+        self._commits = GroupCommit(self._tx)
         migrate(self.writer)
         self.key_file = key_path(
             key_file, sqlite_file=None if self.postgres else self.writer.url.database
@@ -313,90 +321,85 @@ class Store:
         body_text: str,
         decide: Callable[[Connection, float, int], Change],
     ) -> dict[str, Any]:
-        """Run ``decide`` in one write transaction and log what it changed.
+        """Run ``decide`` and log what it changed, in a transaction it may share with other
+        writes of this process (``batch``: its own savepoint, one commit for all).
 
-        A request that ``decide`` refuses still spends its nonce (in a
-        transaction of its own), so a refused claim cannot be replayed later
-        when the invitation has reopened.
+        A request that ``decide`` refuses still spends its nonce (after its savepoint is
+        rolled back), so a refused claim cannot be replayed later when the invitation has
+        reopened.
         """
-        try:
-            return self._write_once(signed, body_text, decide)
-        except RegistryError as error:
+        now = self.clock()
+        idem = getattr(self._thread, "idempotency_key", None)
+
+        def work(conn: Connection, head: Any) -> tuple[dict[str, Any], Any]:
+            return self._write_once(conn, head, signed, body_text, decide, now, idem)
+
+        def refused(conn: Connection, error: BaseException) -> None:
             if getattr(error, "spend_nonce", False):
-                with self._tx() as (conn, _):
-                    if (
-                        conn.execute(_NONCE_SEEN, {"a": signed.agent_id, "n": signed.nonce}).first()
-                        is None
-                    ):
-                        conn.execute(
-                            _NONCE_ADD,
-                            {
-                                "agent_id": signed.agent_id,
-                                "nonce": signed.nonce,
-                                "ts": int(signed.timestamp),
-                            },
-                        )
-            raise
+                conn.execute(self._nonce_spend, {"agent_id": signed.agent_id,
+                                                 "nonce": signed.nonce,
+                                                 "ts": int(signed.timestamp)})
+
+        return self._commits.run(work, refused)
 
     def _write_once(
         self,
+        conn: Connection,
+        head: Any,
         signed: SignedRequest,
         body_text: str,
         decide: Callable[[Connection, float, int], Change],
-    ) -> dict[str, Any]:
-        now = self.clock()
-        idem = getattr(self._thread, "idempotency_key", None)
-        with self._tx() as (conn, head):
-            if idem is not None:
-                earlier = idempotency.replay(conn, signed, idem)
-                if earlier is not None:
-                    return earlier
-            seen = conn.execute(_NONCE_SEEN, {"a": signed.agent_id, "n": signed.nonce}).first()
-            if seen is not None:
-                raise RegistryError(
-                    "registry.request_replayed", "this request nonce was already used", status=401
-                )
-            conn.execute(
-                _NONCE_ADD,
-                {"agent_id": signed.agent_id, "nonce": signed.nonce, "ts": int(signed.timestamp)},
+        now: float,
+        idem: str | None,
+    ) -> tuple[dict[str, Any], Any]:
+        """One write in the caller's transaction: its answer and the head after it."""
+        if idem is not None:
+            earlier = idempotency.replay(conn, signed, idem)
+            if earlier is not None:
+                return earlier, head
+        spent = conn.execute(
+            self._nonce_spend,
+            {"agent_id": signed.agent_id, "nonce": signed.nonce, "ts": int(signed.timestamp)},
+        ).first()
+        if spent is None:
+            raise RegistryError(
+                "registry.request_replayed", "this request nonce was already used", status=401
             )
-            seq = head.size + 1
-            try:
-                change = decide(conn, now, seq)
-            except RegistryError as error:
-                error.spend_nonce = True
-                raise
-            if change.kind is None:
-                answer = {**change.response, "created": False}
-            else:
-                record = {
-                    "kind": change.kind,
-                    "id": change.record_id,
-                    "request": signed.to_dict(),
-                    "body": body_text,
-                    "server": change.facts,
-                }
-                log = self._append(conn, head, change.kind, change.record_id, record, now)
-                answer = {**change.response, "created": change.created, "log": log}
-                for kind, record_id, facts in change.extra:
-                    more = {
-                        "kind": kind,
-                        "id": record_id,
-                        "request": None,
-                        "body": "",
-                        "server": facts,
-                    }
-                    done = self._append(
-                        conn, SimpleNamespace(size=log["seq"]), kind, record_id, more, now
-                    )
-                    answer.setdefault("logged", []).append(done)
-                    log = done
-            if idem is not None:
-                idempotency.remember(conn, signed, idem, answer, now)
-            if seq % 64 == 0:
-                conn.execute(delete(t.nonces).where(t.nonces.c.ts < int(now) - 2 * self.window))
-                idempotency.purge(conn, now)
-        return answer
+        seq = head.size + 1
+        try:
+            change = decide(conn, now, seq)
+        except RegistryError as error:
+            error.spend_nonce = True
+            raise
+        if change.kind is None:
+            answer = {**change.response, "created": False}
+        else:
+            record = {
+                "kind": change.kind,
+                "id": change.record_id,
+                "request": signed.to_dict(),
+                "body": body_text,
+                "server": change.facts,
+            }
+            log = self._append(conn, head, change.kind, change.record_id, record, now)
+            answer = {**change.response, "created": change.created, "log": log}
+            for kind, record_id, facts in change.extra:
+                more = {"kind": kind, "id": record_id, "request": None, "body": "",
+                        "server": facts}
+                done = self._append(conn, self._appended(), kind, record_id, more, now)
+                answer.setdefault("logged", []).append(done)
+            head = self._appended()
+        if idem is not None:
+            idempotency.remember(conn, signed, idem, answer, now)
+        if seq % 64 == 0:
+            conn.execute(delete(t.nonces).where(t.nonces.c.ts < int(now) - 2 * self.window))
+            idempotency.purge(conn, now)
+        return answer, head
+
+    def _appended(self) -> Any:
+        """The head this process's last append made (its transaction still holds it)."""
+        assert self._frontier is not None
+        return SimpleNamespace(size=self._frontier[0], head=self._frontier[1])
 
     def idempotent(
         self, key: str | None, action: Callable[..., dict[str, Any]]
@@ -415,11 +418,15 @@ class Store:
 
         return run
 
-    @staticmethod
     def _append(
-        conn: Connection, head: Any, kind: str, record_id: str, record: dict[str, Any], now: float
+        self, conn: Connection, head: Any, kind: str, record_id: str, record: dict[str, Any],
+        now: float,
     ) -> dict[str, Any]:
-        """Append ``record`` as the next leaf (the caller's transaction holds the head)."""
+        """Append ``record`` as the next leaf (the caller's transaction holds the head).
+
+        The frontier this process computed at its last append is reused when the head it
+        holds is the one that append made (same size and root), so no other writer has
+        appended since; otherwise the tree's nodes are read. It is set under the lock."""
         seq = head.size + 1
         entry = make_entry(seq, kind, record_id, record, int(now))
         conn.execute(
@@ -432,8 +439,11 @@ class Store:
                 },
             },
         )
-        root = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]))
+        cached = self._frontier
+        known = cached[2] if cached and cached[:2] == (head.size, head.head) else None
+        root, frontier = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]), known)
         conn.execute(_HEAD_SET, {"new_size": seq, "new_head": root.hex()})
+        self._frontier = (seq, root.hex(), frontier)
         return {"seq": seq, "hash": entry["hash"], "entry": entry, "record": record}
 
     def spec(self, protocol_id: str) -> Spec:

@@ -31,19 +31,30 @@ def read_nodes(conn: Connection, nodes: Iterable[merkle.Node]) -> dict[merkle.No
     return found
 
 
-def append(conn: Connection, index: int, leaf: bytes) -> bytes:
-    """Store leaf ``index`` and the subtrees it completes; the new root of ``index + 1``."""
+Frontier = dict[merkle.Node, bytes]  # the hashes of the root's subtrees: all an append reads
+
+
+def append(conn: Connection, index: int, leaf: bytes,
+           frontier: Frontier | None = None) -> tuple[bytes, Frontier]:
+    """Store leaf ``index`` and the subtrees it completes; the new root of ``index + 1`` and
+    the new frontier. ``frontier`` (the tree of ``index`` leaves' root subtrees, if the
+    caller knows it) saves reading them from the database."""
     siblings, level, i = [], 0, index
     while i % 2 == 1:
         siblings.append((level, i - 1))
         level, i = level + 1, i // 2
     size = index + 1
-    # the root's other subtrees all end before this leaf (the last one is the top added node)
-    known = read_nodes(conn, set(siblings) | set(merkle.root_nodes(size)[:-1]))
+    # the left siblings and the root's other subtrees are all subtrees of the old root
+    needed = set(siblings) | set(merkle.root_nodes(size)[:-1])
+    if frontier is not None and needed <= frontier.keys():
+        known = {n: frontier[n] for n in needed}
+    else:
+        known = read_nodes(conn, needed)
     added = merkle.appended_nodes(index, leaf, lambda lv, ix: known[(lv, ix)])
     conn.execute(_ADD, [{"id": node_id(lv, ix), "hash": h.hex()} for lv, ix, h in added])
     known.update({(lv, ix): h for lv, ix, h in added})
-    return merkle.hash_range(0, size, lambda lv, ix: known[(lv, ix)])
+    new_frontier = {n: known[n] for n in merkle.root_nodes(size)}
+    return merkle.hash_range(0, size, lambda lv, ix: known[(lv, ix)]), new_frontier
 
 
 def root(conn: Connection, size: int) -> bytes:

@@ -1,0 +1,88 @@
+"""Group commit: concurrent writes share one transaction and one commit (one fsync).
+
+Every write needs the log head, so writes run one after another whatever we do;
+what costs is each one's commit, which waits for the disk while holding the
+head. Here a writer queues its work and waits for the process's commit lock;
+whoever holds it takes every queued write (up to ``limit``), runs each in its
+own savepoint in order and commits once, then hands each writer its own
+answer or its own error. A write that fails is rolled back to its savepoint
+and cannot fail the others; a failed commit fails every write in the batch,
+so nothing is acknowledged that did not commit.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.engine import Connection
+
+# work(conn, head) -> (answer, head after it); refused(conn, error) runs after its rollback
+Work = Callable[[Connection, Any], tuple[dict[str, Any], Any]]
+Refused = Callable[[Connection, BaseException], None]
+
+
+@dataclass
+class _Job:
+    work: Work
+    refused: Refused
+    answer: dict[str, Any] | None = None
+    error: BaseException | None = None
+    done: bool = False
+
+
+class GroupCommit:
+    """Runs queued writes in batches inside ``begin()`` (a transaction holding the head)."""
+
+    def __init__(self, begin: Callable[[], AbstractContextManager[tuple[Connection, Any]]],
+                 limit: int = 64) -> None:
+        self._begin = begin
+        self.limit = limit
+        self._queue: list[_Job] = []
+        self._queue_lock = threading.Lock()
+        self._commit_lock = threading.Lock()
+        self.batches = 0  # how many transactions committed, for tests and benchmarks
+
+    def run(self, work: Work, refused: Refused) -> dict[str, Any]:
+        job = _Job(work, refused)
+        with self._queue_lock:
+            self._queue.append(job)
+        with self._commit_lock:
+            while not job.done:
+                self._batch()
+        if job.error is not None:
+            raise job.error
+        assert job.answer is not None
+        return job.answer
+
+    def _batch(self) -> None:
+        with self._queue_lock:
+            batch, self._queue = self._queue[:self.limit], self._queue[self.limit:]
+        try:
+            with self._begin() as (conn, head):
+                for job in batch:
+                    head = self._one(conn, head, job)
+            self.batches += 1
+        except BaseException as error:  # noqa: BLE001 - the commit failed: nobody succeeded
+            for job in batch:
+                if job.error is None:
+                    job.answer, job.error = None, error
+        finally:
+            for job in batch:
+                job.done = True
+
+    @staticmethod
+    def _one(conn: Connection, head: Any, job: _Job) -> Any:
+        savepoint = conn.begin_nested()
+        try:
+            job.answer, after = job.work(conn, head)
+        except Exception as error:  # noqa: BLE001 - this write's own failure, told to it alone
+            savepoint.rollback()
+            job.error = error
+            job.refused(conn, error)
+            return head
+        savepoint.commit()
+        return after
