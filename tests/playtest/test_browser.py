@@ -416,3 +416,58 @@ def test_load_is_gated_so_load_time_events_are_stamped_alike(browser):
             finally:
                 page.close()
     assert stamps[0] == stamps[1]
+
+
+@pytest.mark.parametrize("long_load_ms", [700, 2000])
+def test_load_takes_no_time_for_the_page(browser, monkeypatch, long_load_ms):
+    """24.2: a load that took longer on the virtual clock (it depends on real time) changes
+    nothing the page sees: its timers, intervals and animation frames asked for while loading
+    start with the clock, and Date stands at the epoch until then (fixture ``loadclock``)."""
+    from lingxi.playtest import browser as module
+    from lingxi.playtest.page_scripts import EPOCH_MS
+    from lingxi.playtest.server import StaticServer
+
+    runs = []
+    with StaticServer(HERE / "fixtures" / "loadclock") as server:
+        for step_ms in (100, long_load_ms):
+            monkeypatch.setattr(module, "LOAD_STEP_MS", step_ms)
+            page = browser.open(server.url, seed=1)
+            try:
+                raw, _ = page.drain_events()
+                runs.append((raw, page.capture(), page._page.evaluate("[Date.now(), performance.now()]")))
+                dates = page._page.evaluate("""() => { class Later extends Date { n() { return 1; } }
+                  return [new Later(5).n(), new Later(5).getTime(), new Date() instanceof Date,
+                          new Date(2026, 0, 1).getTime(), Date(), Date.UTC(2026, 0, 1)]; }""")
+                assert dates == [1, 5, True, EPOCH_MS, "Thu Jan 01 2026 00:00:00 GMT+0000 "
+                                 "(Coordinated Universal Time)", EPOCH_MS]
+            finally:
+                page.close()
+    assert runs[0][0] == runs[1][0]
+    assert runs[0][1] == runs[1][1]
+    assert runs[0][2] == runs[1][2] == [EPOCH_MS + module.SETTLE_MS, module.SETTLE_MS]
+    events = {json.loads(text)["type"]: (when, json.loads(text)) for when, text in runs[0][0]}
+    assert "cancelled" not in events
+    assert events["parsed"] == (0, {"type": "parsed", "date": EPOCH_MS, "now": 0, "dated": EPOCH_MS})
+    assert events["loaded"][1]["frames"] == events["loaded"][1]["ticks"] == 0
+    assert events["timer"][0] == events["timer"][1]["at"] == 150
+    assert events["timer"][1]["ticks"] == 3
+
+
+def test_frames_get_their_clocks_started(browser):
+    """A same-origin frame's timers are held while it loads like the page's; the harness
+    starts its clock with the page's, and a frame made later starts its own at once."""
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(HERE / "fixtures" / "loadclock") as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            loaded = page._page.frames[1]
+            assert loaded.evaluate("[window.fired, window.__lingxiClockRunning()]") == [100, True]
+            page._page.evaluate("""() => { const f = document.createElement('iframe');
+                                           f.src = 'frame.html'; document.body.append(f); }""")
+            page.advance(300)
+            later = page._page.frames[2]
+            assert later.evaluate("window.__lingxiClockRunning()") is True
+            assert later.evaluate("window.fired") == 100
+        finally:
+            page.close()

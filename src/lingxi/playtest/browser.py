@@ -25,10 +25,12 @@ from lingxi.playtest.geometry import VIEWPORT_HEIGHT, VIEWPORT_WIDTH
 from lingxi.playtest.page_scripts import (
     ACTIVITY_JS,
     DRAIN_JS,
+    EPOCH_MS,
     PAGE_SIZE_JS,
     RISKS_JS,
     SEEN_JS,
     SNAPSHOT_JS,
+    START_CLOCK_JS,
     bridge_script,
 )
 
@@ -74,7 +76,7 @@ TOUCH_DESYNC_RISK = ("touch-ack: Chromium did not answer a touch event in time, 
                      "derives (a click) may land at a real-time moment")
 FORCE_FRAME_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
 MIN_CAMERA_SCALE = 0.4  # never zoom out further: cells would get too small to read
-INITIAL_VIRTUAL_TIME_S = 1_767_225_600  # 2026-01-01T00:00:00Z: Date.now() starts here
+INITIAL_VIRTUAL_TIME_S = EPOCH_MS // 1000  # Chromium's clock; the page's Date is gated
 LOAD_STEP_MS = 100
 LOAD_STEPS = 100
 SETTLE_MS = 600
@@ -258,6 +260,8 @@ class GamePage:
         if response is not None and response.status >= 400:
             raise PlayError("play.unreachable", f"{self.url} answered HTTP {response.status}")
         self._loaded = True
+        # Held timers never hold the load up: a document is complete once it is parsed and
+        # its subresources have loaded (a module's top-level await on a timer included).
         for _ in range(LOAD_STEPS):
             self.advance(LOAD_STEP_MS)
             if self._page.evaluate("document.readyState") == "complete":
@@ -266,14 +270,24 @@ class GamePage:
             raise PlayError("play.load_timeout",
                             f"{self.url} did not finish loading in {LOAD_STEPS * LOAD_STEP_MS} ms "
                             "of virtual time")
-        # The run's clock starts now, in the harness and in the page alike: how many load
-        # steps the parser took depends on real time, so nothing before this may show.
+        self._start_clock()
+        self.advance(SETTLE_MS)
+
+    def _start_clock(self) -> None:
+        """Start the run's clock, in the harness and in the page alike (the load gate).
+
+        How much virtual time the load took depends on real time, so nothing before this
+        may show: the page's clock stood at 0 and its timers were held (page_scripts)."""
         try:
-            self._page.evaluate("() => window.__lingxiStartClock && window.__lingxiStartClock()")
+            self._page.evaluate(START_CLOCK_JS)
         except Exception as error:
             raise PlayError("play.page_failed", f"cannot start the page's clock: {error}") from error
+        for frame in self._page.frames[1:]:  # same-origin frames (others are refused)
+            try:
+                frame.evaluate(START_CLOCK_JS)
+            except Exception:
+                pass  # a frame that went away meanwhile
         self.virtual_time_ms = 0
-        self.advance(SETTLE_MS)
 
     def advance(self, ms: int) -> None:
         """Let ``ms`` of virtual time run (pausing while network fetches are pending)."""
@@ -396,6 +410,7 @@ class GamePage:
         risks = {str(r)[:64] for r in out} if isinstance(out, list) else set()
         if self._touch_out_of_step:
             risks.add(TOUCH_DESYNC_RISK)
+
         return sorted(risks)
 
     # -- input ------------------------------------------------------------------------

@@ -18,22 +18,69 @@ _BRIDGE = r"""
   // performance.now() from the virtual Date clock: Chromium clamps the native one with a
   // per-process random jitter (tens of microseconds), enough to change an FPS counter or
   // a frame's animation phase between two runs. Whole milliseconds since the page began.
-  // Load is gated: the page's clock reads 0 until the harness starts it when the document
-  // has loaded (window.__lingxiStartClock), so what a game does while loading is stamped
-  // alike on every run whatever real time the parser took (issue 24.2: an event during
-  // load at 54 ms in one run, 50 ms in the next). A page that spins on the clock while
-  // loading gets the running clock after 100000 reads rather than a hang.
+  // Load is gated (issue 24.2): how much virtual time the load takes depends on real time
+  // (Chromium runs the clock while the page waits on its own background work: 7-11 ms of
+  // it for phaser3 in 1 ms steps), so until the harness starts the clock when the document
+  // has loaded (window.__lingxiStartClock) the page's time stands still: performance.now()
+  // reads 0, Date reads the epoch, and timers, intervals and animation frames the page asks
+  // for are held and started with the clock, their delays counted from then. A page that
+  // spins on the clock while loading gets the running clock after 100000 reads, not a hang.
   const dateNow = Date.now.bind(Date);
   let origin = null, frozenReads = 0;
   const nativeTimeout = window.setTimeout.bind(window);  // the harness's own timers
-  const start = () => { if (origin === null) origin = dateNow(); };
+  const nativeClear = window.clearTimeout.bind(window);
+  const nativeInterval = window.setInterval.bind(window);
+  const heldTimers = new Map(), releasedTimers = new Map();  // page id -> [repeat, args] / real id
+  const onStart = [];
+  const start = () => {
+    if (origin !== null) return;
+    origin = dateNow();
+    for (const [id, [repeat, args]] of heldTimers) {
+      nativeClear(id);
+      releasedTimers.set(id, (repeat ? nativeInterval : nativeTimeout)(...args));
+    }
+    heldTimers.clear();
+    for (const f of onStart) f();
+  };
   const clock = () => {
     if (origin === null && ++frozenReads > 100000) start();
     return origin === null ? 0 : dateNow() - origin;
   };
   Object.defineProperty(window, '__lingxiStartClock', { value: start, writable: false,
                                                         configurable: false });
+  Object.defineProperty(window, '__lingxiClockRunning', { value: () => origin !== null,
+                                                          writable: false, configurable: false });
+  // A frame made after the harness started the clocks starts its own at once.
+  try {
+    if (window.top !== window && window.top.__lingxiClockRunning && window.top.__lingxiClockRunning())
+      start();
+  } catch (e) { start(); }
   try { Object.defineProperty(performance, 'now', { value: clock, configurable: true }); } catch (e) {}
+  // A held timer keeps the id of a native timer that never fires (so ids stay unique).
+  const hold = (repeat) => function (...args) {
+    if (origin !== null) return (repeat ? nativeInterval : nativeTimeout)(...args);
+    const id = nativeTimeout(() => {}, 2147483647);
+    heldTimers.set(id, [repeat, args]);
+    return id;
+  };
+  const release = function (id) {
+    if (heldTimers.delete(id)) return nativeClear(id);
+    if (releasedTimers.has(id)) { const real = releasedTimers.get(id); releasedTimers.delete(id);
+                                  return nativeClear(real); }
+    return nativeClear(id);
+  };
+  window.setTimeout = hold(false); window.setInterval = hold(true);
+  window.clearTimeout = release; window.clearInterval = release;
+  // Date on the same clock: the epoch (__EPOCH__ ms) while loading, then epoch + clock.
+  const NativeDate = Date, wallNow = () => __EPOCH__ + clock();
+  const VirtualDate = function Date(...args) {
+    if (!new.target) return new NativeDate(wallNow()).toString();
+    return Reflect.construct(NativeDate, args.length ? args : [wallNow()], new.target);
+  };
+  VirtualDate.prototype = NativeDate.prototype;
+  Object.defineProperty(VirtualDate, 'length', { value: 7 });
+  VirtualDate.now = wallNow; VirtualDate.parse = NativeDate.parse; VirtualDate.UTC = NativeDate.UTC;
+  window.Date = VirtualDate;
   const queue = [];
   let dropped = 0, emitted = 0;
   const stringify = JSON.stringify.bind(JSON);
@@ -131,6 +178,7 @@ _BRIDGE = r"""
     for (const cb of batch.values()) { try { cb(now); } catch (e) { nativeTimeout(() => { throw e; }); } }
   };
   const scheduleFrame = () => {
+    if (origin === null) return;  // held until the clock starts (load gate)
     if (frameTimer === null) {
       const now = performance.now();
       frameTimer = nativeTimeout(runFrame, Math.max(0, Math.ceil((Math.floor(now / FRAME) + 1) * FRAME - now)));
@@ -143,6 +191,7 @@ _BRIDGE = r"""
     return id;
   };
   window.cancelAnimationFrame = function (id) { frameQueue.delete(id); };
+  onStart.push(() => { if (frameQueue.size) scheduleFrame(); });
   let state = (__SEED__ >>> 0) || 0x9e3779b9;
   const next = () => {
     state = (state + 0x6D2B79F5) >>> 0;
@@ -259,6 +308,7 @@ _BRIDGE = r"""
       }
       if (held.size) scheduleFrame();
     };
+    onStart.push(() => { if (held.size) scheduleFrame(); });
     const soon = () => { if (!queued) { queued = true; queueMicrotask(sync); } };
     animationFrame = () => { if (held.size) sync(); };
     proto.pause = function () { pagePaused.add(this); return pause.call(this); };
@@ -297,11 +347,16 @@ _BRIDGE = r"""
 """
 
 
+EPOCH_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: the page's Date when its clock starts
+
+
 def bridge_script(seed: int) -> str:
     """The init script for a run with ``seed``."""
-    return _BRIDGE.replace("__SEED__", str(int(seed) & 0xFFFFFFFF))
+    return _BRIDGE.replace("__SEED__", str(int(seed) & 0xFFFFFFFF)).replace("__EPOCH__",
+                                                                              str(EPOCH_MS))
 
 
+START_CLOCK_JS = "() => window.__lingxiStartClock && window.__lingxiStartClock()"
 DRAIN_JS = "() => (window.__lingxiDrain ? window.__lingxiDrain() : [[], 0])"
 SEEN_JS = "() => (window.__lingxiSeen ? window.__lingxiSeen() : {})"
 ACTIVITY_JS = "() => (window.__lingxiActivity ? window.__lingxiActivity() : null)"
