@@ -471,3 +471,37 @@ def test_frames_get_their_clocks_started(browser):
             assert later.evaluate("window.fired") == 100
         finally:
             page.close()
+
+
+def test_resize_observers_report_on_virtual_frames(browser):
+    """24.2: a ResizeObserver reports at the first virtual frame after each change, so its
+    reports (and what its callback does to the page) land alike on every run; Chromium's
+    own reported on real frames (fixture ``resizer``: a box grows 10 px every 50 ms)."""
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(HERE / "fixtures" / "resizer") as server:
+        page = browser.open(server.url, seed=1)  # the load, then 600 ms
+        try:
+            raw, _ = page.drain_events()
+        finally:
+            page.close()
+    reports = [(when, json.loads(text)) for when, text in raw]
+    assert [r["width"] for _, r in reports] == list(range(20, 130, 10))
+    assert all(r["border"] == r["width"] + 14 for _, r in reports)
+    for index, (when, _) in enumerate(reports):
+        assert 0 <= when - 50 * index <= 17  # the frame at or after the change
+
+
+@pytest.mark.parametrize("fixture", ["loadclock", "resizer"])
+def test_timing_fixtures_replay_identically(browser, tmp_path, fixture):
+    """Two runs of a page whose behaviour hangs on load timing or resize reports give
+    identical frames, views and events (the replay check)."""
+    from lingxi.playtest.launch import play
+
+    answers = [{"type": "wait", "ms": 100}, {"type": "wait", "ms": 300}]
+    evidence = play(str(HERE / "fixtures" / fixture), ListActor(answers), actor_name="list",
+                    actor_options={}, seed=1, budget=2, brief=Brief("test"), out=tmp_path,
+                    run_id=fixture, browser=browser, replay_actor=lambda: ListActor(answers))
+    assert evidence["summary"]["replay"] == {"replayable": "yes", "reasons": [], "checked": True,
+                                             "firstDivergence": None}
+    assert any(e["type"] in ("resized", "timer") for e in evidence["events"])

@@ -176,6 +176,7 @@ _BRIDGE = r"""
     const batch = frameQueue; frameQueue = new Map();
     const now = performance.now();
     for (const cb of batch.values()) { try { cb(now); } catch (e) { nativeTimeout(() => { throw e; }); } }
+    if (resizeFrame()) scheduleFrame();  // after the callbacks' layout, as in a browser
   };
   const scheduleFrame = () => {
     if (origin === null) return;  // held until the clock starts (load gate)
@@ -191,7 +192,79 @@ _BRIDGE = r"""
     return id;
   };
   window.cancelAnimationFrame = function (id) { frameQueue.delete(id); };
-  onStart.push(() => { if (frameQueue.size) scheduleFrame(); });
+  onStart.push(() => { if (frameQueue.size || resizeFrame.observing()) scheduleFrame(); });
+  // ResizeObserver on the virtual frames. Chromium delivers its notifications in the
+  // rendering update of a real frame, and real frames come at whatever virtual instant real
+  // time reaches while the clock runs: a box that grew on a timer was reported at 330 ms in
+  // one run and at 600 ms in the next, and a callback that changes the DOM then flips the
+  // settle's quiet test. So the observed boxes are measured at every virtual frame while
+  // anything is observed, and a change is reported there (sizes from the layout box;
+  // a transformed element reports its transformed size).
+  const resizeObservers = new Set();
+  const px = (v) => parseFloat(v) || 0;
+  const boxes = (el) => {
+    if (!el.isConnected) return [0, 0, 0, 0, 0, 0];
+    const r = el.getBoundingClientRect(), cs = getComputedStyle(el);
+    if (cs.display === 'none') return [0, 0, 0, 0, 0, 0];
+    if (typeof SVGGraphicsElement === 'function' && el instanceof SVGGraphicsElement
+        && !(el instanceof SVGSVGElement)) {
+      try { const b = el.getBBox(); return [b.width, b.height, b.width, b.height, 0, 0]; }
+      catch (e) { return [0, 0, 0, 0, 0, 0]; }
+    }
+    const left = px(cs.paddingLeft), top = px(cs.paddingTop);
+    const cw = Math.max(0, r.width - left - px(cs.paddingRight) - px(cs.borderLeftWidth) - px(cs.borderRightWidth));
+    const ch = Math.max(0, r.height - top - px(cs.paddingBottom) - px(cs.borderTopWidth) - px(cs.borderBottomWidth));
+    return [cw, ch, r.width, r.height, left, top];
+  };
+  const size = (inlineSize, blockSize) => Object.freeze([Object.freeze({ inlineSize, blockSize })]);
+  const entryOf = (target, [cw, ch, bw, bh, left, top]) => {
+    const dpr = window.devicePixelRatio || 1;
+    return Object.freeze({ target, contentRect: new DOMRectReadOnly(left, top, cw, ch),
+      contentBoxSize: size(cw, ch), borderBoxSize: size(bw, bh),
+      devicePixelContentBoxSize: size(Math.round(cw * dpr), Math.round(ch * dpr)) });
+  };
+  const watched = (b, box) => box === 'border-box' ? [b[2], b[3]] : [b[0], b[1]];
+  function resizeFrame() {
+    for (const observer of [...resizeObservers]) {
+      const entries = [];
+      for (const [target, seen] of observer.targets) {
+        const b = boxes(target), now = watched(b, seen.box);
+        if (now[0] !== seen.last[0] || now[1] !== seen.last[1]) {
+          seen.last = now;
+          entries.push(entryOf(target, b));
+        }
+      }
+      if (entries.length) {
+        try { observer.callback.call(observer.self, entries, observer.self); }
+        catch (e) { nativeTimeout(() => { throw e; }); }
+      }
+    }
+    return resizeObservers.size > 0;
+  }
+  resizeFrame.observing = () => resizeObservers.size > 0;
+  if (typeof window.ResizeObserver === 'function') {
+    const state = new WeakMap();
+    const ResizeObserver = class ResizeObserver {
+      constructor(callback) {
+        if (typeof callback !== 'function') throw new TypeError("ResizeObserver: callback is not a function");
+        state.set(this, { callback, self: this, targets: new Map() });
+      }
+      observe(target, options) {
+        if (!(target instanceof Element)) throw new TypeError("ResizeObserver.observe: target is not an Element");
+        const o = state.get(this);
+        o.targets.set(target, { box: (options && options.box) || 'content-box', last: [0, 0] });
+        resizeObservers.add(o);
+        scheduleFrame();
+      }
+      unobserve(target) {
+        const o = state.get(this);
+        o.targets.delete(target);
+        if (!o.targets.size) resizeObservers.delete(o);
+      }
+      disconnect() { const o = state.get(this); o.targets.clear(); resizeObservers.delete(o); }
+    };
+    window.ResizeObserver = ResizeObserver;
+  }
   let state = (__SEED__ >>> 0) || 0x9e3779b9;
   const next = () => {
     state = (state + 0x6D2B79F5) >>> 0;
@@ -256,6 +329,7 @@ _BRIDGE = r"""
   watch('SharedWorker', 'worker: a shared worker runs outside the page\'s virtual clock');
   watch('MessageChannel', 'scheduler: MessageChannel messages are delivered outside virtual time');
   watch('WebSocket', 'network: a WebSocket delivers messages at real-time moments');
+  watch('IntersectionObserver', 'observer: IntersectionObserver reports on Chromium\'s real frames');
   watch('AudioContext', 'audio: an AudioContext clock runs in real time');
   watch('OfflineAudioContext', 'audio: offline audio rendering completes at real-time moments');
   // CSS transitions, CSS animations and Web Animations on the virtual clock. Chromium runs
