@@ -505,3 +505,25 @@ def test_timing_fixtures_replay_identically(browser, tmp_path, fixture):
     assert evidence["summary"]["replay"] == {"replayable": "yes", "reasons": [], "checked": True,
                                              "firstDivergence": None}
     assert any(e["type"] in ("resized", "timer") for e in evidence["events"])
+
+
+def test_input_in_frames_is_seen_or_reported(browser):
+    """Input on a same-origin frame is seen through the frame's bridge, so it lands before
+    virtual time runs on; input the harness cannot see arrive (a sandboxed frame) makes the
+    run a replay risk instead of being taken as delivered (fixture ``framed``)."""
+    from lingxi.playtest.browser import LATE_INPUT_RISK
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(HERE / "fixtures" / "framed") as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            before = page._seen()
+            page.perform({"kind": "tap", "x": 195, "y": 600})
+            seen = page._seen()
+            assert all(seen.get(kind, 0) > before.get(kind, 0)
+                       for kind in ("pointerdown", "pointerup"))
+            assert page.risks() == []
+            page.perform({"kind": "tap", "x": 195, "y": 200})
+            assert LATE_INPUT_RISK in page.risks()
+        finally:
+            page.close()

@@ -74,6 +74,8 @@ TOUCH_ARRIVAL_TIMEOUT_S = 5.0  # real time for the page to see a touch event (no
 TOUCH_REPLY_TIMEOUT_S = 2.0  # real time for Chromium's reply once the page has seen the event
 TOUCH_DESYNC_RISK = ("touch-ack: Chromium did not answer a touch event in time, so what a tap "
                      "derives (a click) may land at a real-time moment")
+LATE_INPUT_RISK = ("input-late: the page had not seen an input event when virtual time ran "
+                   "on, so it may land at a real-time moment")
 FORCE_FRAME_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
 MIN_CAMERA_SCALE = 0.4  # never zoom out further: cells would get too small to read
 INITIAL_VIRTUAL_TIME_S = EPOCH_MS // 1000  # Chromium's clock; the page's Date is gated
@@ -187,6 +189,7 @@ class GamePage:
         self._pending: list[Any] = []
         self._touch_at: dict[str, float] | None = None  # where the touch is (CSS pixels)
         self._touch_out_of_step = False  # Chromium's touch replies no longer match events
+        self._late_input = False  # an input event's arrival was not seen within its bound
         self._dragged: list[Any] = []  # drag data of a native drag Chromium intercepted
         self.native_drags = 0
         self.scale = 1.0  # camera: frame pixels per CSS pixel
@@ -323,7 +326,10 @@ class GamePage:
         deadline = time.monotonic() + ARRIVAL_TIMEOUT_S
         while self._seen().get(kind, 0) <= before.get(kind, 0):
             if time.monotonic() > deadline:
-                return  # a page that stops the event at the window: nothing to wait for
+                # it may never come (a frame the bridge cannot reach) or come late: whether
+                # it had when time ran on is real time's doing, so the run is at risk
+                self._late_input = True
+                return
             self._page.wait_for_timeout(2)
 
     # -- camera -----------------------------------------------------------------------
@@ -410,6 +416,8 @@ class GamePage:
         risks = {str(r)[:64] for r in out} if isinstance(out, list) else set()
         if self._touch_out_of_step:
             risks.add(TOUCH_DESYNC_RISK)
+        if self._late_input:
+            risks.add(LATE_INPUT_RISK)
 
         return sorted(risks)
 
@@ -455,7 +463,9 @@ class GamePage:
         self._touch_at = points[0] if points else None
         reply = self._dispatch("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
         kinds = TOUCH_ARRIVALS[kind]
-        self._force_frames_until(lambda: self._seen_any(kinds, before), TOUCH_ARRIVAL_TIMEOUT_S)
+        if not self._force_frames_until(lambda: self._seen_any(kinds, before),
+                                        TOUCH_ARRIVAL_TIMEOUT_S):
+            self._late_input = True
         if not self._touch_out_of_step:
             self._force_frames_until(reply.done, TOUCH_REPLY_TIMEOUT_S)
             if not reply.done():

@@ -147,10 +147,19 @@ _BRIDGE = r"""
   // Which input events the page has seen, so the harness can wait for a gesture to
   // arrive before virtual time runs again.
   const seen = {};
-  for (const type of ['pointermove', 'pointerdown', 'pointerup', 'touchstart', 'touchmove',
-                      'touchend', 'pointercancel', 'touchcancel', 'drop']) {
-    window.addEventListener(type, () => { seen[type] = (seen[type] || 0) + 1; }, true);
+  const SEEN_TYPES = new Set(['pointermove', 'pointerdown', 'pointerup', 'touchstart', 'touchmove',
+                              'touchend', 'pointercancel', 'touchcancel', 'drop']);
+  for (const type of SEEN_TYPES) window.addEventListener(type, () => { saw(type); }, true);
+  // A same-origin frame tells the page what it saw: input on a game inside a frame reaches
+  // the frame's window, not the page's, and the harness asks the page.
+  function saw(type) {
+    if (!SEEN_TYPES.has(type)) return;
+    seen[type] = (seen[type] || 0) + 1;
+    try { if (window.parent !== window && window.parent.__lingxiSaw) window.parent.__lingxiSaw(type); }
+    catch (e) {}
   }
+  Object.defineProperty(window, '__lingxiSaw', { value: (type) => { saw(String(type)); },
+    writable: false, configurable: false });
   Object.defineProperty(window, '__lingxiSeen', { value: () => ({ ...seen }),
     writable: false, configurable: false });
   window.addEventListener('selectstart', quiet, true);
