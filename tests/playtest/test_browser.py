@@ -527,3 +527,22 @@ def test_input_in_frames_is_seen_or_reported(browser):
             assert LATE_INPUT_RISK in page.risks()
         finally:
             page.close()
+
+
+def test_what_runs_on_real_time_is_a_replay_risk(browser):
+    """Sources whose timing the harness cannot pin are listed, each the first time used."""
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(FIXTURE) as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            assert page.risks() == []
+            page._page.evaluate("""() => {
+              new IntersectionObserver(() => {}).observe(document.body);
+              createImageBitmap(new ImageData(1, 1)).catch(() => {});
+              new Image().decode().catch(() => {});
+              new MessageChannel(); }""")
+            kinds = sorted({risk.split(":")[0] for risk in page.risks()})
+        finally:
+            page.close()
+    assert kinds == ["decode", "observer", "scheduler"]

@@ -339,6 +339,14 @@ _BRIDGE = r"""
   watch('MessageChannel', 'scheduler: MessageChannel messages are delivered outside virtual time');
   watch('WebSocket', 'network: a WebSocket delivers messages at real-time moments');
   watch('IntersectionObserver', 'observer: IntersectionObserver reports on Chromium\'s real frames');
+  // Off-thread decoding settles its promise when the decoder is done, in real time.
+  const watchCall = (owner, name, why) => {
+    const original = owner && owner[name];
+    if (typeof original !== 'function') return;
+    owner[name] = function (...args) { risks.add(why); return original.apply(this, args); };
+  };
+  watchCall(window, 'createImageBitmap', 'decode: createImageBitmap resolves at a real-time moment');
+  watchCall(HTMLImageElement.prototype, 'decode', 'decode: img.decode() resolves at a real-time moment');
   watch('AudioContext', 'audio: an AudioContext clock runs in real time');
   watch('OfflineAudioContext', 'audio: offline audio rendering completes at real-time moments');
   // CSS transitions, CSS animations and Web Animations on the virtual clock. Chromium runs
