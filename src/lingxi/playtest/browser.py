@@ -418,7 +418,6 @@ class GamePage:
             risks.add(TOUCH_DESYNC_RISK)
         if self._late_input:
             risks.add(LATE_INPUT_RISK)
-
         return sorted(risks)
 
     # -- input ------------------------------------------------------------------------
