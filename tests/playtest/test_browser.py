@@ -492,19 +492,23 @@ def test_resize_observers_report_on_virtual_frames(browser):
         assert 0 <= when - 50 * index <= 17  # the frame at or after the change
 
 
-@pytest.mark.parametrize("fixture", ["loadclock", "resizer"])
-def test_timing_fixtures_replay_identically(browser, tmp_path, fixture):
-    """Two runs of a page whose behaviour hangs on load timing or resize reports give
-    identical frames, views and events (the replay check)."""
+WAITS = [{"type": "wait", "ms": 100}, {"type": "wait", "ms": 300}]
+KEYS = [{"type": "key", "key": "ArrowDown"}, {"type": "key", "key": "PageDown"}]
+
+
+@pytest.mark.parametrize(("fixture", "answers"), [("loadclock", WAITS), ("resizer", WAITS),
+                                                  ("scroller", KEYS)])
+def test_timing_fixtures_replay_identically(browser, tmp_path, fixture, answers):
+    """Two runs of a page whose behaviour hangs on load timing, resize reports or a
+    scroll give identical frames, views and events (the replay check)."""
     from lingxi.playtest.launch import play
 
-    answers = [{"type": "wait", "ms": 100}, {"type": "wait", "ms": 300}]
     evidence = play(str(HERE / "fixtures" / fixture), ListActor(answers), actor_name="list",
                     actor_options={}, seed=1, budget=2, brief=Brief("test"), out=tmp_path,
                     run_id=fixture, browser=browser, replay_actor=lambda: ListActor(answers))
     assert evidence["summary"]["replay"] == {"replayable": "yes", "reasons": [], "checked": True,
                                              "firstDivergence": None}
-    assert any(e["type"] in ("resized", "timer") for e in evidence["events"])
+    assert any(e["type"] in ("resized", "timer", "frame_changed") for e in evidence["events"])
 
 
 def test_input_in_frames_is_seen_or_reported(browser):
@@ -546,3 +550,23 @@ def test_what_runs_on_real_time_is_a_replay_risk(browser):
         finally:
             page.close()
     assert kinds == ["decode", "observer", "scheduler"]
+
+
+def test_a_key_scroll_is_done_before_time_runs(browser):
+    """An arrow key's scroll has happened when the key press returns, not over Chromium's
+    real-time scroll animation (fixture ``scroller``; zoo wide-start's 200 vs 300 ms), and
+    so has a page's smooth ``scrollTo``."""
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(HERE / "fixtures" / "scroller") as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            page.perform({"kind": "key", "key": "ArrowDown"})
+            at_once = page._page.evaluate("scrollY")
+            page.advance(500)
+            assert at_once == page._page.evaluate("scrollY") == 40
+            smooth = page._page.evaluate("() => { scrollTo({top: 300, behavior: 'smooth'}); "
+                                         "return scrollY; }")
+            assert smooth == 300
+        finally:
+            page.close()

@@ -56,9 +56,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                                                   + PLAYWRIGHT_DISABLED_FEATURES)]
 # Rendering in one deterministic pass: without these, a few anti-aliased edge pixels
 # differ between runs and the same seed would not give the same frame hashes.
+# --disable-smooth-scrolling: a scroll (an arrow key's default action, a page's smooth
+# scrollTo) happens at once instead of being animated on Chromium's real-time clock, where
+# a settle saw it move for 200 ms in one run and 300 ms in the next (zoo wide-start).
 DETERMINISTIC_RENDER_ARGS = ["--run-all-compositor-stages-before-draw", "--disable-partial-raster",
                              "--num-raster-threads=1", "--disable-threaded-animation",
-                             "--disable-checker-imaging"]
+                             "--disable-checker-imaging", "--disable-smooth-scrolling"]
 TAP_GAP_MS = 150  # between the two taps of a swap made by taps
 FRAME_MS = 17  # one animation frame at 60 Hz, rounded up: each input step gets one
 MOUSE_EVENTS = {"mouseMoved": "pointermove", "mousePressed": "pointerdown",
