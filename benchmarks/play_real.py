@@ -2,6 +2,8 @@
 
 Run: .venv/bin/python benchmarks/play_real.py [--seed 1] [--budget 10] [--games a,b]
                                                 [--settling-game PATH] [--settling-steps 30]
+     .venv/bin/python benchmarks/play_real.py --replay-table [--budget 20] [--seeds 1,2]
+                                                [--actors random,greedy-match3] [--games a,b]
 
 For every game (``../shared/games/rembound-match3`` in place, and each folder of
 ``tests/playtest/zoo``), on one shared Chromium, in this one run:
@@ -18,6 +20,12 @@ and its ratio to the bare click+screenshot. Then, on ``--settling-game`` (the DO
 default), a ``--settling-steps`` greedy run with settling and the same run before
 settling (a fixed 600 ms, ``RunConfig(settle=False)``): wall seconds of each, in this run.
 Exits 1 when a baseline could not be measured.
+
+``--replay-table`` (issue 24.2) instead plays every game above, every fixture page of
+``tests/playtest/fixtures`` (``fixture-<name>``) and every example game
+(``example-<name>``) with each of ``--actors`` and ``--seeds``, each with a replay check,
+and prints one line per run: replayable, where the two runs first differ, the wall
+seconds of both runs. Exits 1 when a run was not replayable or stopped on an error.
 """
 
 from __future__ import annotations
@@ -32,6 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REMBOUND = ROOT.parent / "shared" / "games" / "rembound-match3" / "match3.html"
 ZOO = ROOT / "tests" / "playtest" / "zoo"
 DEMO = ROOT / "examples" / "games" / "match3"
+FIXTURES = ROOT / "tests" / "playtest" / "fixtures"
+EXAMPLES = ROOT / "examples" / "games"
 BARE_STEPS = 10
 
 
@@ -46,6 +56,55 @@ def games() -> dict[str, tuple[Path, tuple[str, ...]]]:
         for folder in sorted(p for p in ZOO.iterdir() if (p / "index.html").is_file()):
             out[folder.name] = (folder, ())
     return out
+
+
+def all_pages() -> dict[str, tuple[Path, tuple[str, ...]]]:
+    """Every game of ``games()``, then the fixture pages and the example games."""
+    out = games()
+    for prefix, folder in (("fixture", FIXTURES), ("example", EXAMPLES)):
+        for page in sorted(p for p in folder.iterdir() if (p / "index.html").is_file()):
+            out[f"{prefix}-{page.name}"] = (page, ())
+    return out
+
+
+def replay_table(args) -> int:
+    """One replay-checked run per page, actor and seed; 1 when any was not replayable."""
+    from lingxi.errors import LingxiError
+    from lingxi.playtest.browser import Browser
+
+    chosen = all_pages()
+    if args.games:
+        chosen = {k: v for k, v in chosen.items() if k in args.games.split(",")}
+    seeds = [int(s) for s in args.seeds.split(",")]
+    print(f"budget {args.budget}, seeds {args.seeds}, a replay check on every run")
+    print(f"{'game':24s} {'actor':14s} {'seed':>4s}  {'replayable':10s} {'wall s':>6s}  "
+          "first divergence")
+    failed = 0
+    with Browser() as browser, tempfile.TemporaryDirectory() as tmp:
+        for label, (game, scripts) in chosen.items():
+            for name in args.actors.split(","):
+                for seed in seeds:
+                    out = Path(tmp) / f"{label}-{name}-{seed}"
+                    try:
+                        evidence, wall = run(browser, game, scripts, name, seed, args.budget,
+                                             out, replay=True)
+                    except LingxiError as error:
+                        failed += 1
+                        print(f"{label:24s} {name:14s} {seed:>4}  {'error':10s} {'':>6s}  "
+                              f"{error.code}", flush=True)
+                        continue
+                    summary = evidence["summary"]
+                    verdict = summary["replay"]
+                    where = verdict.get("firstDivergence") or "-"
+                    if summary.get("stopReason", "budget").startswith("error"):
+                        where = f"{where} (stopped: {summary['stopReason']})"
+                        failed += 1
+                    elif verdict["replayable"] != "yes":
+                        failed += 1
+                    print(f"{label:24s} {name:14s} {seed:>4}  {verdict['replayable']:10s} "
+                          f"{wall:6.1f}  {where}", flush=True)
+    print(f"\n{failed} of the runs not replayable or stopped on an error")
+    return 1 if failed else 0
 
 
 def bare_step_ms(browser, game: Path) -> float:
@@ -94,7 +153,13 @@ def main() -> int:
     parser.add_argument("--games", default="")
     parser.add_argument("--settling-game", default=str(DEMO))
     parser.add_argument("--settling-steps", type=int, default=30)
+    parser.add_argument("--replay-table", action="store_true",
+                        help="replay-check every game, fixture and example (issue 24.2)")
+    parser.add_argument("--seeds", default="1,2", help="with --replay-table")
+    parser.add_argument("--actors", default="random,greedy-match3", help="with --replay-table")
     args = parser.parse_args()
+    if args.replay_table:
+        return replay_table(args)
     chosen = games()
     if args.games:
         chosen = {k: v for k, v in chosen.items() if k in args.games.split(",")}

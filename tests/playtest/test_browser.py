@@ -416,3 +416,157 @@ def test_load_is_gated_so_load_time_events_are_stamped_alike(browser):
             finally:
                 page.close()
     assert stamps[0] == stamps[1]
+
+
+@pytest.mark.parametrize("long_load_ms", [700, 2000])
+def test_load_takes_no_time_for_the_page(browser, monkeypatch, long_load_ms):
+    """24.2: a load that took longer on the virtual clock (it depends on real time) changes
+    nothing the page sees: its timers, intervals and animation frames asked for while loading
+    start with the clock, and Date stands at the epoch until then (fixture ``loadclock``)."""
+    from lingxi.playtest import browser as module
+    from lingxi.playtest.page_scripts import EPOCH_MS
+    from lingxi.playtest.server import StaticServer
+
+    runs = []
+    with StaticServer(HERE / "fixtures" / "loadclock") as server:
+        for step_ms in (100, long_load_ms):
+            monkeypatch.setattr(module, "LOAD_STEP_MS", step_ms)
+            page = browser.open(server.url, seed=1)
+            try:
+                raw, _ = page.drain_events()
+                runs.append((raw, page.capture(), page._page.evaluate("[Date.now(), performance.now()]")))
+                dates = page._page.evaluate("""() => { class Later extends Date { n() { return 1; } }
+                  return [new Later(5).n(), new Later(5).getTime(), new Date() instanceof Date,
+                          new Date(2026, 0, 1).getTime(), Date(), Date.UTC(2026, 0, 1)]; }""")
+                assert dates == [1, 5, True, EPOCH_MS, "Thu Jan 01 2026 00:00:00 GMT+0000 "
+                                 "(Coordinated Universal Time)", EPOCH_MS]
+            finally:
+                page.close()
+    assert runs[0][0] == runs[1][0]
+    assert runs[0][1] == runs[1][1]
+    assert runs[0][2] == runs[1][2] == [EPOCH_MS + module.SETTLE_MS, module.SETTLE_MS]
+    events = {json.loads(text)["type"]: (when, json.loads(text)) for when, text in runs[0][0]}
+    assert "cancelled" not in events
+    assert events["parsed"] == (0, {"type": "parsed", "date": EPOCH_MS, "now": 0, "dated": EPOCH_MS})
+    assert events["loaded"][1]["frames"] == events["loaded"][1]["ticks"] == 0
+    assert events["timer"][0] == events["timer"][1]["at"] == 150
+    assert events["timer"][1]["ticks"] == 3
+
+
+def test_frames_get_their_clocks_started(browser):
+    """A same-origin frame's timers are held while it loads like the page's; the harness
+    starts its clock with the page's, and a frame made later starts its own at once."""
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(HERE / "fixtures" / "loadclock") as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            loaded = page._page.frames[1]
+            assert loaded.evaluate("[window.fired, window.__lingxiClockRunning()]") == [100, True]
+            page._page.evaluate("""() => { const f = document.createElement('iframe');
+                                           f.src = 'frame.html'; document.body.append(f); }""")
+            page.advance(300)
+            later = page._page.frames[2]
+            assert later.evaluate("window.__lingxiClockRunning()") is True
+            assert later.evaluate("window.fired") == 100
+        finally:
+            page.close()
+
+
+def test_resize_observers_report_on_virtual_frames(browser):
+    """24.2: a ResizeObserver reports at the first virtual frame after each change, so its
+    reports (and what its callback does to the page) land alike on every run; Chromium's
+    own reported on real frames (fixture ``resizer``: a box grows 10 px every 50 ms)."""
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(HERE / "fixtures" / "resizer") as server:
+        page = browser.open(server.url, seed=1)  # the load, then 600 ms
+        try:
+            raw, _ = page.drain_events()
+        finally:
+            page.close()
+    reports = [(when, json.loads(text)) for when, text in raw]
+    assert [r["width"] for _, r in reports] == list(range(20, 130, 10))
+    assert all(r["border"] == r["width"] + 14 for _, r in reports)
+    for index, (when, _) in enumerate(reports):
+        assert 0 <= when - 50 * index <= 17  # the frame at or after the change
+
+
+WAITS = [{"type": "wait", "ms": 100}, {"type": "wait", "ms": 300}]
+KEYS = [{"type": "key", "key": "ArrowDown"}, {"type": "key", "key": "PageDown"}]
+
+
+@pytest.mark.parametrize(("fixture", "answers"), [("loadclock", WAITS), ("resizer", WAITS),
+                                                  ("scroller", KEYS)])
+def test_timing_fixtures_replay_identically(browser, tmp_path, fixture, answers):
+    """Two runs of a page whose behaviour hangs on load timing, resize reports or a
+    scroll give identical frames, views and events (the replay check)."""
+    from lingxi.playtest.launch import play
+
+    evidence = play(str(HERE / "fixtures" / fixture), ListActor(answers), actor_name="list",
+                    actor_options={}, seed=1, budget=2, brief=Brief("test"), out=tmp_path,
+                    run_id=fixture, browser=browser, replay_actor=lambda: ListActor(answers))
+    assert evidence["summary"]["replay"] == {"replayable": "yes", "reasons": [], "checked": True,
+                                             "firstDivergence": None}
+    assert any(e["type"] in ("resized", "timer", "frame_changed") for e in evidence["events"])
+
+
+def test_input_in_frames_is_seen_or_reported(browser):
+    """Input on a same-origin frame is seen through the frame's bridge, so it lands before
+    virtual time runs on; input the harness cannot see arrive (a sandboxed frame) makes the
+    run a replay risk instead of being taken as delivered (fixture ``framed``)."""
+    from lingxi.playtest.browser import LATE_INPUT_RISK
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(HERE / "fixtures" / "framed") as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            before = page._seen()
+            page.perform({"kind": "tap", "x": 195, "y": 600})
+            seen = page._seen()
+            assert all(seen.get(kind, 0) > before.get(kind, 0)
+                       for kind in ("pointerdown", "pointerup"))
+            assert page.risks() == []
+            page.perform({"kind": "tap", "x": 195, "y": 200})
+            assert LATE_INPUT_RISK in page.risks()
+        finally:
+            page.close()
+
+
+def test_what_runs_on_real_time_is_a_replay_risk(browser):
+    """Sources whose timing the harness cannot pin are listed, each the first time used."""
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(FIXTURE) as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            assert page.risks() == []
+            page._page.evaluate("""() => {
+              new IntersectionObserver(() => {}).observe(document.body);
+              createImageBitmap(new ImageData(1, 1)).catch(() => {});
+              new Image().decode().catch(() => {});
+              new MessageChannel(); }""")
+            kinds = sorted({risk.split(":")[0] for risk in page.risks()})
+        finally:
+            page.close()
+    assert kinds == ["decode", "observer", "scheduler"]
+
+
+def test_a_key_scroll_is_done_before_time_runs(browser):
+    """An arrow key's scroll has happened when the key press returns, not over Chromium's
+    real-time scroll animation (fixture ``scroller``; zoo wide-start's 200 vs 300 ms), and
+    so has a page's smooth ``scrollTo``."""
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(HERE / "fixtures" / "scroller") as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            page.perform({"kind": "key", "key": "ArrowDown"})
+            at_once = page._page.evaluate("scrollY")
+            page.advance(500)
+            assert at_once == page._page.evaluate("scrollY") == 40
+            smooth = page._page.evaluate("() => { scrollTo({top: 300, behavior: 'smooth'}); "
+                                         "return scrollY; }")
+            assert smooth == 300
+        finally:
+            page.close()

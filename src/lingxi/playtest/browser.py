@@ -25,10 +25,12 @@ from lingxi.playtest.geometry import VIEWPORT_HEIGHT, VIEWPORT_WIDTH
 from lingxi.playtest.page_scripts import (
     ACTIVITY_JS,
     DRAIN_JS,
+    EPOCH_MS,
     PAGE_SIZE_JS,
     RISKS_JS,
     SEEN_JS,
     SNAPSHOT_JS,
+    START_CLOCK_JS,
     bridge_script,
 )
 
@@ -54,9 +56,12 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                                                   + PLAYWRIGHT_DISABLED_FEATURES)]
 # Rendering in one deterministic pass: without these, a few anti-aliased edge pixels
 # differ between runs and the same seed would not give the same frame hashes.
+# --disable-smooth-scrolling: a scroll (an arrow key's default action, a page's smooth
+# scrollTo) happens at once instead of being animated on Chromium's real-time clock, where
+# a settle saw it move for 200 ms in one run and 300 ms in the next (zoo wide-start).
 DETERMINISTIC_RENDER_ARGS = ["--run-all-compositor-stages-before-draw", "--disable-partial-raster",
                              "--num-raster-threads=1", "--disable-threaded-animation",
-                             "--disable-checker-imaging"]
+                             "--disable-checker-imaging", "--disable-smooth-scrolling"]
 TAP_GAP_MS = 150  # between the two taps of a swap made by taps
 FRAME_MS = 17  # one animation frame at 60 Hz, rounded up: each input step gets one
 MOUSE_EVENTS = {"mouseMoved": "pointermove", "mousePressed": "pointerdown",
@@ -72,9 +77,11 @@ TOUCH_ARRIVAL_TIMEOUT_S = 5.0  # real time for the page to see a touch event (no
 TOUCH_REPLY_TIMEOUT_S = 2.0  # real time for Chromium's reply once the page has seen the event
 TOUCH_DESYNC_RISK = ("touch-ack: Chromium did not answer a touch event in time, so what a tap "
                      "derives (a click) may land at a real-time moment")
+LATE_INPUT_RISK = ("input-late: the page had not seen an input event when virtual time ran "
+                   "on, so it may land at a real-time moment")
 FORCE_FRAME_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
 MIN_CAMERA_SCALE = 0.4  # never zoom out further: cells would get too small to read
-INITIAL_VIRTUAL_TIME_S = 1_767_225_600  # 2026-01-01T00:00:00Z: Date.now() starts here
+INITIAL_VIRTUAL_TIME_S = EPOCH_MS // 1000  # Chromium's clock; the page's Date is gated
 LOAD_STEP_MS = 100
 LOAD_STEPS = 100
 SETTLE_MS = 600
@@ -185,6 +192,7 @@ class GamePage:
         self._pending: list[Any] = []
         self._touch_at: dict[str, float] | None = None  # where the touch is (CSS pixels)
         self._touch_out_of_step = False  # Chromium's touch replies no longer match events
+        self._late_input = False  # an input event's arrival was not seen within its bound
         self._dragged: list[Any] = []  # drag data of a native drag Chromium intercepted
         self.native_drags = 0
         self.scale = 1.0  # camera: frame pixels per CSS pixel
@@ -258,6 +266,8 @@ class GamePage:
         if response is not None and response.status >= 400:
             raise PlayError("play.unreachable", f"{self.url} answered HTTP {response.status}")
         self._loaded = True
+        # Held timers never hold the load up: a document is complete once it is parsed and
+        # its subresources have loaded (a module's top-level await on a timer included).
         for _ in range(LOAD_STEPS):
             self.advance(LOAD_STEP_MS)
             if self._page.evaluate("document.readyState") == "complete":
@@ -266,14 +276,24 @@ class GamePage:
             raise PlayError("play.load_timeout",
                             f"{self.url} did not finish loading in {LOAD_STEPS * LOAD_STEP_MS} ms "
                             "of virtual time")
-        # The run's clock starts now, in the harness and in the page alike: how many load
-        # steps the parser took depends on real time, so nothing before this may show.
+        self._start_clock()
+        self.advance(SETTLE_MS)
+
+    def _start_clock(self) -> None:
+        """Start the run's clock, in the harness and in the page alike (the load gate).
+
+        How much virtual time the load took depends on real time, so nothing before this
+        may show: the page's clock stood at 0 and its timers were held (page_scripts)."""
         try:
-            self._page.evaluate("() => window.__lingxiStartClock && window.__lingxiStartClock()")
+            self._page.evaluate(START_CLOCK_JS)
         except Exception as error:
             raise PlayError("play.page_failed", f"cannot start the page's clock: {error}") from error
+        for frame in self._page.frames[1:]:  # same-origin frames (others are refused)
+            try:
+                frame.evaluate(START_CLOCK_JS)
+            except Exception:
+                pass  # a frame that went away meanwhile
         self.virtual_time_ms = 0
-        self.advance(SETTLE_MS)
 
     def advance(self, ms: int) -> None:
         """Let ``ms`` of virtual time run (pausing while network fetches are pending)."""
@@ -309,7 +329,10 @@ class GamePage:
         deadline = time.monotonic() + ARRIVAL_TIMEOUT_S
         while self._seen().get(kind, 0) <= before.get(kind, 0):
             if time.monotonic() > deadline:
-                return  # a page that stops the event at the window: nothing to wait for
+                # it may never come (a frame the bridge cannot reach) or come late: whether
+                # it had when time ran on is real time's doing, so the run is at risk
+                self._late_input = True
+                return
             self._page.wait_for_timeout(2)
 
     # -- camera -----------------------------------------------------------------------
@@ -396,6 +419,8 @@ class GamePage:
         risks = {str(r)[:64] for r in out} if isinstance(out, list) else set()
         if self._touch_out_of_step:
             risks.add(TOUCH_DESYNC_RISK)
+        if self._late_input:
+            risks.add(LATE_INPUT_RISK)
         return sorted(risks)
 
     # -- input ------------------------------------------------------------------------
@@ -440,7 +465,9 @@ class GamePage:
         self._touch_at = points[0] if points else None
         reply = self._dispatch("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
         kinds = TOUCH_ARRIVALS[kind]
-        self._force_frames_until(lambda: self._seen_any(kinds, before), TOUCH_ARRIVAL_TIMEOUT_S)
+        if not self._force_frames_until(lambda: self._seen_any(kinds, before),
+                                        TOUCH_ARRIVAL_TIMEOUT_S):
+            self._late_input = True
         if not self._touch_out_of_step:
             self._force_frames_until(reply.done, TOUCH_REPLY_TIMEOUT_S)
             if not reply.done():

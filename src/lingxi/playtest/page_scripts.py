@@ -18,22 +18,69 @@ _BRIDGE = r"""
   // performance.now() from the virtual Date clock: Chromium clamps the native one with a
   // per-process random jitter (tens of microseconds), enough to change an FPS counter or
   // a frame's animation phase between two runs. Whole milliseconds since the page began.
-  // Load is gated: the page's clock reads 0 until the harness starts it when the document
-  // has loaded (window.__lingxiStartClock), so what a game does while loading is stamped
-  // alike on every run whatever real time the parser took (issue 24.2: an event during
-  // load at 54 ms in one run, 50 ms in the next). A page that spins on the clock while
-  // loading gets the running clock after 100000 reads rather than a hang.
+  // Load is gated (issue 24.2): how much virtual time the load takes depends on real time
+  // (Chromium runs the clock while the page waits on its own background work: 7-11 ms of
+  // it for phaser3 in 1 ms steps), so until the harness starts the clock when the document
+  // has loaded (window.__lingxiStartClock) the page's time stands still: performance.now()
+  // reads 0, Date reads the epoch, and timers, intervals and animation frames the page asks
+  // for are held and started with the clock, their delays counted from then. A page that
+  // spins on the clock while loading gets the running clock after 100000 reads, not a hang.
   const dateNow = Date.now.bind(Date);
   let origin = null, frozenReads = 0;
   const nativeTimeout = window.setTimeout.bind(window);  // the harness's own timers
-  const start = () => { if (origin === null) origin = dateNow(); };
+  const nativeClear = window.clearTimeout.bind(window);
+  const nativeInterval = window.setInterval.bind(window);
+  const heldTimers = new Map(), releasedTimers = new Map();  // page id -> [repeat, args] / real id
+  const onStart = [];
+  const start = () => {
+    if (origin !== null) return;
+    origin = dateNow();
+    for (const [id, [repeat, args]] of heldTimers) {
+      nativeClear(id);
+      releasedTimers.set(id, (repeat ? nativeInterval : nativeTimeout)(...args));
+    }
+    heldTimers.clear();
+    for (const f of onStart) f();
+  };
   const clock = () => {
     if (origin === null && ++frozenReads > 100000) start();
     return origin === null ? 0 : dateNow() - origin;
   };
   Object.defineProperty(window, '__lingxiStartClock', { value: start, writable: false,
                                                         configurable: false });
+  Object.defineProperty(window, '__lingxiClockRunning', { value: () => origin !== null,
+                                                          writable: false, configurable: false });
+  // A frame made after the harness started the clocks starts its own at once.
+  try {
+    if (window.top !== window && window.top.__lingxiClockRunning && window.top.__lingxiClockRunning())
+      start();
+  } catch (e) { start(); }
   try { Object.defineProperty(performance, 'now', { value: clock, configurable: true }); } catch (e) {}
+  // A held timer keeps the id of a native timer that never fires (so ids stay unique).
+  const hold = (repeat) => function (...args) {
+    if (origin !== null) return (repeat ? nativeInterval : nativeTimeout)(...args);
+    const id = nativeTimeout(() => {}, 2147483647);
+    heldTimers.set(id, [repeat, args]);
+    return id;
+  };
+  const release = function (id) {
+    if (heldTimers.delete(id)) return nativeClear(id);
+    if (releasedTimers.has(id)) { const real = releasedTimers.get(id); releasedTimers.delete(id);
+                                  return nativeClear(real); }
+    return nativeClear(id);
+  };
+  window.setTimeout = hold(false); window.setInterval = hold(true);
+  window.clearTimeout = release; window.clearInterval = release;
+  // Date on the same clock: the epoch (__EPOCH__ ms) while loading, then epoch + clock.
+  const NativeDate = Date, wallNow = () => __EPOCH__ + clock();
+  const VirtualDate = function Date(...args) {
+    if (!new.target) return new NativeDate(wallNow()).toString();
+    return Reflect.construct(NativeDate, args.length ? args : [wallNow()], new.target);
+  };
+  VirtualDate.prototype = NativeDate.prototype;
+  Object.defineProperty(VirtualDate, 'length', { value: 7 });
+  VirtualDate.now = wallNow; VirtualDate.parse = NativeDate.parse; VirtualDate.UTC = NativeDate.UTC;
+  window.Date = VirtualDate;
   const queue = [];
   let dropped = 0, emitted = 0;
   const stringify = JSON.stringify.bind(JSON);
@@ -100,10 +147,19 @@ _BRIDGE = r"""
   // Which input events the page has seen, so the harness can wait for a gesture to
   // arrive before virtual time runs again.
   const seen = {};
-  for (const type of ['pointermove', 'pointerdown', 'pointerup', 'touchstart', 'touchmove',
-                      'touchend', 'pointercancel', 'touchcancel', 'drop']) {
-    window.addEventListener(type, () => { seen[type] = (seen[type] || 0) + 1; }, true);
+  const SEEN_TYPES = new Set(['pointermove', 'pointerdown', 'pointerup', 'touchstart', 'touchmove',
+                              'touchend', 'pointercancel', 'touchcancel', 'drop']);
+  for (const type of SEEN_TYPES) window.addEventListener(type, () => { saw(type); }, true);
+  // A same-origin frame tells the page what it saw: input on a game inside a frame reaches
+  // the frame's window, not the page's, and the harness asks the page.
+  function saw(type) {
+    if (!SEEN_TYPES.has(type)) return;
+    seen[type] = (seen[type] || 0) + 1;
+    try { if (window.parent !== window && window.parent.__lingxiSaw) window.parent.__lingxiSaw(type); }
+    catch (e) {}
   }
+  Object.defineProperty(window, '__lingxiSaw', { value: (type) => { saw(String(type)); },
+    writable: false, configurable: false });
   Object.defineProperty(window, '__lingxiSeen', { value: () => ({ ...seen }),
     writable: false, configurable: false });
   window.addEventListener('selectstart', quiet, true);
@@ -129,8 +185,10 @@ _BRIDGE = r"""
     const batch = frameQueue; frameQueue = new Map();
     const now = performance.now();
     for (const cb of batch.values()) { try { cb(now); } catch (e) { nativeTimeout(() => { throw e; }); } }
+    if (resizeFrame()) scheduleFrame();  // after the callbacks' layout, as in a browser
   };
   const scheduleFrame = () => {
+    if (origin === null) return;  // held until the clock starts (load gate)
     if (frameTimer === null) {
       const now = performance.now();
       frameTimer = nativeTimeout(runFrame, Math.max(0, Math.ceil((Math.floor(now / FRAME) + 1) * FRAME - now)));
@@ -143,6 +201,79 @@ _BRIDGE = r"""
     return id;
   };
   window.cancelAnimationFrame = function (id) { frameQueue.delete(id); };
+  onStart.push(() => { if (frameQueue.size || resizeFrame.observing()) scheduleFrame(); });
+  // ResizeObserver on the virtual frames. Chromium delivers its notifications in the
+  // rendering update of a real frame, and real frames come at whatever virtual instant real
+  // time reaches while the clock runs: a box that grew on a timer was reported at 330 ms in
+  // one run and at 600 ms in the next, and a callback that changes the DOM then flips the
+  // settle's quiet test. So the observed boxes are measured at every virtual frame while
+  // anything is observed, and a change is reported there (sizes from the layout box;
+  // a transformed element reports its transformed size).
+  const resizeObservers = new Set();
+  const px = (v) => parseFloat(v) || 0;
+  const boxes = (el) => {
+    if (!el.isConnected) return [0, 0, 0, 0, 0, 0];
+    const r = el.getBoundingClientRect(), cs = getComputedStyle(el);
+    if (cs.display === 'none') return [0, 0, 0, 0, 0, 0];
+    if (typeof SVGGraphicsElement === 'function' && el instanceof SVGGraphicsElement
+        && !(el instanceof SVGSVGElement)) {
+      try { const b = el.getBBox(); return [b.width, b.height, b.width, b.height, 0, 0]; }
+      catch (e) { return [0, 0, 0, 0, 0, 0]; }
+    }
+    const left = px(cs.paddingLeft), top = px(cs.paddingTop);
+    const cw = Math.max(0, r.width - left - px(cs.paddingRight) - px(cs.borderLeftWidth) - px(cs.borderRightWidth));
+    const ch = Math.max(0, r.height - top - px(cs.paddingBottom) - px(cs.borderTopWidth) - px(cs.borderBottomWidth));
+    return [cw, ch, r.width, r.height, left, top];
+  };
+  const size = (inlineSize, blockSize) => Object.freeze([Object.freeze({ inlineSize, blockSize })]);
+  const entryOf = (target, [cw, ch, bw, bh, left, top]) => {
+    const dpr = window.devicePixelRatio || 1;
+    return Object.freeze({ target, contentRect: new DOMRectReadOnly(left, top, cw, ch),
+      contentBoxSize: size(cw, ch), borderBoxSize: size(bw, bh),
+      devicePixelContentBoxSize: size(Math.round(cw * dpr), Math.round(ch * dpr)) });
+  };
+  const watched = (b, box) => box === 'border-box' ? [b[2], b[3]] : [b[0], b[1]];
+  function resizeFrame() {
+    for (const observer of [...resizeObservers]) {
+      const entries = [];
+      for (const [target, seen] of observer.targets) {
+        const b = boxes(target), now = watched(b, seen.box);
+        if (now[0] !== seen.last[0] || now[1] !== seen.last[1]) {
+          seen.last = now;
+          entries.push(entryOf(target, b));
+        }
+      }
+      if (entries.length) {
+        try { observer.callback.call(observer.self, entries, observer.self); }
+        catch (e) { nativeTimeout(() => { throw e; }); }
+      }
+    }
+    return resizeObservers.size > 0;
+  }
+  resizeFrame.observing = () => resizeObservers.size > 0;
+  if (typeof window.ResizeObserver === 'function') {
+    const state = new WeakMap();
+    const ResizeObserver = class ResizeObserver {
+      constructor(callback) {
+        if (typeof callback !== 'function') throw new TypeError("ResizeObserver: callback is not a function");
+        state.set(this, { callback, self: this, targets: new Map() });
+      }
+      observe(target, options) {
+        if (!(target instanceof Element)) throw new TypeError("ResizeObserver.observe: target is not an Element");
+        const o = state.get(this);
+        o.targets.set(target, { box: (options && options.box) || 'content-box', last: [0, 0] });
+        resizeObservers.add(o);
+        scheduleFrame();
+      }
+      unobserve(target) {
+        const o = state.get(this);
+        o.targets.delete(target);
+        if (!o.targets.size) resizeObservers.delete(o);
+      }
+      disconnect() { const o = state.get(this); o.targets.clear(); resizeObservers.delete(o); }
+    };
+    window.ResizeObserver = ResizeObserver;
+  }
   let state = (__SEED__ >>> 0) || 0x9e3779b9;
   const next = () => {
     state = (state + 0x6D2B79F5) >>> 0;
@@ -207,6 +338,15 @@ _BRIDGE = r"""
   watch('SharedWorker', 'worker: a shared worker runs outside the page\'s virtual clock');
   watch('MessageChannel', 'scheduler: MessageChannel messages are delivered outside virtual time');
   watch('WebSocket', 'network: a WebSocket delivers messages at real-time moments');
+  watch('IntersectionObserver', 'observer: IntersectionObserver reports on Chromium\'s real frames');
+  // Off-thread decoding settles its promise when the decoder is done, in real time.
+  const watchCall = (owner, name, why) => {
+    const original = owner && owner[name];
+    if (typeof original !== 'function') return;
+    owner[name] = function (...args) { risks.add(why); return original.apply(this, args); };
+  };
+  watchCall(window, 'createImageBitmap', 'decode: createImageBitmap resolves at a real-time moment');
+  watchCall(HTMLImageElement.prototype, 'decode', 'decode: img.decode() resolves at a real-time moment');
   watch('AudioContext', 'audio: an AudioContext clock runs in real time');
   watch('OfflineAudioContext', 'audio: offline audio rendering completes at real-time moments');
   // CSS transitions, CSS animations and Web Animations on the virtual clock. Chromium runs
@@ -259,6 +399,7 @@ _BRIDGE = r"""
       }
       if (held.size) scheduleFrame();
     };
+    onStart.push(() => { if (held.size) scheduleFrame(); });
     const soon = () => { if (!queued) { queued = true; queueMicrotask(sync); } };
     animationFrame = () => { if (held.size) sync(); };
     proto.pause = function () { pagePaused.add(this); return pause.call(this); };
@@ -297,11 +438,16 @@ _BRIDGE = r"""
 """
 
 
+EPOCH_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: the page's Date when its clock starts
+
+
 def bridge_script(seed: int) -> str:
     """The init script for a run with ``seed``."""
-    return _BRIDGE.replace("__SEED__", str(int(seed) & 0xFFFFFFFF))
+    return _BRIDGE.replace("__SEED__", str(int(seed) & 0xFFFFFFFF)).replace("__EPOCH__",
+                                                                              str(EPOCH_MS))
 
 
+START_CLOCK_JS = "() => window.__lingxiStartClock && window.__lingxiStartClock()"
 DRAIN_JS = "() => (window.__lingxiDrain ? window.__lingxiDrain() : [[], 0])"
 SEEN_JS = "() => (window.__lingxiSeen ? window.__lingxiSeen() : {})"
 ACTIVITY_JS = "() => (window.__lingxiActivity ? window.__lingxiActivity() : null)"
