@@ -150,3 +150,34 @@ def test_a_damaged_identity_info_file_leaves_the_key_usable(tmp_path, info) -> N
     (tmp_path / INFO_FILE).write_text(info)
     loaded = Identity.load(tmp_path)
     assert loaded.public_hex == made.public_hex and loaded.created is None
+
+
+_ANSWER = {"servers": ["nats://127.0.0.1:4222"], "jwt": "eyJ0", "role": "guest",
+           "session_id": "s-1", "send_subject": "a", "receive_subject": "b",
+           "expires_at": 1e12, "max_payload": 65536}
+
+
+@pytest.mark.parametrize("change,why", [
+    ({"jwt": None, "servers": None}, "malformed"),
+    ({"expires_at": "soon"}, "malformed"),
+    ({"servers": []}, "no nats:// server"),
+    ({"servers": ["http://127.0.0.1:4222"]}, "no nats:// server"),
+    ({"role": "admin"}, "no known role"),
+])
+def test_a_relay_credential_the_registry_got_wrong_is_refused(change, why) -> None:
+    """A registry is data: a malformed credential answer is one coded refusal."""
+    from lingxi.natsauth import NKey
+    from lingxi.wire.relay_link import RelayCredential
+
+    answer = {k: v for k, v in {**_ANSWER, **change}.items() if v is not None}
+    with pytest.raises(TransportError) as info:
+        RelayCredential.from_answer(answer, NKey.generate("user"))
+    assert info.value.code == "transport.relay_refused" and why in info.value.message
+
+
+def test_a_well_formed_relay_credential_is_taken() -> None:
+    from lingxi.natsauth import NKey
+    from lingxi.wire.relay_link import RelayCredential
+
+    credential = RelayCredential.from_answer(_ANSWER, NKey.generate("user"))
+    assert credential.role == "guest" and credential.servers == ("nats://127.0.0.1:4222",)
