@@ -285,3 +285,31 @@ def test_frames_read_one_whole_frame_at_a_time_take_the_same_path_to_the_reader(
         assert protocol._deadline is None
 
     asyncio.run(run())
+
+
+async def test_a_peer_that_stops_reading_is_a_timeout_not_a_hang():
+    """A peer that accepts and never reads: sends fill the buffers, then one waits at most
+    the read timeout for the peer to drain and fails with a coded error; later sends fail
+    with the same error and close does not wait forever."""
+    held = []
+
+    async def never_read(reader, writer):
+        held.append(writer)  # keep the socket open, read nothing
+
+    server = await asyncio.start_server(never_read, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        client = await connect_tcp("127.0.0.1", port, read_timeout=0.5)
+        frame = b"x" * (512 * 1024)
+        with pytest.raises(TransportError) as info:
+            for _ in range(400):  # far more than the kernel buffers hold on loopback
+                await client.send(frame)
+        assert info.value.code == "transport.timeout" and "not reading" in info.value.message
+        with pytest.raises(TransportError):
+            await client.send(b"again")
+        await client.close()
+    finally:
+        for writer in held:
+            writer.close()
+        server.close()
+        await server.wait_closed()
