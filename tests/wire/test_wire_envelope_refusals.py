@@ -4,9 +4,13 @@ flags, signatures, endpoints, and text that is not Unicode; and the caches stay 
 from __future__ import annotations
 
 import pytest
+from wirehelpers import AEAD_KEY
 
-from lingxi.wire import Envelope, EnvelopeError
+from lingxi.wire import Envelope, EnvelopeError, ReceivePipeline
+from lingxi.wire.control import control_action
 from lingxi.wire.envelope import AgentEndpoint
+from lingxi.wire.replay import ReplayGuard
+from lingxi.wire.signature import as_key
 
 
 @pytest.fixture
@@ -66,3 +70,28 @@ def test_many_distinct_endpoints_fill_and_empty_the_cache_and_stay_right(raw) ->
     for n in range(4200):
         sender = {**raw["sender"], "agent_id": f"agent-{n}"}
         assert Envelope.from_dict({**raw, "sender": sender}).sender.agent_id == f"agent-{n}"
+
+
+def test_a_sender_with_no_key_is_refused_as_an_unknown_sender(builder, clock) -> None:
+    """A key lookup that raises KeyError (a dict's ``__getitem__``) means: no such sender."""
+    pipeline = ReceivePipeline({"someone-else": b"k" * 16}.__getitem__, clock=clock,
+                               aead_key=AEAD_KEY)
+    with pytest.raises(EnvelopeError) as info:
+        pipeline.accept(builder.build({"action": "move"}).to_bytes())
+    assert info.value.code == "envelope.bad_sender" and info.value.path == "$.sender.agent_id"
+
+
+def test_an_envelope_arrives_as_text_or_bytearray_alike(builder, pipeline) -> None:
+    wire = builder.build({"action": "move", "x": 2}).to_bytes()
+    assert pipeline.accept(bytearray(wire)).payload == {"action": "move", "x": 2}
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ReceivePipeline(b"k", clock=lambda: 0.0, window_seconds=0),
+    lambda: ReplayGuard(0),
+    lambda: control_action("reboot"),
+    lambda: as_key(b""),
+])
+def test_nonsense_settings_are_refused_when_made(make) -> None:
+    with pytest.raises(ValueError):
+        make()
