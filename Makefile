@@ -7,9 +7,10 @@ STAMP := $(VENV)/.installed
 # Test workers: the suite waits on browsers, sockets and subprocesses more than it computes,
 # so more workers than cores pays off on the 2-core machine.
 WORKERS ?= 4
-# 90: registry/models fell to 90.2 % when the Merkle log, proofs and witness models landed
-# (2026-12-02); the others are at 93.7-97.5. Issue 19.6 asks 95 on each.
-COVERAGE_FLOOR ?= 90
+# Measured by a clean-clone `make test` on 2026-12-02 plus the wire tests added after it:
+# session/core 96.4, wire 95.5, cards 95.6, contract 97.6, registry/models 98.2 %. Issue
+# 19.6 asks 95 on each; the floor sits one point under while wire's margin is thin.
+COVERAGE_FLOOR ?= 94
 PYTEST := $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadscope
 # The suite runs as two pytest invocations (fresh workers each). In one invocation, some
 # test leaves the worker's process in a state where cryptography refuses NoEncryption() and
