@@ -233,12 +233,19 @@ async def _one_log(client: Any, size: int, root: bytes, head: dict[str, Any]) ->
     return verify_consistency(old, new, old_root, new_root, proof)
 
 
+async def _checked_head(client: Any, ledger: Ledger) -> tuple[dict[str, Any], str, str | None]:
+    """The registry's current head, the key it must be signed with (pinned, else its own),
+    and what is wrong with it (None: signed by that key and fresh)."""
+    head = await client.head()
+    key = ledger.pinned() or head.get("server_public_key")
+    return head, str(key), head_problem(head, pinned_key=key, now=time.time())
+
+
 async def checkpoint_to_share(client: Any, ledger: Ledger) -> str | None:
     """The registry's current signed checkpoint, to carry in a session's opening (None when
     the head does not check against the pinned key: then this side claims no view)."""
-    head = await client.head()
-    if head_problem(head, pinned_key=ledger.pinned() or head.get("server_public_key"),
-                    now=time.time()):
+    head, _, problem = await _checked_head(client, ledger)
+    if problem:
         return None
     note = head.get("checkpoint")
     return note if isinstance(note, str) else None
@@ -253,14 +260,11 @@ async def compare_peer_checkpoint(client: Any, ledger: Ledger, note: str,
     by this log's pinned key). A note this view does not extend is a fork: both signed
     checkpoints are the evidence, and the ledger keeps them, so ``lingxi registry
     verify`` keeps failing until someone looks."""
-    head = await client.head()
-    problem = head_problem(head, pinned_key=ledger.pinned() or head.get("server_public_key"),
-                           now=time.time())
+    head, key, problem = await _checked_head(client, ledger)
     if problem:
         return {"ok": False, "checked": False, "problems": [problem], "evidence": []}
     try:
-        point = open_checkpoint(note, ledger.pinned() or head["server_public_key"],
-                                origin=head["origin"])
+        point = open_checkpoint(note, key, origin=head["origin"])
     except LingxiError as error:
         return {"ok": True, "checked": False, "reason": error.message, "problems": [],
                 "evidence": []}

@@ -29,19 +29,19 @@ SESSION_KINDS = ("offer", "accept", "receipt", "deciding")
 # is the peer's claim, signed inside its envelope; the edge checks it against the registry.
 CHECKPOINT_FIELD = "registry_checkpoint"
 CHECKPOINT_LIMIT = 8192  # characters: a checkpoint with a dozen witness cosignatures
-OPENING_KINDS = ("offer", "accept")
+OPENING_ACTIONS = frozenset({SESSION_PREFIX + "offer", SESSION_PREFIX + "accept"})
 
 
 def with_checkpoint(payload: dict[str, Any], note: str | None) -> dict[str, Any]:
     """An offer or accept payload carrying ``note`` (other payloads unchanged)."""
-    if note is None or payload.get("action") not in {SESSION_PREFIX + k for k in OPENING_KINDS}:
+    if note is None or payload.get("action") not in OPENING_ACTIONS:
         return payload
     return {**payload, CHECKPOINT_FIELD: note}
 
 
 def checkpoint_in(payload: dict[str, Any]) -> str | None:
     """The checkpoint a peer's offer or accept carries, if it is text of a sane size."""
-    if payload.get("action") not in {SESSION_PREFIX + k for k in OPENING_KINDS}:
+    if payload.get("action") not in OPENING_ACTIONS:
         return None
     note = payload.get(CHECKPOINT_FIELD)
     return note if isinstance(note, str) and 0 < len(note) <= CHECKPOINT_LIMIT else None
