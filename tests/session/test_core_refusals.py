@@ -652,3 +652,81 @@ def test_mental_poker_refuses_to_seat_without_an_identity():
     m.handle(Start())
     after = m.handle(ControlReceived("accept", {"protocol_id": m.spec.protocol_id}))
     assert aborts(after) == ["mental_poker.no_identity"]
+
+
+# --- an end is final: returned, not unwound -------------------------------------------------
+
+
+class _TwoReplies(PingPong):
+    """On a ping the host answers with a message its side may not send, then a good one,
+    and counts every hook the machine calls after that."""
+
+    calls_after: list[str]
+
+    def proto_on_message(self, message):
+        if message["action"] == "ping":
+            self.calls_after = []
+            return HookResult(response=[{"action": "ping", "n": 1},
+                                        {"action": "pong", "n": 1, "game_over": False}])
+        return None
+
+    def proto_next_message(self, allowed, decision=None):
+        getattr(self, "calls_after", []).append("proto_next_message")
+        return super().proto_next_message(allowed, decision)
+
+
+def _finish_is_last(actions: list[Any]) -> None:
+    kinds = [type(a).__name__ for a in actions]
+    assert kinds.count("Finish") == 1 and kinds[-1] == "Finish", kinds
+
+
+def test_an_end_in_the_middle_of_a_hook_result_drops_the_rest_and_calls_no_more_hooks():
+    m, _ = started("host", LOOP_SPEC, _TwoReplies)
+    m.handle(PayloadReceived({"action": "join"}))
+    after = m.handle(PayloadReceived({"action": "ping", "n": 1}))
+    assert aborts(after) == [codes.HOOKS_INVALID_MESSAGE]
+    assert not [a for a in after if isinstance(a, Send)]  # the good reply is not sent
+    assert m.hooks.calls_after == []
+    _finish_is_last(after)
+
+
+def test_a_finished_machine_takes_every_kind_of_event_and_does_nothing():
+    m, _ = started("host", LOOP_SPEC, _TwoReplies)
+    m.handle(PayloadReceived({"action": "join"}))
+    m.handle(PayloadReceived({"action": "ping", "n": 1}))
+    assert m.finished
+    for event in (PayloadReceived({"action": "ping", "n": 2}), TimerFired("peer"),
+                  ControlReceived("close", {}), LocalInput("hi"), Start(),
+                  DecisionDeclined("d1", "late"), ComputeDone("x", 1)):
+        assert m.handle(event) == []
+    assert m.outcome is not None and m.outcome.code == codes.HOOKS_INVALID_MESSAGE
+
+
+def test_a_hook_failing_deep_in_a_round_ends_the_session_once_with_its_code():
+    from lingxi.session.drivers.memory import LocalPair
+
+    rps = load_protocol("rock-paper-scissors")
+    honest = rps.hooks("host", 0)
+    judged: list[int] = []
+
+    class FailingChooser(type(honest)):  # the published host, whose chooser fails in round 2
+        def proto_round_choose(self, round_no, point):
+            if round_no == 2:
+                raise RuntimeError("no idea")
+            return super().proto_round_choose(round_no, point)
+
+        def proto_round_judge(self, round_no, host, guest):
+            judged.append(round_no)
+            return super().proto_round_judge(round_no, host, guest)
+
+    host = make_machine("host", rps.spec, FailingChooser(honest.ctx), options={"best_of": 5},
+                        entropy=seeded("h"))
+    guest = make_machine("guest", rps.spec, rps.hooks("guest", 0), entropy=seeded("g"))
+    result = LocalPair(host, guest, seed=0, inputs={}).run()
+    assert result.host.code == codes.HOOKS_ERROR and "no idea" in result.host.reason
+    assert result.guest.status == "aborted" and result.guest.code == codes.HOOKS_ERROR
+    assert judged == [1]  # round 1 judged; nothing of round 2 after the failure
+    host_events = [e["event"] for e in result.iter_events("host")]
+    assert host_events.count("session.finished") == 1
+    later = host_events[host_events.index("session.finished") + 1:]
+    assert not [e for e in later if e.startswith(("message.", "round", "violation"))], later

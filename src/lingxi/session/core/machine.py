@@ -20,7 +20,7 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar
 
 from lingxi.canonical import canonical_json
 from lingxi.contract.model import MessageSchema
@@ -134,10 +134,6 @@ def _peer_text(point: DecisionPoint) -> dict[str, str]:
             for k, v in list(marked.items())[:16]}
 
 
-class _Stop(Exception):
-    """Unwinds a handler once the session has finished."""
-
-
 def bounded(value: Any) -> Any:
     """Evidence small enough for an abort envelope (large values become a digest)."""
     try:
@@ -203,12 +199,9 @@ class SessionMachine:
         if self.finished:
             return []
         self._out = []
-        try:
-            self.dispatch(event)
-            if not self.finished:
-                self.arm_timers()
-        except _Stop:
-            pass
+        self.dispatch(event)
+        if not self.finished:
+            self.arm_timers()
         return self._out
 
     # ------------------------------------------------------------- dispatch
@@ -245,7 +238,8 @@ class SessionMachine:
         elif isinstance(event, LocalInput):
             if self.state == State.RUNNING:
                 self.on_input(event.line)
-                self.advance()
+                if not self.finished:
+                    self.advance()
             else:
                 self.queue_input(event.line)
         else:
@@ -275,18 +269,21 @@ class SessionMachine:
                 self.violation(codes.PROTOCOL_MISMATCH,
                                "the host offers a different protocol than the local spec",
                                {"offered": theirs, "local": self.spec.protocol_id})
+                return
             try:
                 self.options = self.spec.check_options(body.get("options") or {}).values
             except LingxiError as error:
                 self.violation(codes.BAD_OPTIONS, f"the host's options break the contract: {error}",
                                {"options": body.get("options"),
                                 "findings": [f.to_dict() for f in error.findings]})
+                return
             self._out.append(SendControl("accept", {"protocol_id": self.spec.protocol_id}))
             self._begin()
         elif opening is not None and kind == "accept":
             if body.get("protocol_id") not in (None, self.spec.protocol_id):
                 self.violation(codes.PROTOCOL_MISMATCH, "the guest accepted a different protocol",
                                {"accepted": body.get("protocol_id")})
+                return
             self._begin()
         elif kind == "deciding" and self.state == State.RUNNING:
             self._on_peer_deciding(body)
@@ -306,8 +303,10 @@ class SessionMachine:
         self.hooks.ctx.options = copy.deepcopy(self.options or {})
         self.emit("session.started", role=self.role, options=self.options, mode=self.mode)
         self.call("proto_start")
-        self.begin()
-        self.advance()
+        if not self.finished:
+            self.begin()
+        if not self.finished:
+            self.advance()
 
     def _on_peer_deciding(self, body: dict[str, Any]) -> None:
         """The peer waits for a person (or model): give it its decision time, once per message."""
@@ -315,6 +314,7 @@ class SessionMachine:
         if type(seconds) not in (int, float) or not 0 < seconds <= DECIDING_MAX:
             self.violation(codes.BAD_CONTROL, "session.deciding needs 0 < seconds <= "
                            f"{DECIDING_MAX:g}", {"seconds": bounded(seconds)})
+            return
         if not self._allowance_open:
             self.emit("peer.deciding_ignored", reason="a second announcement without a message")
             return
@@ -329,23 +329,28 @@ class SessionMachine:
         if self.state != State.RUNNING:
             self.violation(codes.OUT_OF_PHASE, "protocol message before the session started",
                            {"payload": payload, "state": self.state})
+            return
         try:
             schema = self.spec.check_message(payload, self.peer_dir)
         except LingxiError as error:
             self.violation(error.code, f"peer message rejected: {error.message}",
                            {"payload": payload,
                             "findings": [f.to_dict() for f in error.findings]})
+            return
         self.received_count += 1
         self.received_bytes += event.size
         if self.received_count > self.limits["max_messages"]:
             self.violation(codes.TOO_LONG, "the peer sent more messages than this session allows",
                            {"max_messages": self.limits["max_messages"]})
+            return
         if self.received_bytes > self.limits["max_bytes"]:
             self.violation(codes.TOO_LARGE, "the peer sent more bytes than this session allows",
                            {"max_bytes": self.limits["max_bytes"],
                             "received_bytes": self.received_bytes})
+            return
         self.on_message(schema.name, payload, event.correlation_id)
-        self.advance()
+        if not self.finished:
+            self.advance()
 
     def on_timer(self, name: str) -> None:
         """A timer the driver fired: the peer's, the decision's or the idle one."""
@@ -366,13 +371,17 @@ class SessionMachine:
                fallback: Callable[[], Any]) -> None:
         """Get a value for ``point`` from the hooks or the decider, then ``resume(value)``."""
         if not self.policy.manual:
-            resume(fallback())
+            value = fallback()
+            if not self.finished:  # the hook that chose failed
+                resume(value)
             return
         self._point_seq += 1
         point_id = f"d{self._point_seq}"
         view = dict(point.view or {})
         if self.policy.suggest:
             view["suggested"] = fallback()
+            if self.finished:
+                return
             suggestion = view["suggested"]
             fallback = lambda: suggestion  # noqa: E731 - reuse the computed suggestion
         self._awaiting = (point_id, point, resume, fallback)
@@ -396,11 +405,15 @@ class SessionMachine:
         if self.policy.on_timeout == "abort":
             self.violation(codes.DECISION_TIMEOUT, why,
                            {"point_id": point_id, "seconds": self.policy.timeout_seconds})
+            return
         value = fallback()
+        if self.finished:  # the fallback hook failed
+            return
         self.emit("decision.declined_fallback" if declined else "decision.timeout_fallback",
                   point_id=point_id, value=value)
         resume(value)
-        self.advance()
+        if not self.finished:
+            self.advance()
 
     def _on_declined(self, event: DecisionDeclined) -> None:
         if self._awaiting is None or event.point_id != self._awaiting[0]:
@@ -422,7 +435,8 @@ class SessionMachine:
         self._out.append(CancelTimer("decision"))
         self.emit("decision.made", point_id=point_id, value=event.value, source="decider")
         resume(event.value)
-        self.advance()
+        if not self.finished:
+            self.advance()
 
     # ----------------------------------------------------------------- compute
     def compute(self, name: str, work: Callable[[], Any], then: Callable[[Any], None]) -> None:
@@ -440,11 +454,14 @@ class SessionMachine:
             return
         if isinstance(event.result, LingxiError):
             self.violation(event.result.code, event.result.message, dict(event.result.details))
+            return
         if isinstance(event.result, BaseException):
             self.violation(codes.HOOKS_ERROR, f"computation {event.name} failed: "
                            f"{type(event.result).__name__}: {event.result}", {"compute": event.name})
+            return
         then(event.result)
-        self.advance()
+        if not self.finished:
+            self.advance()
 
     @property
     def computing(self) -> bool:
@@ -468,11 +485,16 @@ class SessionMachine:
         self._out.append(Emit({"event": name, "role": self.role, **data}))
 
     def call(self, name: str, *args: Any) -> Any:
-        """Run a hook; any exception becomes an abort with a hooks.* code."""
+        """Run a hook; any exception becomes an abort with a hooks.* code.
+
+        A hook that fails finishes the session and gives None: a caller that goes
+        on to use the value checks ``self.finished`` first. A finished session runs
+        no more hooks.
+        """
+        if self.finished:
+            return None
         try:
             return getattr(self.hooks, name)(*args)
-        except _Stop:
-            raise
         except KeyboardInterrupt:
             raise
         except NotImplementedError:
@@ -481,42 +503,58 @@ class SessionMachine:
         except BaseException as error:  # author code, SystemExit included: never end the engine
             self.violation(codes.HOOKS_ERROR, f"hook {name} raised {type(error).__name__}: {error}",
                            {"hook": name, "exception": type(error).__name__})
+        return None
 
     def apply(self, result: Any, correlation_id: str | None = None) -> None:
         """Act on a HookResult: send its responses, abort, or complete."""
-        if result is None:
+        if result is None or self.finished:
             return
         if not isinstance(result, HookResult):
             self.violation(codes.HOOKS_BAD_RESULT,
                            f"hooks returned {type(result).__name__}, not HookResult", {})
+            return
         if result.abort:
             reason = result.abort if isinstance(result.abort, str) else "hooks aborted"
             self.violation(codes.HOOKS_ABORT, reason, {})
+            return
         for payload in result.responses():
             self.send(payload, correlation_id)
+            if self.finished:
+                return
         if result.completed:
             self.hooks_completed()
 
     def send(self, payload: Any, correlation_id: str | None = None) -> None:
         """Validate our own payload and the flow, then emit a Send action."""
+        if self.finished:
+            return
         try:
             schema = self.spec.check_message(payload, self.my_dir)
         except LingxiError as error:
             self.violation(codes.HOOKS_INVALID_MESSAGE,
                            f"local hooks built an invalid message: {error.message}",
                            {"payload": payload, "findings": [f.to_dict() for f in error.findings]})
+            return
         if not self.allow_send(schema.name, payload):
             self.violation(codes.HOOKS_OUT_OF_PHASE,
                            f"local hooks tried to send {schema.name!r} out of phase",
                            {"message": schema.name, "expected": self.waiting_description()})
+            return
         self.sent_count += 1
         self._out.append(Send(payload, schema.name, correlation_id))
         self.emit("message.sent", message=schema.name, payload=payload, **self.position())
         self.after_send(schema.name, payload)
 
     def violation(self, code: str, message: str,
-                  evidence: dict[str, Any] | None = None) -> NoReturn:
-        """End the session: abort envelope to the peer, a local event, Finish. Never returns."""
+                  evidence: dict[str, Any] | None = None) -> None:
+        """End the session: abort envelope to the peer, a local event, Finish.
+
+        The session is over when this returns (``self.finished``): the caller returns
+        at once and each caller up the stack checks ``finished`` before going on. A
+        second end (the session already over) adds nothing.
+        """
+        if self.finished:
+            return
         evidence = {k: bounded(v) for k, v in (evidence or {}).items()}
         self.emit("violation", code=code, reason=message, evidence=evidence)
         self._out.append(SendControl("abort", {"code": code, "message": message,
@@ -524,9 +562,10 @@ class SessionMachine:
         self.finish("aborted", code=code, reason=message, by="local")
 
     def finish(self, status: str, *, code: str | None = None, reason: str = "",
-               by: str | None = None) -> NoReturn:
+               by: str | None = None) -> None:
+        """End the session with ``status`` (once; a later end adds nothing)."""
         if self.finished:
-            raise _Stop
+            return
         self.finished = True
         base = Outcome(Status(status), self.role, code, reason, by, {}, self.rounds_played(),
                        self.sent_count + self.received_count)
@@ -546,7 +585,6 @@ class SessionMachine:
             self._out.append(CancelTimer(timer))
         self.emit("session.finished", **self.outcome.to_dict())
         self._out.append(Finish(self.outcome))
-        raise _Stop
 
     def arm_timers(self) -> None:
         """Set or cancel the peer timer after a step (a mode may add its own timers)."""
@@ -597,6 +635,7 @@ class SessionMachine:
         """The hooks say the session is over for them."""
         if self.flow_done():
             self.finish("completed")
+            return
         self._out.append(SendControl("close", {"reason": "completed by the hooks"}))
         self.finish("completed", reason="the hooks ended the session before the flow completed")
 

@@ -68,13 +68,14 @@ class FreeMachine(SessionLoopMachine):
         if not self._free_ok(name, self.peer_dir):
             self.violation(codes.OUT_OF_PHASE, f"{name!r} may not come from the {self.peer}",
                            {"payload": payload})
+            return
         position = self.position()
         guided = self.opening and self.cursor.accept(name, self.peer_dir, payload)
         if not guided:
             self.free_rounds += 1
         self.emit("message.received", message=name, payload=payload, **position)
         self.apply(self.call("proto_on_message", payload))
-        if name == self.end_name:
+        if not self.finished and name == self.end_name:
             self.finish("completed", reason=f"the {self.peer} ended the session")
 
     def allow_send(self, name: str, payload: dict[str, Any]) -> bool:
@@ -110,11 +111,14 @@ class FreeMachine(SessionLoopMachine):
             return
         if line is None:
             self.hooks_completed()
+            return
         self.apply(self.call("proto_on_input", line))
 
     def hooks_completed(self) -> None:
         if self.end_name and self._free_ok(self.end_name, self.my_dir) and not self.opening:
             self.send({"action": self.end_name})  # finishes the session
+            if self.finished:
+                return
         self._out.append(SendControl("close", {"reason": "ended by this side"}))
         self.finish("completed", reason="this side ended the session")
 

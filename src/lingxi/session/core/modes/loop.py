@@ -74,10 +74,13 @@ class SessionLoopMachine(SessionMachine):
             self.violation(codes.OUT_OF_PHASE,
                            f"{name!r} from the {self.peer} is not expected now",
                            {"payload": payload, "expected": self.waiting_description()})
+            return
         self.emit("message.received", message=name, payload=payload, **position)
         self._check_rounds()
+        if self.finished:
+            return
         self.received(name, payload, in_flow)
-        if not in_flow and name == "end":
+        if not self.finished and not in_flow and name == "end":
             self.finish("completed", reason=f"the {self.peer} sent end")
 
     def received(self, name: str, payload: dict[str, Any], in_flow: bool) -> None:
@@ -91,6 +94,7 @@ class SessionLoopMachine(SessionMachine):
     def after_send(self, name: str, payload: dict[str, Any]) -> None:
         if not self.cursor.accept(name, self.my_dir, payload) and name == "end":
             self.finish("completed", reason="this side sent end")
+            return
         self._check_rounds()
 
     def _check_rounds(self) -> None:
@@ -102,6 +106,7 @@ class SessionLoopMachine(SessionMachine):
         while self.state == State.RUNNING and not self.finished and not self.paused:
             if self.cursor.done:
                 self.finish("completed")
+                return
             mine = self._mine()
             if not mine:
                 return
@@ -120,6 +125,8 @@ class SessionLoopMachine(SessionMachine):
         """Produce this side's next message (hooks, maybe after a decision)."""
         if self.policy.manual:
             point = self.call("proto_decision_point", mine)
+            if self.finished:
+                return
             if point is not None:
                 point.message = point.message or mine[0]
                 self.decide(point, lambda value: self._compose_with(mine, value),

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any
 
 from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
@@ -123,17 +123,25 @@ class MentalPokerMachine(SessionMachine):
         self.signing_key = SigningKey(self._seed)
         self.nonce = self.entropy(16).hex()
         universe = self.call("proto_mp_deck_universe")
+        if self.finished:
+            return
         if not isinstance(universe, list | tuple) or not all(isinstance(c, str) for c in universe):
             self.violation(codes.HOOKS_BAD_RESULT, "proto_mp_deck_universe must return a list "
                            "of card labels", {"returned": type(universe).__name__})
+            return
         self.universe = list(universe)
+        deal = self.call("proto_mp_initial_deal")
+        if self.finished:
+            return
         try:
-            self.deal = deal_of(self.call("proto_mp_initial_deal"))
+            self.deal = deal_of(deal)
         except ValueError as error:
             self.violation(codes.HOOKS_BAD_RESULT, str(error), {})
+            return
         if self.identity is None or self.session_id is None:
             self.violation(NO_IDENTITY, "mental poker needs this agent's identity key to sign "
                            "its seat (run the session through a driver)", {})
+            return
         if self.role == "host":
             self.send(self._seat({"universe": self.universe,
                                   "deal": [self.deal.host, self.deal.guest, self.deal.table]}))
@@ -190,6 +198,7 @@ class MentalPokerMachine(SessionMachine):
             if turn not in ("host", "guest", None):
                 self.violation(codes.HOOKS_BAD_RESULT, "proto_mp_turn returns 'host', 'guest' "
                                "or None", {"returned": bounded_text(turn)})
+                return None
             return None if turn is None else str(turn)
         return self.role if self.call("proto_mp_legal_actions", view) else self.peer
 
@@ -233,29 +242,36 @@ class MentalPokerMachine(SessionMachine):
     def _on_seat(self, payload: dict[str, Any]) -> None:
         if self.peer_seat is not None:
             self.violation(codes.OUT_OF_PHASE, "a second seat", {"payload": payload})
+            return
         mine = bytes(self.signing_key.verify_key).hex()
         if payload["signing_key"] == mine or payload["nonce"] == self.nonce:
             self._breach(BAD_SEAT, "the peer's seat copies this side's key or nonce",
-                           {"payload": payload})
+                         {"payload": payload})
+            return
         if self.peer_key is not None and payload.get("identity") != self.peer_key:
             self._breach(BAD_SEAT, "the peer's seat names another identity than the one its "
-                           "handshake proved", {"payload": payload, "handshake": self.peer_key})
+                         "handshake proved", {"payload": payload, "handshake": self.peer_key})
+            return
         if not endings.seat_signed(str(self.session_id), self.spec.protocol_id, self.peer,
                                    payload):
             self._breach(BAD_SEAT, "the peer's seat is not signed by its identity key for "
-                           "this session", {"payload": payload})
+                         "this session", {"payload": payload})
+            return
         if self.role == "guest":
             theirs = (payload.get("universe"), payload.get("deal"))
             if theirs[0] is None or theirs[1] is None:
                 self._breach(BAD_SEAT, "the host's seat must name the universe and the deal",
-                               {"payload": payload})
+                             {"payload": payload})
+                return
             local = [self.deal.host, self.deal.guest, self.deal.table]
             if list(theirs[0]) != self.universe or list(theirs[1]) != local:
                 self.violation(DECK_MISMATCH, "the host's deck or deal differs from this side's "
                                "hooks", {"offered": {"universe": theirs[0], "deal": theirs[1]},
                                          "local": {"universe": self.universe, "deal": local}})
+                return
         elif "universe" in payload or "deal" in payload:
             self._breach(BAD_SEAT, "only the host's seat names the deck", {"payload": payload})
+            return
         self.peer_seat = dict(payload)
         try:
             self.party = MentalPokerParty(
@@ -264,13 +280,14 @@ class MentalPokerMachine(SessionMachine):
                 deal=self.deal, game_due=self._game_due)
         except CardsError as error:
             self.violation(error.code, f"the deck cannot be played: {error.message}", {})
+            return
         self.emit("mp.seated", session=self.session_key, peer_key=payload["signing_key"],
                   cards=len(self.universe))
         if self.role == "guest":
             self.send(self._seat({}))
 
     def _breach(self, code: str, message: str, evidence: dict[str, Any],
-                culprit: str | None = "peer") -> NoReturn:
+                culprit: str | None = "peer") -> None:
         """End the session for a broken rule; the culprit (the peer by default) loses."""
         who = self.peer if culprit == "peer" else culprit
         self.verdict = verdicts.verdict(verdicts.BREACH, code=code, culprit=who, reason=message,
@@ -282,7 +299,7 @@ class MentalPokerMachine(SessionMachine):
         named = [r for r in ("host", "guest") if f"the {r}" in reason]
         return named[0] if len(named) == 1 else None
 
-    def _cards_violation(self, error: CardsError, payload: dict[str, Any]) -> NoReturn:
+    def _cards_violation(self, error: CardsError, payload: dict[str, Any]) -> None:
         evidence = {"culprit": error.culprit, "message": payload,
                     "message_sha256": hashlib.sha256(canonical_bytes(payload)).hexdigest(),
                     "path": error.path}
@@ -306,9 +323,11 @@ class MentalPokerMachine(SessionMachine):
             party.table.check_envelope(msg)  # shape, link, signature: before any game rule
         except CardsError as error:
             self._cards_violation(error, payload)
+            return
         kind = msg["mp"]
         if kind == "draw" and msg["position"] == party.table.cursor and self._game_on():
-            self._check_rule(self.peer, {"action": "draw"}, payload)
+            if not self._check_rule(self.peer, {"action": "draw"}, payload):
+                return
         if kind == "shuffle":
             self.compute("mp.check_shuffle", _guard(lambda: party.check(msg)),
                          lambda checked: self._receive(msg, payload, checked))
@@ -320,28 +339,37 @@ class MentalPokerMachine(SessionMachine):
         assert party is not None
         if isinstance(checked, _Failed):
             self._cards_violation(checked.error, payload)
+            return
         game_move = self._game_on() and msg["mp"] in ("draw", "play")
         if (msg["mp"] == "open" and not party.table.opened and party.table.phase == "play"
                 and party.table.due() is None and not self._decided()):
             self.resigned = self.peer  # an opening before the game is decided: it resigns
+        if self.finished:  # the hooks failed deciding it
+            return
         try:
             replies = party.receive(msg, checked)
         except CardsError as error:
             self.resigned = None
             self._cards_violation(error, payload)
+            return
+        if self.finished:  # the hooks failed while the table asked who owes
+            return
         if self.resigned == self.peer and msg["mp"] == "open":
             self.emit("mp.resigned", by=self.peer, moves=len(self.history))
         if game_move and msg["mp"] == "play":
             action = {"action": "play", "card": msg["card"]}
             if msg.get("note") is not None:
                 action["note"] = msg["note"]
-            self._check_rule(self.peer, action, payload)
+            if not self._check_rule(self.peer, action, payload):
+                return
             self._record(self.peer, action)
         elif game_move:
             self._record(self.peer, {"action": "draw"})
         for reply in replies:
+            if self.finished:
+                return
             self.send(to_payload(reply))
-        if msg["mp"] == "forfeit":  # the peer claims I stopped, and I did owe the step
+        if msg["mp"] == "forfeit" and not self.finished:  # the peer claims I stopped, and I did owe the step
             self.emit("mp.forfeit", claim=msg, against=self.role)
             owed = (party.table.forfeit or {}).get("due")
             self.verdict = verdicts.verdict(
@@ -355,6 +383,7 @@ class MentalPokerMachine(SessionMachine):
         assert party is not None and self.peer_seat is not None
         if not self._game_on():
             self._breach(BAD_PASS, "a pass outside the game's turns", {"payload": payload})
+            return
         expected = party.table.head.hex()
         try:
             if payload["prev"] != expected:
@@ -364,25 +393,34 @@ class MentalPokerMachine(SessionMachine):
                 bytes.fromhex(payload["sig"]))
         except (BadSignatureError, ValueError):
             self._breach(BAD_PASS, "the pass is not signed by the peer's seat key for this move",
-                           {"payload": payload, "expected_prev": expected})
+                         {"payload": payload, "expected_prev": expected})
+            return
         action = {"action": "pass"}
-        self._check_rule(self.peer, action, payload)
-        self._record(self.peer, action)
+        if self._check_rule(self.peer, action, payload):
+            self._record(self.peer, action)
 
-    def _check_rule(self, role: str, action: dict[str, Any], payload: dict[str, Any]) -> None:
+    def _check_rule(self, role: str, action: dict[str, Any], payload: dict[str, Any]) -> bool:
+        """Whether ``role``'s move keeps the hooks' rules (a broken one ends the session)."""
         reason = self.call("proto_mp_validate_play", self.view(), role, dict(action))
+        if self.finished:
+            return False
         if reason:
             self._breach(ILLEGAL_PLAY, f"the {role}'s {action['action']} breaks the rules: "
-                           f"{reason}", {"payload": payload, "action": action,
-                                         "reason": str(reason)})
+                         f"{reason}", {"payload": payload, "action": action,
+                                       "reason": str(reason)})
+            return False
+        return True
 
-    def _record(self, role: str, action: dict[str, Any]) -> None:
+    def _record(self, role: str, action: dict[str, Any]) -> bool:
+        """Keep a move; False when it runs past the move limit (the session is then over)."""
         move = {"by": role, **action}
         self.history.append(move)
         self.emit("mp.move", **move)
         if len(self.history) > min(MAX_MOVES, self.config.max_rounds):
             self.violation(codes.TOO_LONG, "the game ran past the local move limit",
                            {"moves": len(self.history)})
+            return False
+        return True
 
     # ------------------------------------------------------------- sending
     def _send_cards(self, msg: dict[str, Any]) -> None:
@@ -403,7 +441,10 @@ class MentalPokerMachine(SessionMachine):
                 return
             if party.faces is not None:
                 self._end()
+                return
             due = party.due()
+            if self.finished:  # the hooks failed while the table asked who owes
+                return
             try:
                 if due == "hello":
                     self._send_cards(party.hello())
@@ -420,6 +461,7 @@ class MentalPokerMachine(SessionMachine):
                     continue
             except CardsError as error:  # a local state error: a bug, reported as such
                 self.violation(codes.HOOKS_ERROR, f"mental poker: {error.message}", {})
+                return
             if party.table.due() is not None or party.table.phase != "play":
                 return
             if self.table_cards is None:
@@ -432,6 +474,7 @@ class MentalPokerMachine(SessionMachine):
         assert self.party is not None
         if isinstance(prepared, _Failed):
             self.violation(codes.HOOKS_ERROR, f"mental poker: {prepared.error.message}", {})
+            return
         self._send_cards(self.party.shuffle(prepared))
 
     def _turn(self) -> bool:
@@ -440,6 +483,8 @@ class MentalPokerMachine(SessionMachine):
         assert party is not None
         view = self.view()
         winner = self.call("proto_mp_check_winner", view)
+        if self.finished:
+            return False
         if winner is not None:
             if self.winner is None:
                 self.winner = str(winner)
@@ -449,13 +494,18 @@ class MentalPokerMachine(SessionMachine):
                 return True
             return False
         legal = self.call("proto_mp_legal_actions", view)
+        if self.finished:
+            return False
         if not isinstance(legal, list) or not all(isinstance(a, dict) for a in legal):
             self.violation(codes.HOOKS_BAD_RESULT, "proto_mp_legal_actions must return a list "
                            "of action dicts", {"returned": type(legal).__name__})
+            return False
         if not legal:
             return False
         self._peer_waits = False
         point = self._point(view, legal)
+        if self.finished:
+            return False
 
         def choose() -> Any:
             return self.call("proto_mp_choose_action", view, list(legal))
@@ -479,35 +529,40 @@ class MentalPokerMachine(SessionMachine):
         if action not in legal:
             self.violation(codes.HOOKS_BAD_RESULT, "the chosen action is not one of the legal "
                            "actions", {"action": action, "legal": legal})
+            return
         reason = self.call("proto_mp_validate_play", self.view(), self.role, dict(action))
+        if self.finished:
+            return
         if reason:
             self.violation(codes.HOOKS_INVALID_MESSAGE, f"the hooks' own action breaks their "
                            f"rules: {reason}", {"action": action})
+            return
         kind = action.get("action")
         try:
             if kind == "draw":
                 msg = party.draw()
-                self._record(self.role, {"action": "draw"})
-                self._send_cards(msg)
+                if self._record(self.role, {"action": "draw"}):
+                    self._send_cards(msg)
             elif kind == "play":
                 hand = party.hand()
                 pos = next((p for p, c in sorted(hand.items()) if c == action.get("card")), None)
                 if pos is None:
                     self.violation(codes.HOOKS_BAD_RESULT, f"{action.get('card')!r} is not in "
                                    "this side's hand", {"action": action})
+                    return
                 note = action.get("note")
                 msg = party.play(pos, note=None if note is None else str(note))
                 move = {"action": "play", "card": str(action["card"])}
                 if note is not None:
                     move["note"] = str(note)
-                self._record(self.role, move)
-                self._send_cards(msg)
+                if self._record(self.role, move):
+                    self._send_cards(msg)
             elif kind == "pass":
                 head = party.table.head.hex()
                 sig = self.signing_key.sign(pass_bytes(self.session_key, self.role,
                                                        len(self.history), head)).signature
-                self._record(self.role, {"action": "pass"})
-                self.send({"action": "pass", "prev": head, "sig": sig.hex()})
+                if self._record(self.role, {"action": "pass"}):
+                    self.send({"action": "pass", "prev": head, "sig": sig.hex()})
             else:
                 self.violation(codes.HOOKS_BAD_RESULT, f"unknown action {kind!r} (play, draw "
                                "or pass)", {"action": action})
@@ -519,9 +574,12 @@ class MentalPokerMachine(SessionMachine):
         assert party is not None and party.faces is not None
         if implements(self.hooks, "proto_mp_audit"):
             reason = self.call("proto_mp_audit", self.view(), list(party.faces))
+            if self.finished:
+                return
             if reason:
                 self.violation(RULE_BROKEN, f"the opening shows a broken rule: {reason}",
                                {"reason": str(reason), "faces": list(party.faces)})
+                return
         receipt = party.receipt()
         if self.resigned is not None:
             winner = verdicts.other(self.resigned)
@@ -581,7 +639,8 @@ class MentalPokerMachine(SessionMachine):
         if name == "peer" and not self.finished and self.waiting_for_peer():
             self._forfeit_now(f"no answer within {self._peer_seconds:g}s "
                               f"({self.waiting_description()})", "stopped answering")
-        super().on_timer(name)
+        if not self.finished:
+            super().on_timer(name)
 
     def on_control(self, event: Any) -> None:
         """The peer's receipt or close mid-game: it ended its session while it owed a step
@@ -590,14 +649,15 @@ class MentalPokerMachine(SessionMachine):
                 and not self.finished:
             self._forfeit_now(f"the peer ended its session ({event.kind}) while it owed "
                               f"{self.waiting_description()}", "ended its session")
-        super().on_control(event)
+        if not self.finished:
+            super().on_control(event)
 
     def _forfeit_now(self, reason: str, what: str) -> None:
         """Sign and send a forfeit claim when the peer owes the next step, and end the game
         with it (the peer loses); nothing when this side owes the step itself."""
         waiting = self.waiting_description()
         claim = self._claim_forfeit(reason)
-        if claim is None:
+        if claim is None or self.finished:
             return
         self._peer_timer = False
         self.emit("mp.forfeit", claim=claim, against=self.peer)

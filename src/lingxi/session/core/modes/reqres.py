@@ -37,18 +37,24 @@ def _new_correlation(entropy: Callable[[int], bytes]) -> str:
 
 
 def link_correlation(machine: Any, name: str, payload: dict[str, Any],
-                     correlation_id: str | None, *, starts_request: bool) -> None:
-    """The request fixes the exchange's correlation id; every later message must carry it."""
+                     correlation_id: str | None, *, starts_request: bool) -> bool:
+    """The request fixes the exchange's correlation id; every later message must carry it.
+
+    False when it does not (the session is then over).
+    """
     if starts_request:
         if not correlation_id:
             machine.violation(codes.BAD_CORRELATION, "the request carries no correlation id",
                               {"payload": payload})
+            return False
         machine.correlation = correlation_id
     elif correlation_id != machine.correlation:
         machine.violation(codes.BAD_CORRELATION,
                           f"{name} is linked to {correlation_id!r}, not to the request "
                           f"{machine.correlation!r}", {"payload": payload,
                                                        "correlation_id": correlation_id})
+        return False
+    return True
 
 
 class PhasedRequestResponseMachine(SessionLoopMachine):
@@ -66,9 +72,9 @@ class PhasedRequestResponseMachine(SessionLoopMachine):
         super().send(payload, self.correlation)
 
     def on_message(self, name: str, payload: dict[str, Any], correlation_id: str | None) -> None:
-        link_correlation(self, name, payload, correlation_id,
-                         starts_request=self.correlation is None)
-        super().on_message(name, payload, correlation_id)
+        if link_correlation(self, name, payload, correlation_id,
+                            starts_request=self.correlation is None):
+            super().on_message(name, payload, correlation_id)
 
 
 class RequestResponseMachine(SessionMachine):
@@ -82,6 +88,7 @@ class RequestResponseMachine(SessionMachine):
             if self.names[role] is None:
                 self.violation(codes.BAD_CONTROL, f"the spec declares no {role} message "
                                f"(one of {', '.join(ROLES[role])})", {})
+                return
         self.stage = "request"  # request -> working -> ack -> done
         self.correlation: str | None = None
         self.progress_count = 0
@@ -147,17 +154,21 @@ class RequestResponseMachine(SessionMachine):
     def on_message(self, name: str, payload: dict[str, Any], correlation_id: str | None) -> None:
         allowed, who = self._expected()
         if name in allowed and who == self.peer:
-            link_correlation(self, name, payload, correlation_id,
-                             starts_request=self._role_of(name) == "request")
+            if not link_correlation(self, name, payload, correlation_id,
+                                    starts_request=self._role_of(name) == "request"):
+                return
             self.emit("message.received", message=name, payload=payload, **self.position())
             self._advance_stage(name)
+            if self.finished:
+                return
         elif self.out_of_band_ok(name, self.peer_dir):
             self.emit("message.received", message=name, payload=payload, **self.position())
         else:
             self.violation(codes.OUT_OF_PHASE, f"{name!r} from the {self.peer} is not expected now",
                            {"payload": payload, "expected": self.waiting_description()})
+            return
         self.apply(self.call("proto_on_message", payload), self.correlation)
-        if self.stage == "done":
+        if not self.finished and self.stage == "done":
             self.finish("completed")
 
     def allow_send(self, name: str, payload: dict[str, Any]) -> bool:
@@ -176,6 +187,7 @@ class RequestResponseMachine(SessionMachine):
         while self.state == State.RUNNING and not self.finished and not self.paused:
             if self.stage == "done":
                 self.finish("completed")
+                return
             allowed, who = self._expected()
             if who != self.role:
                 return
@@ -191,6 +203,8 @@ class RequestResponseMachine(SessionMachine):
     def _compose(self, allowed: list[str]) -> None:
         if self.policy.manual:
             point = self.call("proto_decision_point", allowed)
+            if self.finished:
+                return
             if point is not None:
                 point.message = point.message or allowed[0]
                 self.decide(point, lambda value: self._compose_with(allowed, value),

@@ -110,12 +110,16 @@ class SimultaneousRoundMachine(SessionLoopMachine):
         timeout fallback and the hybrid suggestion are the hooks' ``default`` when they
         gave one, else their ``proto_round_choose``."""
         point = self._round_point(round_no)
+        if self.finished:  # proto_round_point failed
+            return
 
         def choose() -> Any:
             return self.call("proto_round_choose", round_no, point)
 
         if not self.policy.manual:
-            then(choose())
+            value = choose()
+            if not self.finished:
+                then(value)
             return
         default = point.default
         self.decide(point, then, (lambda: default) if default is not None else choose)
@@ -161,6 +165,7 @@ class SimultaneousRoundMachine(SessionLoopMachine):
             self.violation(codes.HOOKS_INVALID_MESSAGE,
                            f"the round value {value!r} is not allowed by the spec",
                            {"value": value, "choices": self.choices})
+            return
         nonce = self.rules.make_nonce(self.entropy)
         self.my_secret[round_no] = (value, nonce)
         payload: dict[str, Any] = {"action": self.commit_name,
@@ -181,9 +186,12 @@ class SimultaneousRoundMachine(SessionLoopMachine):
         round_no = self._round_no()
         values = self.revealed.get(round_no, {})
         result = self.call("proto_round_judge", round_no, values.get("host"), values.get("guest"))
+        if self.finished:
+            return
         if not isinstance(result, dict):
             self.violation(codes.HOOKS_BAD_RESULT, "proto_round_judge must return a message dict",
                            {"returned": type(result).__name__})
+            return
         result = dict(result)
         result.setdefault("action", name)
         if self._round_field(name):
@@ -208,12 +216,13 @@ class SimultaneousRoundMachine(SessionLoopMachine):
         # The cursor already moved past this message; the round it belongs to:
         round_no = self._message_round
         if name == self.commit_name:
-            self._check_round(name, payload, round_no)
-            self.peer_commit[round_no] = payload[self.hash_field]
+            if self._check_round(name, payload, round_no):
+                self.peer_commit[round_no] = payload[self.hash_field]
         elif name == self.reveal_name:
             self._check_reveal(payload, round_no)
         elif self._is_result(name):
-            self._check_result(payload, round_no)
+            if not self._check_result(payload, round_no):
+                return
             self.rounds_done += 1
             self._emit_round(round_no, payload)
             super().received(name, payload, in_flow)
@@ -224,21 +233,27 @@ class SimultaneousRoundMachine(SessionLoopMachine):
         self._message_round = self._round_no()
         super().on_message(name, payload, correlation_id)
 
-    def _check_round(self, name: str | None, payload: dict[str, Any], round_no: int) -> None:
+    def _check_round(self, name: str | None, payload: dict[str, Any], round_no: int) -> bool:
+        """Whether the message is of this round (a wrong round ends the session)."""
         if self._round_field(name) and payload.get("round") != round_no:
             self.violation(codes.WRONG_ROUND,
                            f"{name} carries round {payload.get('round')!r}, expected {round_no}",
                            {"payload": payload, "expected_round": round_no})
+            return False
+        return True
 
     def _check_reveal(self, payload: dict[str, Any], round_no: int) -> None:
-        self._check_round(self.reveal_name, payload, round_no)
+        if not self._check_round(self.reveal_name, payload, round_no):
+            return
         value, nonce = payload.get(self.value_field), payload.get(self.nonce_field)
         if not self._value_ok(value):
             self.violation(codes.NOT_IN_CHOICES, f"revealed value {value!r} is not a legal choice",
                            {"payload": payload, "choices": self.choices})
+            return
         if not self.rules.nonce_ok(nonce):
             self.violation(codes.BAD_NONCE, "the nonce is not "
                            f"{self.rules.nonce_length} lowercase hex characters", {"payload": payload})
+            return
         committed = self.peer_commit.get(round_no)
         if committed is None or not matches(value, nonce, committed):
             evidence = {"round": round_no, "committed": committed, "value": value,
@@ -246,10 +261,14 @@ class SimultaneousRoundMachine(SessionLoopMachine):
             self.emit("commit_mismatch_detected", **evidence)
             self.violation(codes.COMMIT_MISMATCH,
                            "SHA256(value:nonce) does not match the peer's commitment", evidence)
+            return
         self.revealed.setdefault(round_no, {})[self.peer] = value
 
-    def _check_result(self, payload: dict[str, Any], round_no: int) -> None:
-        self._check_round(self._result_name(payload), payload, round_no)
+    def _check_result(self, payload: dict[str, Any], round_no: int) -> bool:
+        """Whether the host's result holds: the revealed values echoed, the shadow judge's
+        verdict (a lie ends the session)."""
+        if not self._check_round(self._result_name(payload), payload, round_no):
+            return False
         values = self.revealed.get(round_no, {})
         for side in ("host", "guest"):
             echoed = f"{side}_{self.value_field}"
@@ -258,13 +277,17 @@ class SimultaneousRoundMachine(SessionLoopMachine):
                                f"the result says {side} played {payload[echoed]!r}, "
                                f"but {side} revealed {values.get(side)!r}",
                                {"payload": payload, "revealed": values})
+                return False
         if self.shadow:
             prior = copy.deepcopy(self.prior_result)
             expected = self.call("proto_round_judge_pure", prior, round_no,
                                  values.get("host"), values.get("guest"))
+            if self.finished:
+                return False
             if not isinstance(expected, dict):
                 self.violation(codes.HOOKS_BAD_RESULT,
                                "proto_round_judge_pure must return a dict", {})
+                return False
             diff = diff_judged(payload, expected)
             self.emit("shadow_judge.checked", round=round_no,
                       fields=compared_fields(payload, expected))
@@ -274,7 +297,9 @@ class SimultaneousRoundMachine(SessionLoopMachine):
                 self.violation(codes.BALANCE_MISMATCH,
                                f"the host's round {round_no} result differs from the shadow "
                                f"judge in {', '.join(diff)}", evidence)
+                return False
         self.prior_result = payload
+        return True
 
     def _result_name(self, payload: dict[str, Any]) -> str:
         return str(payload.get("action"))
