@@ -20,6 +20,8 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from lingxi.registry.storage import driver
+
 # work(conn, head) -> (answer, head after it); refused(conn, error) runs after its rollback
 Work = Callable[[Connection, Any], tuple[dict[str, Any], Any]]
 Refused = Callable[[Connection, BaseException], None]
@@ -76,13 +78,13 @@ class GroupCommit:
 
     @staticmethod
     def _one(conn: Connection, head: Any, job: _Job) -> Any:
-        savepoint = conn.begin_nested()
+        driver.savepoint(conn)
         try:
             job.answer, after = job.work(conn, head)
         except Exception as error:  # noqa: BLE001 - this write's own failure, told to it alone
-            savepoint.rollback()
+            driver.roll_back(conn)
             job.error = error
             job.refused(conn, error)
             return head
-        savepoint.commit()
+        driver.release(conn)
         return after

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, insert, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.engine import Connection
 
 from lingxi.canonical import canonical_json
@@ -28,13 +28,13 @@ from lingxi.registry.models.signing import SignedRequest
 from lingxi.registry.storage import proofs
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.common import bad, like, not_found, page_limit
+from lingxi.registry.storage.driver import sql_for
 from lingxi.registry.storage.identities import Identities
 from lingxi.registry.storage.protocols import Protocols
 from lingxi.registry.storage.unit import Change, UnitOfWork
 
 MAX_OPEN_INVITATIONS = 20
 MAX_LIVE_CLAIMS = 3
-_ADD = insert(t.invitations)
 
 
 @dataclass
@@ -145,20 +145,11 @@ class Invitations:
 
     def open_count(self, conn: Connection, host: str, now: float) -> int:
         """How many of ``host``'s invitations are open or claimed (an absent host's
-        withdrawn ones do not count)."""
-        count = conn.execute(
-            select(func.count())
-            .select_from(t.invitations)
-            .where(
-                t.invitations.c.host_agent_id == host,
-                t.invitations.c.status.in_(("open", "claimed")),
-                t.invitations.c.expires_at > now,
-                or_(
-                    t.invitations.c.host_seen_at > now - self.rules.presence_timeout,
-                    t.invitations.c.claim_deadline > now,
-                ),
-            )
-        ).scalar()
+        withdrawn ones do not count), counted up to the cap: whether it is reached is
+        all a post needs, so the count reads at most that many rows."""
+        count = conn.exec_driver_sql(sql_for(conn).open_count, {
+            "host": host, "now": now, "seen": now - self.rules.presence_timeout,
+            "cap": self.rules.max_open_invitations}).scalar()
         return int(count or 0)
 
     def post(self, signed: SignedRequest, body: dict[str, Any], text: str) -> dict[str, Any]:
@@ -201,7 +192,7 @@ class Invitations:
                 "claim_deadline": None,
                 "host_seen_at": now,
             }
-            conn.execute(_ADD, row)
+            conn.exec_driver_sql(sql_for(conn).invitation_add, row)
             return Change(
                 "invitation",
                 invitation_id,

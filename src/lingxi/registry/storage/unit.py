@@ -19,9 +19,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import bindparam, delete, insert, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection
 
 from lingxi.canonical import canonical_json
@@ -33,23 +31,10 @@ from lingxi.registry.models.signing import SignedRequest
 from lingxi.registry.storage import idempotency, tree
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.batch import GroupCommit
+from lingxi.registry.storage.driver import WriteSQL
 from lingxi.registry.storage.engine import make_engines
 
-# The statements every write runs, built once: constructing SQLAlchemy statements per call
-# costs more than executing them on SQLite.
 HEAD = select(t.log_head.c.size, t.log_head.c.head).where(t.log_head.c.id == 1)
-_HEAD_LOCKED = HEAD.with_for_update()
-_HEAD_SET = (
-    update(t.log_head)
-    .where(t.log_head.c.id == 1)
-    .values(size=bindparam("new_size"), head=bindparam("new_head"))
-)
-# spend a nonce in one statement: a row comes back only if it was not spent before
-_NONCE_SPEND = {
-    name: dialect_insert(t.nonces).on_conflict_do_nothing().returning(t.nonces.c.ts)
-    for name, dialect_insert in (("postgresql", pg_insert), ("sqlite", sqlite_insert))
-}
-_LOG_ADD = insert(t.log)
 _ENTRY_COLUMNS = ("seq", "kind", "record_id", "record_sha256", "hash", "time")
 
 # decide(conn, now, seq) -> Change: an aggregate's part of a write (seq: its record's)
@@ -88,7 +73,8 @@ class UnitOfWork:
         self.postgres = self.writer.dialect.name == "postgresql"
         self.clock = clock
         self.window = window
-        self._nonce_spend = _NONCE_SPEND[self.writer.dialect.name]
+        # the statements every write runs, as driver SQL (see ``driver``)
+        self.sql = WriteSQL(self.postgres)
         # SQLite's busy handler waits by sleeping with back-off, which gives long tails when
         # this process's own threads contend; they queue on a lock instead (other processes
         # still meet the database lock and its timeout).
@@ -107,7 +93,7 @@ class UnitOfWork:
     def transaction(self) -> Iterator[tuple[Connection, Any]]:
         """A write transaction holding the log head row; yields ``(conn, head)``."""
         with self._local_writes or nullcontext(), self.writer.begin() as conn:
-            yield conn, conn.execute(_HEAD_LOCKED if self.postgres else HEAD).one()
+            yield conn, conn.exec_driver_sql(self.sql.head_locked).one()
 
     # ------------------------------------------------------------------ rate charges
     def set_limits(self, writes_per_minute: int | None, claims_per_minute: int | None) -> None:
@@ -182,9 +168,9 @@ class UnitOfWork:
         return self.commits.run(work, refused)
 
     def _spend(self, conn: Connection, signed: SignedRequest) -> bool:
-        """Spend ``signed``'s nonce; False when it was spent before."""
-        row = conn.execute(
-            self._nonce_spend,
+        """Spend ``signed``'s nonce in one statement: False when it was spent before."""
+        row = conn.exec_driver_sql(
+            self.sql.nonce_spend,
             {"agent_id": signed.agent_id, "nonce": signed.nonce, "ts": int(signed.timestamp)},
         ).first()
         return row is not None
@@ -256,13 +242,13 @@ class UnitOfWork:
         appended since; otherwise the tree's nodes are read. It is set under the lock."""
         seq = head.size + 1
         entry = make_entry(seq, kind, record_id, record, int(now))
-        conn.execute(
-            _LOG_ADD,
+        conn.exec_driver_sql(
+            self.sql.log_add,
             {"record": canonical_json(record), **{k: entry[k] for k in _ENTRY_COLUMNS}},
         )
         cached = self._frontier
         known = cached[2] if cached and cached[:2] == (head.size, head.head) else None
         root, frontier = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]), known)
-        conn.execute(_HEAD_SET, {"new_size": seq, "new_head": root.hex()})
+        conn.exec_driver_sql(self.sql.head_set, {"new_size": seq, "new_head": root.hex()})
         self._frontier = (seq, root.hex(), frontier)
         return {"seq": seq, "hash": entry["hash"], "entry": entry, "record": record}
