@@ -81,7 +81,7 @@ class UnitOfWork:
         self._local_writes = threading.Lock() if not self.postgres else None
         self._thread = threading.local()
         self._frontier: tuple[int, str, tree.Frontier] | None = None  # see append
-        self.commits = GroupCommit(self.transaction)
+        self.commits = GroupCommit(self.transaction, finish=self.move_head)
         self.set_limits(writes_per_minute, claims_per_minute)
 
     def close(self) -> None:
@@ -210,12 +210,14 @@ class UnitOfWork:
                 "body": body_text,
                 "server": change.facts,
             }
-            log = self.append(conn, head, change.kind, change.record_id, record, now)
+            log = self.append(conn, head, change.kind, change.record_id, record, now,
+                              move_head=False)
             answer = {**change.response, "created": change.created, "log": log}
             for kind, record_id, facts in change.extra:
                 more = {"kind": kind, "id": record_id, "request": None, "body": "",
                         "server": facts}
-                done = self.append(conn, self.appended(), kind, record_id, more, now)
+                done = self.append(conn, self.appended(), kind, record_id, more, now,
+                                   move_head=False)
                 answer.setdefault("logged", []).append(done)
             head = self.appended()
         if idem is not None:
@@ -226,6 +228,11 @@ class UnitOfWork:
         return answer, head
 
     # ------------------------------------------------------------------ log appends
+    def move_head(self, conn: Connection, start: Any, end: Any) -> None:
+        """Set the head row to ``end`` if the batch that began at ``start`` appended."""
+        if (end.size, end.head) != (start.size, start.head):
+            conn.exec_driver_sql(self.sql.head_set, {"new_size": end.size, "new_head": end.head})
+
     def appended(self) -> Any:
         """The head this process's last append made (its transaction still holds it)."""
         assert self._frontier is not None
@@ -233,9 +240,11 @@ class UnitOfWork:
 
     def append(
         self, conn: Connection, head: Any, kind: str, record_id: str, record: dict[str, Any],
-        now: float,
+        now: float, *, move_head: bool = True,
     ) -> dict[str, Any]:
-        """Append ``record`` as the next leaf (the caller's transaction holds the head).
+        """Append ``record`` as the next leaf (the caller's transaction holds the head) and
+        move the head row, unless ``move_head`` is False (a batch moves it once at its end,
+        :meth:`move_head`).
 
         The frontier this process computed at its last append is reused when the head it
         holds is the one that append made (same size and root), so no other writer has
@@ -249,6 +258,7 @@ class UnitOfWork:
         cached = self._frontier
         known = cached[2] if cached and cached[:2] == (head.size, head.head) else None
         root, frontier = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]), known)
-        conn.exec_driver_sql(self.sql.head_set, {"new_size": seq, "new_head": root.hex()})
+        if move_head:
+            conn.exec_driver_sql(self.sql.head_set, {"new_size": seq, "new_head": root.hex()})
         self._frontier = (seq, root.hex(), frontier)
         return {"seq": seq, "hash": entry["hash"], "entry": entry, "record": record}
