@@ -9,7 +9,11 @@ settings:
   browse     GET /v1/invitations?limit=20 on a registry holding 1,000 open
              invitations;
   post       POST /v1/invitations, each request freshly Ed25519-signed, the
-             options checked against the spec, one logged transaction each.
+             options checked against the spec, one logged transaction each;
+             ``--hosts`` hosts (default 16) take turns, so each host's count of
+             open invitations (checked per post against its cap) is its share.
+Beside req/s each line gives the CPU the server process spent per request (from
+/proc, all threads), which the load of other programs moves far less than req/s.
 The load generator is a small keep-alive HTTP/1.1 client on asyncio in this
 process (so it shares the 2 cores with the server, equally for every line).
 Each registry slice runs right after a bare slice, for several rounds, and the
@@ -20,6 +24,10 @@ Run: .venv/bin/python benchmarks/registry.py [--rounds R] [--seconds S]
 Profile: .venv/bin/python benchmarks/registry.py --profile N [--backends ...]
      posts N invitations with Store.post_invitation in a loop, in this process,
      and prints the SQL statements and the wall time per post.
+Sample: .venv/bin/python benchmarks/registry.py --sample S [--backends ...]
+     posts for S seconds against a server running a sampling profiler over all
+     its threads (samples count only while the OS says the thread runs) and
+     prints its busiest functions.
 """
 
 from __future__ import annotations
