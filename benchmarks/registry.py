@@ -9,7 +9,11 @@ settings:
   browse     GET /v1/invitations?limit=20 on a registry holding 1,000 open
              invitations;
   post       POST /v1/invitations, each request freshly Ed25519-signed, the
-             options checked against the spec, one logged transaction each.
+             options checked against the spec, one logged transaction each;
+             ``--hosts`` hosts (default 16) take turns, so each host's count of
+             open invitations (checked per post against its cap) is its share.
+Beside req/s each line gives the CPU the server process spent per request (from
+/proc, all threads), which the load of other programs moves far less than req/s.
 The load generator is a small keep-alive HTTP/1.1 client on asyncio in this
 process (so it shares the 2 cores with the server, equally for every line).
 Each registry slice runs right after a bare slice, for several rounds, and the
@@ -20,6 +24,10 @@ Run: .venv/bin/python benchmarks/registry.py [--rounds R] [--seconds S]
 Profile: .venv/bin/python benchmarks/registry.py --profile N [--backends ...]
      posts N invitations with Store.post_invitation in a loop, in this process,
      and prints the SQL statements and the wall time per post.
+Sample: .venv/bin/python benchmarks/registry.py --sample S [--backends ...]
+     posts for S seconds against a server running a sampling profiler over all
+     its threads (samples count only while the OS says the thread runs) and
+     prints its busiest functions.
 """
 
 from __future__ import annotations
@@ -139,6 +147,71 @@ def run_profile(posts: int, backends: str) -> None:
                 drop()
 
 
+# ---------------------------------------------------------------- sampled server profile
+def serve_sampled(port: int, url: str, out: str, interval: float = 0.001) -> None:
+    """``lingxi server`` in this process with a sampling profiler over every thread (what
+    cProfile cannot do: writes run in the thread pool). A sample counts only when the
+    OS says the thread is running (state R in /proc), so waits on locks, the GIL, the
+    socket or the database do not. On SIGTERM the busiest functions (self and
+    inclusive) go to ``out``."""
+    import collections
+    import signal
+    import threading
+
+    from lingxi.registry.server.run import serve
+
+    own: collections.Counter[str] = collections.Counter()
+    inclusive: collections.Counter[str] = collections.Counter()
+    busy = [0, 0]  # running samples, all samples
+    stop = threading.Event()
+
+    def name(code) -> str:  # noqa: ANN001
+        return f"{Path(code.co_filename).name}:{code.co_name}"
+
+    def running(native_id: int) -> bool:
+        try:
+            stat = Path(f"/proc/self/task/{native_id}/stat").read_text()
+        except OSError:
+            return False
+        return stat[stat.rindex(")") + 2] == "R"
+
+    def sample() -> None:
+        me = threading.get_ident()
+        while not stop.wait(interval):
+            frames = sys._current_frames()
+            for thread in threading.enumerate():
+                frame = frames.get(thread.ident)
+                if thread.ident == me or frame is None or thread.native_id is None:
+                    continue
+                busy[1] += 1
+                if not running(thread.native_id):
+                    continue
+                busy[0] += 1
+                own[name(frame.f_code)] += 1
+                seen = set()
+                while frame is not None:
+                    key = name(frame.f_code)
+                    if key not in seen:
+                        inclusive[key] += 1
+                        seen.add(key)
+                    frame = frame.f_back
+
+    def dump(*_: object) -> None:
+        stop.set()
+        total = max(1, busy[0])
+        lines = [f"{busy[0]} running samples of {busy[1]} thread samples"]
+        lines += ["self:"] + [f"  {n / total:6.1%}  {k}" for k, n in own.most_common(40)]
+        lines += ["inclusive:"] + [f"  {n / total:6.1%}  {k}"
+                                   for k, n in inclusive.most_common(70)]
+        Path(out).write_text("\n".join(lines) + "\n")
+        os._exit(0)
+
+    threading.Thread(target=sample, daemon=True).start()
+    signal.signal(signal.SIGTERM, dump)
+    serve(port=port, database_url=url, max_open_invitations=10 ** 9, writes_per_minute=None,
+          presence_timeout=3600)
+
+
 # ---------------------------------------------------------------- processes
 def free_port() -> int:
     with socket.socket() as s:
@@ -177,7 +250,17 @@ class Conn:
         return status
 
 
-async def load(port: int, make_request, seconds: float, concurrency: int) -> dict:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU the process ``pid`` has used (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def load(port: int, make_request, seconds: float, concurrency: int,
+               server: int | None = None) -> dict:
+    """Keep-alive clients for ``seconds``; with ``server`` (its pid) also the CPU the
+    server process spent per request (robust to the machine's load, unlike req/s)."""
+    cpu = cpu_seconds(server) if server else 0.0
     latencies: list[float] = []
     failures = 0
     stop = time.perf_counter() + seconds
@@ -198,7 +281,9 @@ async def load(port: int, make_request, seconds: float, concurrency: int) -> dic
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     elapsed = time.perf_counter() - began
     latencies.sort()
+    cpu_ms = 1000 * (cpu_seconds(server) - cpu) / max(1, len(latencies)) if server else 0.0
     return {"rps": len(latencies) / elapsed, "requests": len(latencies), "failures": failures,
+            "cpu_ms": cpu_ms,
             "p50_ms": 1000 * statistics.median(latencies),
             "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))]}
 
@@ -214,35 +299,47 @@ def post_request(path: str, body: bytes, headers: dict[str, str]) -> bytes:
 
 
 # ---------------------------------------------------------------- one backend
-async def populate(url: str, count: int):
+async def post_share(client, pid: str, share: range) -> None:  # noqa: ANN001
+    sem = asyncio.Semaphore(16)
+
+    async def one(i: int) -> None:
+        async with sem:
+            await client.post_invitation(pid, endpoint=f"tcp://127.0.0.1:{2000 + i}",
+                                         options={"best_of": 3})
+
+    await asyncio.gather(*(one(i) for i in share))
+
+
+async def populate(url: str, count: int, hosts: int = 1):
+    """``hosts`` registered hosts, ``count`` open invitations posted among them."""
     from lingxi.registry.client.api import RegistryClient
     from lingxi.wire.identity import Identity
 
-    host = Identity.generate()
-    async with RegistryClient(url, host, timeout=60) as client:
-        await client.register("bench-host-" + secrets.token_hex(3))
-        pid = (await client.register_protocol(json.loads(RPS.read_text())))["protocol_id"]
-        sem = asyncio.Semaphore(16)
-
-        async def one(i: int) -> None:
-            async with sem:
-                await client.post_invitation(pid, endpoint=f"tcp://127.0.0.1:{2000 + i}",
-                                             options={"best_of": 3})
-
-        await asyncio.gather(*(one(i) for i in range(count)))
-    return host, pid
+    made, pid = [], ""
+    for h in range(hosts):
+        host = Identity.generate()
+        async with RegistryClient(url, host, timeout=60) as client:
+            await client.register("bench-host-" + secrets.token_hex(3))
+            if not pid:
+                spec = json.loads(RPS.read_text())
+                pid = (await client.register_protocol(spec))["protocol_id"]
+            await post_share(client, pid, range(h, count, hosts))
+        made.append(host)
+    return made, pid
 
 
-def post_maker(host, pid: str):
+def post_maker(hosts, pid: str):
+    """Fresh signed posts, the hosts taking turns."""
     from lingxi.registry.models.signing import sign_request
 
     counter = iter(range(10**9))
 
     def make() -> bytes:
-        body = json.dumps({"protocol_id": pid, "endpoint": f"tcp://127.0.0.1:{next(counter) % 60000 + 1}",
+        n = next(counter)
+        body = json.dumps({"protocol_id": pid, "endpoint": f"tcp://127.0.0.1:{n % 60000 + 1}",
                            "options": {"best_of": 3}}).encode()
         return post_request("/v1/invitations", body,
-                            sign_request(host, "POST", "/v1/invitations", body))
+                            sign_request(hosts[n % len(hosts)], "POST", "/v1/invitations", body))
 
     return make
 
@@ -268,7 +365,8 @@ def postgres_database() -> tuple[str, callable] | None:
 
 
 def median_of(rounds: list[dict]) -> dict:
-    out = {k: statistics.median(r[k] for r in rounds) for k in ("rps", "p50_ms", "p99_ms")}
+    out = {k: statistics.median(r[k] for r in rounds)
+           for k in ("rps", "p50_ms", "p99_ms", "cpu_ms")}
     out["requests"] = sum(r["requests"] for r in rounds)
     out["failures"] = sum(r["failures"] for r in rounds)
     return out
@@ -278,10 +376,44 @@ def ratio_line(name: str, pairs: list[tuple[dict, dict]]) -> str:
     """Median over rounds of (measured, baseline-in-the-same-round) ratios."""
     tput = statistics.median(m["rps"] / b["rps"] for m, b in pairs)
     p99 = statistics.median(m["p99_ms"] / b["p99_ms"] for m, b in pairs)
+    cpu = statistics.median(m["cpu_ms"] / b["cpu_ms"] for m, b in pairs)
     m = median_of([m for m, _ in pairs])
     return (f"{name:<16} {m['rps']:>7.0f} req/s  p99 {m['p99_ms']:7.2f} ms   "
             f"throughput {tput:>5.0%} of bare, p99 x{p99:.2f} of bare   "
+            f"server CPU {m['cpu_ms']:.2f} ms/req = x{cpu:.2f} of bare   "
             f"({m['requests']} requests, {m['failures']} failed)")
+
+
+async def run_sample(args: argparse.Namespace) -> None:
+    """Posts for ``args.sample`` seconds against ``--serve-sampled``; prints its profile."""
+    work = Path(tempfile.mkdtemp(prefix="lingxi-sample-"))
+    for backend in args.backends.split(","):
+        drop = None
+        if backend == "sqlite":
+            url = f"sqlite:///{work / 'registry.db'}"
+        else:
+            made = postgres_database()
+            if made is None:
+                continue
+            url, drop = made
+        port, out = free_port(), work / f"{backend}.txt"
+        server = start([__file__, "--serve-sampled", str(port), url, str(out)], port,
+                       str(work / backend))
+        try:
+            hosts, pid = await populate(f"http://127.0.0.1:{port}", args.invitations,
+                                        args.hosts)
+            cpu = os.times()
+            result = await load(port, post_maker(hosts, pid), args.sample, args.concurrency)
+            spent = os.times()
+            print(f"{backend}: {result['rps']:.0f} posts/s; load generator CPU "
+                  f"{(spent.user + spent.system - cpu.user - cpu.system) / result['requests'] * 1000:.2f}"
+                  " ms per post")
+        finally:
+            server.terminate()
+            server.wait()
+            if drop:
+                drop()
+        print(out.read_text())
 
 
 async def main() -> None:
@@ -291,11 +423,19 @@ async def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--invitations", type=int, default=1000)
     parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--hosts", type=int, default=16,
+                        help="hosts that post, taking turns (each has its share open)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="profile N in-process posts instead of the HTTP benchmark")
+    parser.add_argument("--sample", type=float, default=0, metavar="S",
+                        help="post for S seconds against a server under a sampling profiler "
+                        "and print where its CPU goes, instead of the benchmark")
     args = parser.parse_args()
     if args.profile:
         run_profile(args.profile, args.backends)
+        return
+    if args.sample:
+        await run_sample(args)
         return
     work = Path(tempfile.mkdtemp(prefix="lingxi-bench-"))
     bare_port = free_port()
@@ -317,30 +457,32 @@ async def main() -> None:
                 url, drop = made
             port = free_port()
             server = start(["-m", "lingxi", "server", "--port", str(port), "--database-url",
-                            url, "--max-open-invitations", str(10 ** 9),  # one host posts all,
+                            url, "--max-open-invitations", str(10 ** 9),  # hosts post thousands,
                             "--rate-limit", "0", "--presence-timeout", "3600"],  # unthrottled
                            port, str(work / backend))
             try:
-                host, pid = await populate(f"http://127.0.0.1:{port}", args.invitations)
+                hosts, pid = await populate(f"http://127.0.0.1:{port}", args.invitations,
+                                            args.hosts)
                 path = "/v1/invitations?limit=20"
                 await load(port, lambda p=path: get_request(p), 1.0, args.concurrency)
                 await load(bare_port, lambda: get_request("/bare"), 1.0, args.concurrency)
                 gets, posts = [], []
-                make_post = post_maker(host, pid)
+                make_post = post_maker(hosts, pid)
                 for _ in range(args.rounds):
                     base = await load(bare_port, lambda: get_request("/bare"), args.seconds,
-                                      args.concurrency)
+                                      args.concurrency, bare.pid)
                     gets.append((await load(port, lambda p=path: get_request(p), args.seconds,
-                                            args.concurrency), base))
+                                            args.concurrency, server.pid), base))
                     base = await load(bare_port, lambda: post_request("/bare", bare_body, {}),
-                                      args.seconds, args.concurrency)
-                    posts.append((await load(port, make_post, args.seconds, args.concurrency),
-                                  base))
+                                      args.seconds, args.concurrency, bare.pid)
+                    posts.append((await load(port, make_post, args.seconds, args.concurrency,
+                                             server.pid), base))
                 bare_get = median_of([b for _, b in gets])
                 bare_post = median_of([b for _, b in posts])
                 print(f"{backend}: bare GET {bare_get['rps']:.0f} req/s p99 "
-                      f"{bare_get['p99_ms']:.2f} ms; bare POST {bare_post['rps']:.0f} req/s "
-                      f"p99 {bare_post['p99_ms']:.2f} ms")
+                      f"{bare_get['p99_ms']:.2f} ms CPU {bare_get['cpu_ms']:.2f} ms/req; "
+                      f"bare POST {bare_post['rps']:.0f} req/s p99 {bare_post['p99_ms']:.2f} ms "
+                      f"CPU {bare_post['cpu_ms']:.2f} ms/req")
                 print("  " + ratio_line("browse", gets))
                 print("  " + ratio_line("post", posts))
             finally:
@@ -356,5 +498,7 @@ async def main() -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve-bare"]:
         serve_bare(int(sys.argv[2]))
+    elif sys.argv[1:2] == ["--serve-sampled"]:
+        serve_sampled(int(sys.argv[2]), sys.argv[3], sys.argv[4])
     else:
         asyncio.run(main())

@@ -7,7 +7,10 @@ whoever holds it takes every queued write (up to ``limit``), runs each in its
 own savepoint in order and commits once, then hands each writer its own
 answer or its own error. A write that fails is rolled back to its savepoint
 and cannot fail the others; a failed commit fails every write in the batch,
-so nothing is acknowledged that did not commit.
+so nothing is acknowledged that did not commit. A batch of one write needs no
+savepoint: if it fails, its transaction is rolled back and what a refusal still
+records (its spent nonce) is committed in a transaction of its own. The log head
+row is moved once per batch, by ``finish``, to the head of its last good write.
 """
 
 from __future__ import annotations
@@ -20,9 +23,17 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from lingxi.registry.storage import driver
+
 # work(conn, head) -> (answer, head after it); refused(conn, error) runs after its rollback
 Work = Callable[[Connection, Any], tuple[dict[str, Any], Any]]
 Refused = Callable[[Connection, BaseException], None]
+# finish(conn, head at the start, head after the batch): before the commit
+Finish = Callable[[Connection, Any, Any], None]
+
+
+class _Failed(Exception):
+    """A lone write failed: its transaction is rolled back (its error is on the job)."""
 
 
 @dataclass
@@ -38,8 +49,9 @@ class GroupCommit:
     """Runs queued writes in batches inside ``begin()`` (a transaction holding the head)."""
 
     def __init__(self, begin: Callable[[], AbstractContextManager[tuple[Connection, Any]]],
-                 limit: int = 64) -> None:
+                 limit: int = 64, finish: Finish | None = None) -> None:
         self._begin = begin
+        self._finish = finish or (lambda conn, start, end: None)
         self.limit = limit
         self._queue: list[_Job] = []
         self._queue_lock = threading.Lock()
@@ -61,10 +73,15 @@ class GroupCommit:
     def _batch(self) -> None:
         with self._queue_lock:
             batch, self._queue = self._queue[:self.limit], self._queue[self.limit:]
+        if len(batch) == 1:
+            self._alone(batch[0])
+            return
         try:
-            with self._begin() as (conn, head):
+            with self._begin() as (conn, start):
+                head = start
                 for job in batch:
                     head = self._one(conn, head, job)
+                self._finish(conn, start, head)
             self.batches += 1
         except BaseException as error:  # noqa: BLE001 - the commit failed: nobody succeeded
             for job in batch:
@@ -74,15 +91,38 @@ class GroupCommit:
             for job in batch:
                 job.done = True
 
+    def _alone(self, job: _Job) -> None:
+        """One write in its own transaction, without a savepoint."""
+        try:
+            try:
+                with self._begin() as (conn, start):
+                    try:
+                        job.answer, head = job.work(conn, start)
+                    except Exception as error:  # noqa: BLE001 - this write's own failure
+                        job.error = error
+                        raise _Failed from None
+                    self._finish(conn, start, head)
+                self.batches += 1
+            except _Failed:
+                assert job.error is not None
+                with self._begin() as (conn, _):
+                    job.refused(conn, job.error)
+                self.batches += 1
+        except BaseException as error:  # noqa: BLE001 - the commit failed: it did not happen
+            if job.error is None:
+                job.answer, job.error = None, error
+        finally:
+            job.done = True
+
     @staticmethod
     def _one(conn: Connection, head: Any, job: _Job) -> Any:
-        savepoint = conn.begin_nested()
+        driver.savepoint(conn)
         try:
             job.answer, after = job.work(conn, head)
         except Exception as error:  # noqa: BLE001 - this write's own failure, told to it alone
-            savepoint.rollback()
+            driver.roll_back(conn)
             job.error = error
             job.refused(conn, error)
             return head
-        savepoint.commit()
+        driver.release(conn)
         return after

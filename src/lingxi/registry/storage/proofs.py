@@ -35,8 +35,9 @@ def identity_seqs(conn: Connection, agent_ids: Iterable[str]) -> list[int]:
     return list(conn.execute(_IDENTITY_SEQ, {"agents": agents}).scalars()) if agents else []
 
 
-def proof(store: Any, conn: Connection, seqs: Iterable[int]) -> dict[str, Any]:
-    """``{"checkpoint", "records"}`` for the log records ``seqs``."""
+def proof(uow: Any, conn: Connection, seqs: Iterable[int]) -> dict[str, Any]:
+    """``{"checkpoint", "records"}`` for the log records ``seqs``, the checkpoint signed
+    with ``uow``'s key, origin and clock (a :class:`.unit.UnitOfWork`)."""
     wanted = sorted({int(s) for s in seqs if s})
     rows = conn.execute(_ROWS, {"seqs": wanted}).mappings().all() if wanted else []
     size = conn.execute(_SIZE).scalar() or 0  # read last: every row above is inside it
@@ -47,5 +48,5 @@ def proof(store: Any, conn: Connection, seqs: Iterable[int]) -> dict[str, Any]:
         records.append({"seq": row["seq"], "entry": entry, "record": json.loads(row["record"]),
                         "path": [h.hex() for h in paths[row["seq"] - 1]]})
     root = tree.root(conn, size)
-    return {"checkpoint": sign_head(store.key, store.origin, size, root, int(store.clock())),
+    return {"checkpoint": sign_head(uow.key, uow.origin, size, root, int(uow.clock())),
             "records": records}

@@ -24,10 +24,10 @@ META_KEY = "relay_keys"
 
 def relay_keys(store: Any) -> RelayKeys:
     """The store's relay keys, created on first use."""
-    cached = getattr(store, "_relay_keys", None)
+    cached = getattr(store, "relay_key_cache", None)
     if cached is not None:
         return cached
-    with store._tx() as (conn, _):
+    with store.uow.transaction() as (conn, _):
         row = conn.execute(select(t.meta.c.value).where(t.meta.c.key == META_KEY)).first()
         legacy = json.loads(row[0]) if row is not None else None
         seeds = load_relay_seeds(relay_path(store.key_file), legacy,
@@ -35,7 +35,7 @@ def relay_keys(store: Any) -> RelayKeys:
         keys = RelayKeys.from_seeds(seeds)
         if row is not None:  # an older version kept them in the database: moved out
             conn.execute(delete(t.meta).where(t.meta.c.key == META_KEY))
-    store._relay_keys = keys
+    store.relay_key_cache = keys
     return keys
 
 

@@ -153,7 +153,10 @@ invitations = Table(
     Column("refused", Text),  # JSON list of guests the host refused
     Column("host_seen_at", Float),  # the host's last heartbeat (or the post)
     Column("seq", BigInteger, nullable=False, unique=True),
-    Index("ix_invitations_host", "host_agent_id", "status"),
+    # covers the per-host count of open invitations every post makes (0008; its prefix
+    # serves the lists by host)
+    Index("ix_invitations_host_open", "host_agent_id", "status", "expires_at", "host_seen_at",
+          "claim_deadline"),
     Index("ix_invitations_open", "status", "expires_at"),
     Index("ix_invitations_protocol", "protocol_id"),
 )

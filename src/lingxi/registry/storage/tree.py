@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlalchemy import bindparam, insert, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
 
 from lingxi.registry.models import merkle
 from lingxi.registry.storage import schema as t
+from lingxi.registry.storage.driver import sql_for
 
 _NODES = select(t.merkle_nodes.c.id, t.merkle_nodes.c.hash).where(
     t.merkle_nodes.c.id.in_(bindparam("ids", expanding=True)))
-_ADD = insert(t.merkle_nodes)
 
 
 def node_id(level: int, index: int) -> int:
@@ -51,7 +51,8 @@ def append(conn: Connection, index: int, leaf: bytes,
     else:
         known = read_nodes(conn, needed)
     added = merkle.appended_nodes(index, leaf, lambda lv, ix: known[(lv, ix)])
-    conn.execute(_ADD, [{"id": node_id(lv, ix), "hash": h.hex()} for lv, ix, h in added])
+    conn.exec_driver_sql(sql_for(conn).node_add,
+                         [{"id": node_id(lv, ix), "hash": h.hex()} for lv, ix, h in added])
     known.update({(lv, ix): h for lv, ix, h in added})
     new_frontier = {n: known[n] for n in merkle.root_nodes(size)}
     return merkle.hash_range(0, size, lambda lv, ix: known[(lv, ix)]), new_frontier

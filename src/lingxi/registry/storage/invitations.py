@@ -1,0 +1,276 @@
+"""Invitations: posting one (options checked against the spec, a cap per host), reading one
+with its proof, browsing the open ones, and the status an invitation row has at a given
+time (expiry, a lapsed claim and a silent host are time's doing, not a write's). The
+claim lifecycle on top of these rows is :mod:`.claims`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy.engine import Connection
+
+from lingxi.canonical import canonical_json
+from lingxi.contract import OptionsError
+from lingxi.registry.errors import RegistryError
+from lingxi.registry.models.keys import is_hex
+from lingxi.registry.models.records import (
+    check_endpoint,
+    check_ttl,
+    decode_cursor,
+    encode_cursor,
+    iso,
+    new_id,
+)
+from lingxi.registry.models.signing import SignedRequest
+from lingxi.registry.storage import proofs
+from lingxi.registry.storage import schema as t
+from lingxi.registry.storage.common import bad, like, not_found, page_limit
+from lingxi.registry.storage.driver import sql_for
+from lingxi.registry.storage.identities import Identities
+from lingxi.registry.storage.protocols import Protocols
+from lingxi.registry.storage.unit import Change, UnitOfWork
+
+MAX_OPEN_INVITATIONS = 20
+MAX_LIVE_CLAIMS = 3
+
+
+@dataclass
+class Rules:
+    """The matchmaking rules (the store exposes each as an attribute one may change)."""
+
+    claim_timeout: float
+    presence_timeout: float  # a silent host's open invitation is withdrawn after this
+    endpoint_policy: str = "lan"  # records.check_endpoint: "lan" or "public"
+    reclaim_backoff: float = 0.0  # a lapsed or released claimant waits this long
+    max_open_invitations: int = MAX_OPEN_INVITATIONS  # per host
+    max_live_claims: int = MAX_LIVE_CLAIMS  # per guest
+
+
+def host_present(rules: Rules, row: Any, now: float) -> bool:
+    """Heard from within the presence timeout. Once not, the invitation is withdrawn for
+    good: a later heartbeat is refused, so the status depends on the time alone."""
+    return bool(now < row["host_seen_at"] + rules.presence_timeout)
+
+
+def status(rules: Rules, row: Any, now: float) -> str:
+    """The invitation's status at ``now``: the stored one, aged by the clock."""
+    stored = row["status"]
+    if stored == "claimed" and row["claim_deadline"] <= now:
+        stored = "open"
+    if stored == "open" and row["expires_at"] <= now:
+        return "expired"
+    if stored == "open" and not host_present(rules, row, now):
+        return "withdrawn"
+    return str(stored)
+
+
+def view(rules: Rules, row: Any, now: float) -> dict[str, Any]:
+    """The invitation as the API serves it (browse rows also carry protocol, nickname and
+    rating columns)."""
+    state = status(rules, row, now)
+    out = {
+        "invitation_id": row["invitation_id"],
+        "protocol_id": row["protocol_id"],
+        "host_agent_id": row["host_agent_id"],
+        "host_public_key": row["host_public_key"],
+        "endpoint": row["endpoint"],
+        "options": json.loads(row["options"]),
+        "note": row["note"],
+        "status": state,
+        "created_at": iso(row["created_at"]),
+        "expires_at": iso(row["expires_at"]),
+        "seq": row["seq"],
+    }
+    if "protocol_name" in row:
+        out["protocol_name"] = row["protocol_name"]
+        out["protocol_type"] = row["protocol_type"]
+    if "host_nickname" in row:
+        out["host_nickname"] = row["host_nickname"]
+    if "host_rating" in row:  # browse: the host's Elo in this protocol, or None (unrated)
+        out["host_rating"] = (
+            None
+            if row["host_rating"] is None
+            else {"rating": row["host_rating"], "games": row["host_games"]}
+        )
+    if state in ("claimed", "in_session", "finished"):
+        out["session_id"] = row["session_id"]
+        out["guest_agent_id"] = row["guest_agent_id"]
+    if state == "claimed":
+        out["claim_deadline"] = iso(row["claim_deadline"])
+    if state in ("open", "claimed"):
+        out["host_seen_at"] = iso(row["host_seen_at"])
+    return out
+
+
+def load(conn: Connection, invitation_id: str) -> Any:
+    """The invitation's row, or ``registry.invitation_not_found``."""
+    row = (
+        conn.execute(
+            select(t.invitations).where(t.invitations.c.invitation_id == invitation_id)
+        )
+        .mappings()
+        .first()
+    )
+    if row is None:
+        raise not_found("invitation", invitation_id)
+    return row
+
+
+def check_options(protocols: Protocols, protocol_id: str, options: Any) -> None:
+    """``options`` are an object the spec ``protocol_id`` accepts, or a 422."""
+    if not isinstance(options, dict):
+        raise bad("options must be a JSON object", "options.not_object", 422)
+    spec = protocols.spec(protocol_id)
+    try:
+        spec.check_options(options)
+    except OptionsError as error:
+        raise RegistryError(
+            error.code,
+            error.message,
+            status=422,
+            findings=error.findings,
+            details={"findings": [f.to_dict() for f in error.findings]},
+        ) from None
+
+
+class Invitations:
+    """The ``invitations`` aggregate: posts and reads."""
+
+    def __init__(self, uow: UnitOfWork, identities: Identities, protocols: Protocols,
+                 rules: Rules) -> None:
+        self.uow, self.identities, self.protocols, self.rules = uow, identities, protocols, rules
+
+    def open_count(self, conn: Connection, host: str, now: float) -> int:
+        """How many of ``host``'s invitations are open or claimed (an absent host's
+        withdrawn ones do not count), counted up to the cap: whether it is reached is
+        all a post needs, so the count reads at most that many rows."""
+        count = conn.exec_driver_sql(sql_for(conn).open_count, {
+            "host": host, "now": now, "seen": now - self.rules.presence_timeout,
+            "cap": self.rules.max_open_invitations}).scalar()
+        return int(count or 0)
+
+    def post(self, signed: SignedRequest, body: dict[str, Any], text: str) -> dict[str, Any]:
+        host_key = self.identities.authenticate(signed)
+        protocol_id = body.get("protocol_id")
+        if not isinstance(protocol_id, str) or not is_hex(protocol_id, 64):
+            raise bad("protocol_id must be 64 lowercase hex chars", "registry.bad_request", 422)
+        options = body.get("options", {})
+        check_options(self.protocols, protocol_id, options)
+        endpoint = check_endpoint(body.get("endpoint"), self.rules.endpoint_policy)
+        ttl = check_ttl(body.get("ttl_seconds"))
+        note = body.get("note", "")
+        if not isinstance(note, str) or len(note) > 500:
+            raise bad("note must be a string of at most 500 chars", status=422)
+        invitation_id = new_id("inv")
+
+        def decide(conn: Connection, now: float, seq: int) -> Change:
+            open_now = self.open_count(conn, signed.agent_id, now)
+            if open_now >= self.rules.max_open_invitations:
+                raise RegistryError(
+                    "registry.too_many_invitations",
+                    f"this host already has {open_now} open invitations (at "
+                    f"most {self.rules.max_open_invitations}); cancel one first",
+                    status=429,
+                )
+            row = {
+                "invitation_id": invitation_id,
+                "protocol_id": protocol_id,
+                "host_agent_id": signed.agent_id,
+                "host_public_key": host_key,
+                "endpoint": endpoint,
+                "options": canonical_json(options),
+                "note": note,
+                "status": "open",
+                "created_at": now,
+                "expires_at": now + ttl,
+                "seq": seq,
+                "session_id": None,
+                "guest_agent_id": None,
+                "claim_deadline": None,
+                "host_seen_at": now,
+            }
+            conn.exec_driver_sql(sql_for(conn).invitation_add, row)
+            return Change(
+                "invitation",
+                invitation_id,
+                {
+                    "invitation_id": invitation_id,
+                    "created_at": iso(now),
+                    "expires_at": iso(now + ttl),
+                },
+                {"invitation": view(self.rules, row, now)},
+            )
+
+        return self.uow.write(signed, text, decide)
+
+    def invitation(self, invitation_id: str) -> dict[str, Any]:
+        """One invitation, with the proof of its record and of its host's identity."""
+        with self.uow.reader.connect() as conn:
+            row = load(conn, invitation_id)
+            proof = proofs.proof(
+                self.uow, conn,
+                [row["seq"], *proofs.identity_seqs(conn, [row["host_agent_id"]])],
+            )
+        return {**view(self.rules, row, self.uow.clock()), "proof": proof}
+
+    def browse(
+        self,
+        *,
+        protocol_id: str | None = None,
+        host: str | None = None,
+        type: str | None = None,
+        name: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> dict[str, Any]:
+        """Open invitations, newest first: unexpired, unclaimed or with a lapsed claim, and
+        their host heard from within the presence timeout."""
+        limit, before, now = page_limit(limit), decode_cursor(cursor), self.uow.clock()
+        inv = t.invitations
+        query = (
+            select(
+                inv,
+                t.protocols.c.name.label("protocol_name"),
+                t.protocols.c.type.label("protocol_type"),
+                t.agents.c.nickname.label("host_nickname"),
+                t.ratings.c.rating.label("host_rating"),
+                t.ratings.c.games.label("host_games"),
+            )
+            .join(t.protocols, t.protocols.c.protocol_id == inv.c.protocol_id)
+            .outerjoin(t.agents, t.agents.c.agent_id == inv.c.host_agent_id)
+            .outerjoin(
+                t.ratings,
+                and_(
+                    t.ratings.c.agent_id == inv.c.host_agent_id,
+                    t.ratings.c.protocol_id == inv.c.protocol_id,
+                ),
+            )
+            .where(
+                inv.c.expires_at > now,
+                inv.c.host_seen_at > now - self.rules.presence_timeout,
+                or_(
+                    inv.c.status == "open",
+                    and_(inv.c.status == "claimed", inv.c.claim_deadline <= now),
+                ),
+            )
+        )
+        if protocol_id:
+            query = query.where(inv.c.protocol_id == protocol_id)
+        if host:
+            query = query.where(inv.c.host_agent_id == host)
+        if type:
+            query = query.where(t.protocols.c.type == type)
+        if name:
+            query = query.where(func.lower(t.protocols.c.name).like(like(name), escape="\\"))
+        if before is not None:
+            query = query.where(inv.c.seq < before)
+        with self.uow.reader.connect() as conn:
+            rows = conn.execute(query.order_by(inv.c.seq.desc()).limit(limit + 1)).mappings().all()
+        items = [view(self.rules, r, now) for r in rows[:limit]]
+        return {
+            "items": items,
+            "next_cursor": encode_cursor(items[-1]["seq"]) if len(rows) > limit else None,
+        }
