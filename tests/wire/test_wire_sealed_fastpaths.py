@@ -257,3 +257,14 @@ def test_no_form_is_learnt_from_forms_it_does_not_cover():
     assert SealedShape.learn(builder.build({"action": "x"})) is None  # not sealed
     pipeline.accept(builder.build_sealed({"action": "x"})[0].to_bytes())
     assert pipeline._shape is not None
+
+
+def test_envelopes_read_through_the_form_carry_the_expected_endpoints():
+    clock = FakeClock()
+    builder, pipeline = _sealed_pair(clock)
+    pipeline.accept(builder.build_sealed({"action": "one"})[0].to_bytes())
+    got = pipeline.accept(builder.build_sealed({"action": "two"})[0].to_bytes())
+    assert got.sender is GUEST and got.receiver is HOST
+    other = SealedShape.learn(builder.build_sealed({"action": "x"})[0],
+                              sender=HOST, receiver="agent-host-01")
+    assert other is not None and other.sender == GUEST and other.receiver == HOST

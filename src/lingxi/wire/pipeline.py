@@ -180,7 +180,9 @@ class ReceivePipeline:
                 conversation_id=conversation_id, sender=self.expect_sender,
                 receiver=self.expect_receiver, group_id=expect_group_id)
         if shape is None and sealed is not None and type(data) is bytes:
-            self._shape = SealedShape.learn(sealed)  # the peer's form, from an accepted one
+            # the peer's form, from an accepted envelope
+            self._shape = SealedShape.learn(sealed, sender=self.expect_sender,
+                                            receiver=self.expect_receiver)
         return env
 
     def _cipher(self) -> Any:

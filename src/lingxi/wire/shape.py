@@ -62,16 +62,23 @@ class SealedShape:
         self._pieces = (head, to_receiver, to_sender + b',"timestamp":"', to_type, end)
 
     @classmethod
-    def learn(cls, env: Envelope) -> SealedShape | None:
+    def learn(cls, env: Envelope, *, sender: object = None,
+              receiver: object = None) -> SealedShape | None:
         """The shape of ``env`` (a sealed envelope as parsed, before opening), or ``None``
-        when its form is not one the shape covers."""
+        when its form is not one the shape covers. ``sender``/``receiver``: endpoint
+        objects the caller compares envelopes with; when equal to ``env``'s, envelopes
+        read through the shape carry those very objects (compared by identity)."""
         if not (env.encrypt is True and env.receiver is not None and env.conversation_id
                 and env.signature_algorithm and env.signature is not None
                 and env.correlation_id is None and env.group_id is None and env.ttl is None
                 and env.broadcast is None and env.prefix in ("p2p", "caller")
                 and len(env.signature) in (64, 128)):
             return None
-        return cls(env.sender, env.receiver, env.conversation_id, env.version,
+        own_sender = sender if isinstance(sender, AgentEndpoint) and sender == env.sender \
+            else env.sender
+        own_receiver = receiver if isinstance(receiver, AgentEndpoint) \
+            and receiver == env.receiver else env.receiver
+        return cls(own_sender, own_receiver, env.conversation_id, env.version,
                    env.signature_algorithm, len(env.signature))
 
     def parse(self, data: bytes) -> tuple[Envelope, bytes] | None:
