@@ -16,6 +16,8 @@ Each figure comes with a baseline measured in the same run, and a ratio:
   JSON encode and one decode of the envelope, one HMAC-SHA256 sign and one
   verify, one ChaCha20-Poly1305 seal and one open (sealing is on by default);
   a second variant adds the frame-level seal/open the channel also does.
+  The four round-trip variants take turns in 0.1 s slices on one event loop
+  until each had ``--seconds``, so load from other work falls on all of them.
 
 Rates are given per wall-clock second and per CPU second of this process; the
 machine is shared, so the CPU-second figure is the steadier "one core" number.
@@ -113,15 +115,7 @@ def bench_sign_verify(seconds: float) -> dict[str, Rate]:
             "pipeline": measure(full_pipeline, seconds)}
 
 
-async def timed_loop(step, seconds: float) -> Rate:
-    count, wall0, cpu0 = 0, time.perf_counter(), time.process_time()
-    while time.perf_counter() - wall0 < seconds:
-        await step()
-        count += 1
-    return Rate(count, time.perf_counter() - wall0, time.process_time() - cpu0)
-
-
-async def bare_echo(seconds: float, frame: bytes) -> Rate:
+async def bare_echo(frame: bytes):
     async def echo(reader, writer):
         try:
             while True:
@@ -142,15 +136,16 @@ async def bare_echo(seconds: float, frame: bytes) -> Rate:
         (size,) = struct.unpack(">I", await reader.readexactly(4))
         await reader.readexactly(size)
 
-    rate = await timed_loop(step, seconds)
-    writer.close()
-    await writer.wait_closed()
-    server.close()
-    await server.wait_closed()
-    return rate
+    async def teardown():
+        writer.close()
+        await writer.wait_closed()
+        server.close()
+        await server.wait_closed()
+
+    return step, teardown
 
 
-async def floor_echo(seconds: float, envelope: dict, frames_sealed: bool) -> Rate:
+async def floor_echo(envelope: dict, frames_sealed: bool):
     """The bare echo plus the unavoidable per-message work on both sides."""
     key, cipher = KEY, ChaCha20Poly1305(bytes(32))
     frame_cipher = ChaCha20Poly1305(bytes(range(32)))
@@ -198,15 +193,16 @@ async def floor_echo(seconds: float, envelope: dict, frames_sealed: bool) -> Rat
         (size,) = struct.unpack(">I", await reader.readexactly(4))
         incoming(await reader.readexactly(size))
 
-    rate = await timed_loop(step, seconds)
-    writer.close()
-    await writer.wait_closed()
-    server.close()
-    await server.wait_closed()
-    return rate
+    async def teardown():
+        writer.close()
+        await writer.wait_closed()
+        server.close()
+        await server.wait_closed()
+
+    return step, teardown
 
 
-async def channel_round_trips(seconds: float) -> Rate:
+async def channel_round_trips():
     host_identity, guest_identity = Identity.generate(), Identity.generate()
 
     async def echo(channel):
@@ -223,11 +219,42 @@ async def channel_round_trips(seconds: float) -> Rate:
         sent = await channel.send(PAYLOAD)
         await channel.recv(expect_reply_to=sent.id)
 
-    rate = await timed_loop(step, seconds)
-    await channel.close()
-    server.close()
-    await server.wait_closed()
-    return rate
+    async def teardown():
+        await channel.close()
+        server.close()
+        await server.wait_closed()
+
+    return step, teardown
+
+
+SLICE = 0.1  # seconds per turn when the round-trip variants take turns
+
+
+async def round_trips(seconds: float, frame: bytes, envelope: dict) -> dict[str, Rate]:
+    """The bare echo, both floors and the channel, taking turns in slices of SLICE seconds
+    on one event loop until each had ``seconds``: load that comes and goes on a shared
+    machine then falls on all four alike, and the ratios compare like with like."""
+    variants = {"bare": await bare_echo(frame),
+                "floor": await floor_echo(envelope, frames_sealed=False),
+                "floor2": await floor_echo(envelope, frames_sealed=True),
+                "channel": await channel_round_trips()}
+    totals = {name: [0, 0.0, 0.0] for name in variants}
+    for step, _ in variants.values():
+        for _ in range(50):  # warm up each path
+            await step()
+    for _ in range(max(1, round(seconds / SLICE))):
+        for name, (step, _) in variants.items():
+            count, wall0, cpu0 = 0, time.perf_counter(), time.process_time()
+            while time.perf_counter() - wall0 < SLICE:
+                await step()
+                count += 1
+            total = totals[name]
+            total[0] += count
+            total[1] += time.perf_counter() - wall0
+            total[2] += time.process_time() - cpu0
+    for _, teardown in variants.values():
+        await teardown()
+    return {name: Rate(count, wall, cpu) for name, (count, wall, cpu) in totals.items()}
 
 
 def line(label: str, rate: Rate, base: Rate | None = None) -> str:
@@ -249,10 +276,7 @@ def main() -> None:
     runs: list[dict[str, Rate]] = []
     for number in range(1, max(1, args.repeat) + 1):
         rates = bench_sign_verify(args.seconds)
-        rates["bare"] = asyncio.run(bare_echo(args.seconds, frame))
-        rates["floor"] = asyncio.run(floor_echo(args.seconds, envelope, frames_sealed=False))
-        rates["floor2"] = asyncio.run(floor_echo(args.seconds, envelope, frames_sealed=True))
-        rates["channel"] = asyncio.run(channel_round_trips(args.seconds))
+        rates.update(asyncio.run(round_trips(args.seconds, frame, envelope)))
         runs.append(rates)
         if args.repeat > 1:
             print(f"run {number}: round trips {rates['channel'].wall:,.0f} /s wall, "

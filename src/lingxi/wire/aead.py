@@ -18,7 +18,7 @@ from collections.abc import Callable
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
-from lingxi.wire.envelope import Envelope, canonical_bytes, decode_json_strict
+from lingxi.wire.envelope import Envelope, decode_json_strict
 from lingxi.wire.errors import EnvelopeError
 
 AEAD_ALGORITHM = "ChaCha20-Poly1305"
@@ -43,21 +43,41 @@ def aead_cipher(key: AeadKey) -> ChaCha20Poly1305:
     return ChaCha20Poly1305(bytes(key))
 
 
+def sealed_payload(nonce: bytes, ciphertext: bytes) -> tuple[dict[str, str], bytes]:
+    """The sealed payload object for ``nonce`` and ``ciphertext``, and its canonical JSON.
+
+    The JSON is written directly: hex and base64 text never needs escaping, and
+    the keys are in sorted order (a test compares it with the encoder's output).
+    """
+    nonce_hex = nonce.hex()
+    text = base64.b64encode(ciphertext)
+    return ({"alg": AEAD_ALGORITHM, "nonce": nonce_hex, "ciphertext": text.decode("ascii")},
+            b'{"alg":"%s","ciphertext":"%s","nonce":"%s"}' % (
+                AEAD_ALGORITHM.encode(), text, nonce_hex.encode()))
+
+
 def seal_envelope(env: Envelope, key: AeadKey,
                   nonce_factory: Callable[[int], bytes] = os.urandom) -> Envelope:
-    """``env`` with ``encrypt: true`` and its payload replaced by the AEAD object."""
-    env = env.replace(encrypt=True, signature=None)
+    """``env`` with ``encrypt: true`` and its payload replaced by the AEAD object (unsigned)."""
+    state = dict(env.__dict__)
+    state.update(encrypt=True, signature=None, _wire=None, _bytes=None)
+    sealed_env = Envelope._from_state(state)
     nonce = nonce_factory(NONCE_BYTES)
     if len(nonce) != NONCE_BYTES:
         raise ValueError("nonce_factory must return 12 bytes")
-    sealed = aead_cipher(key).encrypt(nonce, env.payload_json(), canonical_bytes(env.header_dict()))
-    payload = {"alg": AEAD_ALGORITHM, "nonce": nonce.hex(),
-               "ciphertext": base64.b64encode(sealed).decode("ascii")}
-    return env.replace(payload=payload)
+    ciphertext = aead_cipher(key).encrypt(nonce, env.payload_json(), sealed_env.header_bytes())
+    state["payload"], state["_payload_json"] = sealed_payload(nonce, ciphertext)
+    return sealed_env
 
 
-def open_envelope(env: Envelope, key: AeadKey | None) -> Envelope:
-    """The plaintext form of a sealed envelope; ``envelope.decrypt_failed`` otherwise."""
+def open_envelope(env: Envelope, key: AeadKey | None, *,
+                  header: bytes | None = None) -> Envelope:
+    """The plaintext form of a sealed envelope; ``envelope.decrypt_failed`` otherwise.
+
+    The opened envelope keeps every field of ``env`` (its signature and ``wire``
+    bytes included) with the plaintext payload in place of the sealed one.
+    ``header``: ``env.header_bytes()`` when the caller already has it.
+    """
     def failed(why: str) -> EnvelopeError:
         return EnvelopeError("envelope.decrypt_failed", why, path="$.payload")
 
@@ -74,7 +94,8 @@ def open_envelope(env: Envelope, key: AeadKey | None) -> Envelope:
     if len(nonce) != NONCE_BYTES:
         raise failed("nonce must be 12 bytes")
     try:
-        plain = aead_cipher(key).decrypt(nonce, data, canonical_bytes(env.header_dict()))
+        plain = aead_cipher(key).decrypt(
+            nonce, data, env.header_bytes() if header is None else header)
     except InvalidTag:
         raise failed("payload does not open with this key and header") from None
     try:
@@ -83,6 +104,6 @@ def open_envelope(env: Envelope, key: AeadKey | None) -> Envelope:
         raise failed("decrypted payload is not JSON (or repeats a key)") from None
     if not isinstance(payload, dict):
         raise failed("decrypted payload is not an object")
-    opened = env.replace(payload=payload)
-    opened.__dict__["_wire"] = env.wire
-    return opened
+    state = dict(env.__dict__)
+    state.update(payload=payload, _payload_json=None, _bytes=None)
+    return Envelope._from_state(state)

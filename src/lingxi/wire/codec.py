@@ -85,14 +85,11 @@ class SessionCodec:
         if encrypt is False and self.keys.sealed:
             raise ValueError("this session is sealed; sealing off is agreed in the handshake "
                              "(seal=False on both sides), never per message")
-        seal = self.keys.sealed or bool(encrypt)
-        env = self.builder.build(payload, encrypt=seal, **options)
-        data = env.to_bytes()
-        if seal:
-            opened = env.replace(payload=payload)
-            opened.__dict__["_wire"] = data
-            env = opened
-        return env, data
+        if self.keys.sealed or encrypt:
+            _, opened = self.builder.build_sealed(payload, **options)
+            return opened, opened.__dict__["_wire"]
+        env = self.builder.build(payload, **options)
+        return env, env.to_bytes()
 
     def frame_for(self, data: bytes) -> bytes:
         """The next frame carrying ``data`` as is (a forged or replayed envelope in tests)."""

@@ -60,9 +60,24 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+try:
+    # The binding X25519PrivateKey.from_private_bytes calls, without the check before it:
+    # that check imports cryptography's whole OpenSSL backend (RSA, DSA, EC, ciphers) at a
+    # session's first handshake, about a tenth of `protocol test`'s start-up, only to ask
+    # whether X25519 is supported (it is in every OpenSSL cryptography>=42 builds with).
+    # Same key objects (and errors); tests/wire/test_wire_handshake_keys.py holds both equal.
+    from cryptography.hazmat.bindings._rust import openssl as _rust_openssl
+
+    _x25519_from_bytes: Callable[[bytes], X25519PrivateKey] = \
+        _rust_openssl.x25519.from_private_bytes
+    _x25519_public: Callable[[bytes], X25519PublicKey] = _rust_openssl.x25519.from_public_bytes
+except (ImportError, AttributeError):  # another cryptography layout: the public constructors
+    _x25519_from_bytes = X25519PrivateKey.from_private_bytes
+    _x25519_public = X25519PublicKey.from_public_bytes
 
 from lingxi.canonical import canonical_bytes
 from lingxi.errors import LingxiError
@@ -171,13 +186,12 @@ def peer_text(value: Any, limit: int = 200) -> str:
 
 
 def _ephemeral_hex(key: X25519PrivateKey) -> str:
-    return key.public_key().public_bytes(serialization.Encoding.Raw,
-                                         serialization.PublicFormat.Raw).hex()
+    return key.public_key().public_bytes_raw().hex()
 
 
 def _shared(private: X25519PrivateKey, peer_hex: str) -> bytes:
     try:
-        return private.exchange(X25519PublicKey.from_public_bytes(bytes.fromhex(peer_hex)))
+        return private.exchange(_x25519_public(bytes.fromhex(peer_hex)))
     except ValueError:
         raise _failed("peer's ephemeral key gives no usable shared secret") from None
 
@@ -361,7 +375,7 @@ async def client_handshake(transport: FrameTransport, identity: Identity, local:
     if not isinstance(challenge, str) or not _CHALLENGE_HEX.fullmatch(challenge):
         raise _failed("the host's challenge is not 64 lowercase hex")
 
-    ephemeral = X25519PrivateKey.from_private_bytes(rng(32))
+    ephemeral = _x25519_from_bytes(rng(32))
     receiver = peer or _unknown_peer(transport)
     payload: dict[str, Any] = {
         "action": HELLO, "handshake": HANDSHAKE_VERSION, "identity_key": identity.public_hex,
@@ -502,7 +516,7 @@ async def server_handshake(transport: FrameTransport, identity: Identity, local:
         await transport.close()
         raise
 
-    ephemeral = X25519PrivateKey.from_private_bytes(rng(32))
+    ephemeral = _x25519_from_bytes(rng(32))
     core = {"identity_key": identity.public_hex, "ephemeral_key": _ephemeral_hex(ephemeral),
             "nonce": rng(16).hex(), "sender": local.to_dict(), "seal": seal}
     transcript = _transcript(challenge_frame, hello_frame, core)

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PrivateKey,
     Ed25519PublicKey,
@@ -52,8 +51,7 @@ class Identity:
     def __init__(self, private_key: Ed25519PrivateKey, created: str | None = None,
                  path: Path | None = None) -> None:
         self._private = private_key
-        raw = private_key.public_key().public_bytes(serialization.Encoding.Raw,
-                                                    serialization.PublicFormat.Raw)
+        raw = private_key.public_key().public_bytes_raw()
         self.public_hex = raw.hex()
         self.agent_id = agent_id_for(self.public_hex)
         self.created = created
@@ -93,6 +91,9 @@ class Identity:
             raise IdentityError("identity.insecure_permissions",
                                 f"{key_path} is readable by others (mode {mode:o}); "
                                 f"run chmod 600 {key_path}")
+        # for key files only: see save()
+        from cryptography.hazmat.primitives import serialization
+
         try:
             key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
         except (ValueError, TypeError) as error:
@@ -145,6 +146,10 @@ class Identity:
         (``io.write_failed``) when the disk refuses; either way no partial key
         is ever visible.
         """
+        # Imported here, for key files only: cryptography's serialization module loads
+        # its RSA, DSA, EC and SSH support, which a session (raw Ed25519 keys) never uses.
+        from cryptography.hazmat.primitives import serialization
+
         folder = private_dir(directory or identity_dir())
         pem = self._private.private_bytes(serialization.Encoding.PEM,
                                           serialization.PrivateFormat.PKCS8,
