@@ -291,9 +291,44 @@ def _via_options(command: Any) -> Any:
         help="With --via relay: a relay credential file (`lingxi group relay-credentials` "
              "writes a table's set); the host takes one per member seat.")(command)
     return click.option(
-        "--via", type=click.Choice(["direct", "relay"]), default="direct", show_default=True,
+        "--via", type=click.Choice(["direct", "relay", "auto"]), default=None,
         help="The path between the host and each member: direct TCP, or the NATS relay "
-             "(one sealed link per member; the relay sees sizes and timing only).")(command)
+             "(one sealed link per member; the relay sees sizes and timing only); with "
+             "--post also auto, both (the default then; otherwise direct).")(command)
+
+
+def _post_options(command: Any) -> Any:
+    """--post and what goes with it: the registry, the advertised endpoint, the TTL and
+    how long the seats may stay empty."""
+    import os
+
+    for option in (
+        click.option("--accept-timeout", type=click.FloatRange(min=1.0), default=None,
+                     help="With --post: seconds the table may wait for its seats to fill "
+                          "(default 600)."),
+        click.option("--ttl", type=click.IntRange(60, 72 * 3600), default=None,
+                     metavar="SECONDS", help="With --post: how long the seats stay open "
+                     "(default 2 h)."),
+        click.option("--advertise", metavar="tcp://HOST:PORT", default=None,
+                     help="With --post: the endpoint members are told (default: the bound "
+                          "one)."),
+        click.option("--server", default=lambda: os.environ.get("LINGXI_REGISTRY", "embedded"),
+                     show_default="embedded (or $LINGXI_REGISTRY)", metavar="URL",
+                     help="With --post: the registry (URL, or 'embedded')."),
+        click.option("--post", is_flag=True,
+                     help="Post the table to the registry: one invitation per open seat; "
+                          "members take them with `lingxi join INVITATION`."),
+    ):
+        command = option(command)
+    return command
+
+
+def _plain_via(via: str | None) -> str:
+    """--via without --post: direct (the default) or relay with credential files."""
+    if via == "auto":
+        raise InputError("usage.bad_option", "--via auto needs a registry: lingxi group host "
+                         "--post (members: lingxi join INVITATION)")
+    return via or "direct"
 
 
 def _endpoint(text: str) -> tuple[str, int]:
@@ -345,17 +380,25 @@ def _finish(outcome: Any, record_path: str | None, as_json: bool) -> None:
 @click.option("--ephemeral", is_flag=True, help="Use a fresh key instead of this agent's "
               "identity.")
 @_via_options
+@_post_options
 @json_option
 @handle_errors
 def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeout: float,
-             control_mode: str, record_path: str | None, ephemeral: bool, via: str,
-             relay_credentials: tuple[str, ...], as_json: bool) -> None:
+             control_mode: str, record_path: str | None, ephemeral: bool, via: str | None,
+             relay_credentials: tuple[str, ...], post: bool, server: str,
+             advertise: str | None, ttl: int | None, accept_timeout: float | None,
+             as_json: bool) -> None:
     """Host a group PROTOCOL over TCP or the relay: sequence its log and play seat 0.
 
     Prints `group host on tcp://HOST:PORT` (with --via relay: `group host on
     relay nats://…`, no TCP port opened) on stderr once members can join
     (`lingxi group join`); ends when the game is over and every member
     signed the final head. Exit 0 with a verified record, 1 otherwise.
+
+    With --post the table goes to the registry: one invitation per open
+    seat, each printed with the `lingxi join INVITATION` a member runs; only
+    members with that seat's ticket are seated, and the registry issues each
+    link's relay credentials (--via relay|auto).
     """
     import asyncio
     import os
@@ -363,6 +406,22 @@ def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeo
     from lingxi.group.agents import agent_for
     from lingxi.groupnet.runtime import GroupHost
 
+    if post:
+        if relay_credentials or group_id or ephemeral:
+            raise InputError("usage.bad_option", "--relay-credential, --group-id and "
+                             "--ephemeral do not go with --post (the registry issues the "
+                             "credentials, the table is this agent's)")
+        from lingxi.cli.table import host_table
+
+        host_table(protocol, seats, server=server, listen=listen, advertise=advertise, ttl=ttl,
+                   via=via or "auto", timeout=timeout,
+                   accept_timeout=accept_timeout or 600.0, control_mode=control_mode,
+                   record_path=record_path, as_json=as_json)
+        return
+    if advertise or ttl or accept_timeout:
+        raise InputError("input.needs_post", "--advertise, --ttl and --accept-timeout go with "
+                         "--post")
+    via = _plain_via(via)
     spec = _group_spec(protocol)
     count = _seats(spec, seats)
     address, port = _endpoint(listen)
@@ -486,7 +545,7 @@ def _decider_seat(agent: Any, seat: int, spec: Any, options: tuple[str, ...]) ->
 def join_cmd(endpoint: str | None, protocol: str, seat: int, timeout: float,
              control_mode: str, decider: str | None, decider_options: tuple[str, ...],
              ui_address: str | None, record_path: str | None, ephemeral: bool,
-             host_key: str | None, via: str, relay_credentials: tuple[str, ...],
+             host_key: str | None, via: str | None, relay_credentials: tuple[str, ...],
              as_json: bool) -> None:
     """Join the group hosted at ENDPOINT (tcp://HOST:PORT), or through the relay with
     --via relay (no ENDPOINT), and play one seat to the end.
@@ -500,6 +559,7 @@ def join_cmd(endpoint: str | None, protocol: str, seat: int, timeout: float,
     from lingxi.group.agents import agent_for
     from lingxi.groupnet.runtime import join_group
 
+    via = _plain_via(via)
     spec = _group_spec(protocol)
     credentials = _relay_credentials(via, relay_credentials, "guest", 1)
     if credentials and endpoint is not None:
