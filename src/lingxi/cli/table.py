@@ -153,6 +153,34 @@ async def _withdraw(client: Any, gate: SeatGate) -> None:
             pass
 
 
+async def _until_stopped(play: Any) -> Any:
+    """``play``'s result, unless SIGINT or SIGTERM comes first: then the table ends (the
+    caller's cleanup withdraws its open seats) with ``group.host_stopped``."""
+    import contextlib
+    import signal
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)
+    task, stopper = asyncio.ensure_future(play), asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopper.cancel()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(sig)
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        raise LingxiError("group.host_stopped", "the host was stopped before the table "
+                          "ended; its open seats are withdrawn", exit_code=EXIT_FAILED)
+    return task.result()
+
+
 async def post_table(spec: Any, seats: int, *, server: str, listen: str, advertise: str | None,
                      ttl: int | None, via: str, timeout: float, accept_timeout: float,
                      agent: Any) -> tuple[Any, str]:
@@ -192,9 +220,9 @@ async def post_table(spec: Any, seats: int, *, server: str, listen: str, adverti
                 tcp, bound = await host.listen(address, port)
                 where = advertise or concrete_endpoint(bound, server)
                 _echo(f"group host on {bound} (group {gid}, {seats} seats)")
-            else:
+            else:  # nothing listens: the invitation names the endpoint it was given
+                where = advertise or concrete_endpoint(listen, server)
                 _echo(f"group host on the relay (group {gid}, {seats} seats)")
-            assert where is not None
             interval = await heartbeat_interval(client)
             for seat in range(1, seats):
                 invitation = await client.post_invitation(
@@ -212,7 +240,7 @@ async def post_table(spec: Any, seats: int, *, server: str, listen: str, adverti
                     f" --server {server}" if server != "embedded" else "")
                 _echo(f"seat {seat}: invitation {invitation['invitation_id']} posted; a member "
                       f"joins with: {join}")
-            outcome = await host.play()
+            outcome = await _until_stopped(host.play())
             await gate.settle()
             return outcome, gid
         finally:
