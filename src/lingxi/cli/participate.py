@@ -306,7 +306,9 @@ def join(invitation_id: str, server: str, protocol: str | None, seed: int | None
 
     The host's identity key is checked against the invitation in the
     handshake; the session runs peer to peer; both signed receipts go to the
-    registry at the end.
+    registry at the end. A seat of a group table (`lingxi host --seats N
+    --post`; browse shows the table) is played as that seat, its record
+    written under $LINGXI_HOME/groups/.
     """
 
     limits = {"max_messages": max_messages, "max_bytes": max_bytes,

@@ -186,7 +186,7 @@ async def post_table(spec: Any, seats: int, *, server: str, listen: str, adverti
                      agent: Any) -> tuple[Any, str]:
     """Host a table of ``seats`` for whoever claims its seats at ``server``; the outcome
     and the group id."""
-    from lingxi.cli.group import _endpoint, _keys
+    from lingxi.cli.group_seat import _endpoint, _keys
     from lingxi.cli.meet import ensure_registered
     from lingxi.cli.reach import RelayHost, concrete_endpoint
     from lingxi.cli.registry_common import make_client
@@ -260,7 +260,7 @@ def host_table(protocol: str, seats: int | None, *, server: str, listen: str,
                accept_timeout: float, control_mode: str, record_path: str | None,
                as_json: bool) -> None:
     """``lingxi group host PROTOCOL --post`` (and ``lingxi host --seats N --post``)."""
-    from lingxi.cli.group import _finish, _group_spec, _seats, _terminal_seat
+    from lingxi.cli.group_seat import _finish, _group_spec, _seats, _terminal_seat
     from lingxi.group.agents import agent_for
 
     spec = _group_spec(protocol)
@@ -357,7 +357,7 @@ async def _relay_pipe(client: Any, invitation: dict[str, Any], claim: Any, ident
 async def join_seat(client: Any, invitation: dict[str, Any], offer: SeatOffer, *, reach: Any,
                     timeout: float, agent_setup: Any) -> Any:
     """Claim the seat, reach the host, play the seat to the end; the outcome."""
-    from lingxi.cli.group import _keys
+    from lingxi.cli.group_seat import _keys
     from lingxi.contract import load_spec
     from lingxi.group.agents import agent_for
     from lingxi.groupnet.runtime import play_seat
@@ -389,7 +389,7 @@ def join_table_if_seat(invitation_id: str, *, server: str, reach: Any, timeout: 
                        control_mode: str | None, as_json: bool) -> bool:
     """``lingxi join`` on a table's seat: play it and return True; False for a two-party
     invitation (the caller goes on as before)."""
-    from lingxi.cli.group import _finish, _terminal_seat
+    from lingxi.cli.group_seat import _finish, _terminal_seat
     from lingxi.cli.registry_common import explain, make_client
 
     outcome: Any = None
