@@ -382,7 +382,7 @@ async def join_seat(client: Any, invitation: dict[str, Any], offer: SeatOffer, *
         _echo(f"joined table {gid} as seat {offer.seat} of {offer.seats}")
     return await play_seat(pipe, spec, offer.seat, signer, agent, timeout=timeout,
                            host_key=invitation["host_public_key"], joined=joined,
-                           ticket=claim.ticket)
+                           ticket=claim.ticket, group_id=offer.table)
 
 
 def join_table_if_seat(invitation_id: str, *, server: str, reach: Any, timeout: float | None,

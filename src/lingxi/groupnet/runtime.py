@@ -273,11 +273,13 @@ async def join_group(spec: Spec, endpoint: str, seat: int, signer: Signer, agent
 
 async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: SeatAgent, *,
                     timeout: float = 60.0, host_key: str | None = None,
-                    joined=None, ticket: str | None = None) -> Outcome:
+                    joined=None, ticket: str | None = None,
+                    group_id: str | None = None) -> Outcome:
     """Play one seat to the end through ``pipe`` (connected to the host); closes it.
 
     ``host_key``: the sequencer the member expects (the open entry's signer).
     ``ticket``: the registry ticket sent with this seat's join (a posted table's gate).
+    ``group_id``: the group the member was promised (a posted table's id).
     """
     view: MemberView | None = None
     pending: str | None = None
@@ -322,6 +324,9 @@ async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: Se
                     if host_key is not None and entry["sender"] != host_key:
                         raise GroupError("group.wrong_host", "the group was opened by another "
                                          "sequencer than --host-key")
+                    if group_id is not None and entry["group"] != group_id:
+                        raise GroupError("group.wrong_group", "the host opened another group "
+                                         "than the table it posted")
                 try:
                     view.receive(entry)
                 except GroupError as error:
