@@ -112,6 +112,7 @@ def test_a_four_seat_holdem_table_posted_browsed_and_joined_by_three_members(
         ["tables"] == []
 
 
+@pytest.mark.slow
 def test_a_table_on_postgresql_and_its_open_seats_withdrawn_when_the_host_exits(
         tmp_path, processes) -> None:  # noqa: F811
     url, drop = fresh_postgres_database()
@@ -121,11 +122,16 @@ def test_a_table_on_postgresql_and_its_open_seats_withdrawn_when_the_host_exits(
         host = processes(tmp_path / "host", "group", "host", "group-vote", "--seats", "3",
                          "--post", "--via", "direct", "--json", env=env)
         seats = _seats(host, 3)
-        members = [processes(tmp_path / "ann", "join", seats[1], "--json", env=env),
-                   processes(tmp_path / "bob", "join", seats[2], "--json", env=env)]
+        table = re.search(r"\(group (group-[0-9a-f]+), 3 seats\)", host.text()).group(1)
+        # bob takes seat 2 by its invitation, ann the table's lowest free seat by its id
+        members = [processes(tmp_path / "bob", "join", seats[2], "--json", env=env),
+                   processes(tmp_path / "ann", "join", table, "--json", env=env)]
         for member in members:
             assert member.wait(HANG) == 0, member.text()[-2000:]
         assert host.wait(HANG) == 0, host.text()[-2000:]
+        assert f"joined table {table} as seat 1 of 3" in members[1].text()
+        full = lingxi(tmp_path / "ann", "join", table, env=env)
+        assert full.returncode == 1 and "group.no_free_seat" in full.stderr, full.stderr
         _check_records(tmp_path, ["host", "ann", "bob"], env)
         # a table nobody joins: its seats leave browse when the host ends
         lonely = processes(tmp_path / "host", "group", "host", "group-vote", "--seats", "3",

@@ -385,6 +385,22 @@ async def join_seat(client: Any, invitation: dict[str, Any], offer: SeatOffer, *
                            ticket=claim.ticket, group_id=offer.table)
 
 
+async def _free_seat(client: Any, table: str) -> str:
+    """The invitation of the lowest free seat of ``table`` (``lingxi join group-…``); its
+    record is then fetched with its proof like any invitation's."""
+    cursor = None
+    for _ in range(20):  # at most 2000 open invitations looked through
+        page = await client.browse(cursor=cursor, limit=100)
+        for row in table_rows(page.get("items") or [])[1]:
+            if row["table"] == table and row["free"]:
+                return str(row["free"][0]["invitation_id"])
+        cursor = page.get("next_cursor")
+        if not cursor:
+            break
+    raise LingxiError("group.no_free_seat", f"table {table} has no free seat at this registry "
+                      "(full, over, or never posted here)", exit_code=EXIT_FAILED)
+
+
 def join_table_if_seat(invitation_id: str, *, server: str, reach: Any, timeout: float | None,
                        control_mode: str | None, as_json: bool) -> bool:
     """``lingxi join`` on a table's seat: play it and return True; False for a two-party
@@ -406,7 +422,11 @@ def join_table_if_seat(invitation_id: str, *, server: str, reach: Any, timeout: 
         client = make_client(server, identity="create", quiet=True)
         try:
             async with client:
-                invitation = await client.invitation(invitation_id)  # proven from the log
+                if _GROUP_ID.fullmatch(invitation_id) and invitation_id.startswith("group-"):
+                    invitation_id_ = await _free_seat(client, invitation_id)
+                else:
+                    invitation_id_ = invitation_id
+                invitation = await client.invitation(invitation_id_)  # proven from the log
                 offer = seat_offer(invitation)
                 if offer is None:
                     return False
