@@ -313,11 +313,8 @@ def join(invitation_id: str, server: str, protocol: str | None, seed: int | None
 
     limits = {"max_messages": max_messages, "max_bytes": max_bytes,
               "max_state_bytes": max_state_bytes}
-    from lingxi.cli.table import join_table_if_seat
+    from lingxi.cli.table import SeatRun, finish_seat, play_if_seat
 
-    if join_table_if_seat(invitation_id, server=server, reach=reach, timeout=peer_timeout,
-                          control_mode=control_mode, as_json=as_json):
-        return  # a seat of a group table, played to the end
     part.prepare(control_mode, input_source)
     config = _config(peer_timeout, control_mode, None, idle_timeout, limits)
     inputs = _inputs(input_source)
@@ -326,6 +323,10 @@ def join(invitation_id: str, server: str, protocol: str | None, seed: int | None
         client = make_client(server, identity="create")
         try:
             async with client:
+                seat = await play_if_seat(client, invitation_id, reach=reach,
+                                          timeout=peer_timeout, control_mode=control_mode)
+                if seat is not None:  # a seat of a group table, played to the end
+                    return seat
                 return await join_invitation(
                     client, invitation_id, protocol_dir=protocol,
                     allow_skeleton=allow_skeleton_hooks, config=config,
@@ -336,4 +337,8 @@ def join(invitation_id: str, server: str, protocol: str | None, seed: int | None
                 raise explain(error, server) from None
             raise
 
-    _report(_play(part, main, None, as_json), as_json)
+    result = _play(part, main, None, as_json)
+    if isinstance(result, SeatRun):
+        finish_seat(result, as_json)
+        return
+    _report(result, as_json)

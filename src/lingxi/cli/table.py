@@ -401,15 +401,20 @@ async def _free_seat(client: Any, table: str) -> str:
                       "(full, over, or never posted here)", exit_code=EXIT_FAILED)
 
 
-def join_table_if_seat(invitation_id: str, *, server: str, reach: Any, timeout: float | None,
-                       control_mode: str | None, as_json: bool) -> bool:
-    """``lingxi join`` on a table's seat: play it and return True; False for a two-party
-    invitation (the caller goes on as before)."""
-    from lingxi.cli.group_seat import _finish, _terminal_seat
-    from lingxi.cli.registry_common import explain, make_client
+@dataclass
+class SeatRun:
+    """A table seat played by ``lingxi join``: its outcome and where its record goes."""
 
-    outcome: Any = None
-    offer: SeatOffer | None = None
+    outcome: Any
+    offer: SeatOffer
+
+
+async def play_if_seat(client: Any, invitation_id: str, *, reach: Any, timeout: float | None,
+                       control_mode: str | None) -> SeatRun | None:
+    """``lingxi join`` on a table's seat (an invitation id, or ``group-…`` for the table's
+    lowest free seat): play it; None for a two-party invitation (the caller goes on with
+    the same client)."""
+    from lingxi.cli.group_seat import _terminal_seat
 
     def setup(agent: Any, seat: int, spec: Any) -> None:
         if control_mode == "human":
@@ -417,34 +422,24 @@ def join_table_if_seat(invitation_id: str, *, server: str, reach: Any, timeout: 
         elif control_mode not in (None, "autonomous"):
             raise InputError("usage.bad_option", "a table seat is played autonomous or human")
 
-    async def main() -> bool:
-        nonlocal outcome, offer
-        client = make_client(server, identity="create", quiet=True)
-        try:
-            async with client:
-                if _GROUP_ID.fullmatch(invitation_id) and invitation_id.startswith("group-"):
-                    invitation_id_ = await _free_seat(client, invitation_id)
-                else:
-                    invitation_id_ = invitation_id
-                invitation = await client.invitation(invitation_id_)  # proven from the log
-                offer = seat_offer(invitation)
-                if offer is None:
-                    return False
-                outcome = await join_seat(client, invitation, offer, reach=reach,
-                                          timeout=timeout or 60.0, agent_setup=setup)
-                return True
-        except LingxiError as error:
-            if error.code.startswith("registry."):
-                raise explain(error, server) from None
-            raise
+    if _GROUP_ID.fullmatch(invitation_id) and invitation_id.startswith("group-"):
+        invitation_id = await _free_seat(client, invitation_id)
+    invitation = await client.invitation(invitation_id)  # proven from the log
+    offer = seat_offer(invitation)
+    if offer is None:
+        return None
+    outcome = await join_seat(client, invitation, offer, reach=reach, timeout=timeout or 60.0,
+                              agent_setup=setup)
+    return SeatRun(outcome, offer)
 
-    if not asyncio.run(main()):
-        return False
-    assert offer is not None
-    path = str(_ensure_parent(default_record(offer.table, offer.seat)))
+
+def finish_seat(run: SeatRun, as_json: bool) -> None:
+    """The seat's record written and checked, its verdict printed; exit 1 unless it holds."""
+    from lingxi.cli.group_seat import _finish
+
+    path = str(_ensure_parent(default_record(run.offer.table, run.offer.seat)))
     _echo(f"record: {path} (check: lingxi session verify {path})")
-    _finish(outcome, path, as_json)
-    return True
+    _finish(run.outcome, path, as_json)
 
 
 def table_rows(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -481,5 +476,6 @@ def table_line(row: dict[str, Any]) -> str:
             f"{row['seats'] - 1} seats free: {free}  {row['endpoint']}")
 
 
-__all__ = ["SeatGate", "SeatOffer", "TABLE_KEY", "host_table", "join_table_if_seat",
+__all__ = ["SeatGate", "SeatOffer", "SeatRun", "TABLE_KEY", "finish_seat", "host_table",
+           "play_if_seat",
            "seat_offer", "table_line", "table_options", "table_rows"]
