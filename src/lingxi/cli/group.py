@@ -15,6 +15,16 @@ from typing import Any
 import click
 
 from lingxi.cli.common import handle_errors, json_option, print_json, read_json_file, safe_line
+from lingxi.cli.group_seat import (
+    _endpoint,
+    _finish,
+    _group_spec,
+    _keys,
+    _seats,
+    _terminal_seat,
+    _write,
+)
+from lingxi.cli.group_seat import group_spec_or_none as group_spec_or_none  # re-exported
 from lingxi.errors import EXIT_FAILED, InputError
 
 HEX_KEY = re.compile(r"[0-9a-f]{64}")
@@ -23,37 +33,6 @@ HEX_KEY = re.compile(r"[0-9a-f]{64}")
 @click.group("group")
 def group() -> None:
     """Group sessions (A2N): N members on one signed, ordered log."""
-
-
-def group_spec_or_none(protocol: str) -> Any:
-    """The spec of ``protocol`` when it is a group spec, else None (not found: None too)."""
-    from lingxi.contract import GROUP_MODE, load_spec
-    from lingxi.protocols.catalogue import ProtocolError, resolve_folder
-
-    try:
-        spec = load_spec(resolve_folder(protocol))
-    except (ProtocolError, InputError):
-        return None
-    return spec if spec.flow.mode == GROUP_MODE else None
-
-
-def _group_spec(protocol: str) -> Any:
-    from lingxi.contract import GROUP_MODE, load_spec
-    from lingxi.protocols.catalogue import resolve_folder
-
-    spec = load_spec(resolve_folder(protocol))
-    if spec.flow.mode != GROUP_MODE or spec.seats is None:
-        raise InputError("group.not_group_spec", f"{spec.name} is not a group spec (it runs in "
-                         f"flow mode {spec.flow.mode}); use `lingxi protocol test`")
-    return spec
-
-
-def _seats(spec: Any, seats: int | None) -> int:
-    count = seats if seats is not None else max(spec.seats.min, min(4, spec.seats.max))
-    if not spec.seats.admits(count):
-        raise InputError("group.bad_seats", f"{spec.name} seats {spec.seats.min} to "
-                         f"{spec.seats.max}, not {count}")
-    return count
 
 
 def _play(spec: Any, seats: int, seed: int, options: dict[str, Any]) -> tuple[dict, dict]:
@@ -119,15 +98,6 @@ def run_group_test(spec: Any, *, seats: int | None, seed: int, adversarial: bool
         _print_summary(data)
     if not data["ok"]:
         raise SystemExit(EXIT_FAILED)
-
-
-def _write(path: str, record: dict) -> None:
-    from lingxi.errors import WriteFailed
-
-    try:
-        Path(path).write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
-    except OSError as error:
-        raise WriteFailed(f"cannot write {path}: {error.strerror or error}") from None
 
 
 def _print_summary(data: dict) -> None:
@@ -262,28 +232,6 @@ def _spec_from_log(record: Any) -> Any:
     return load_spec(folder_for_id(pid))
 
 
-def _keys(ephemeral: bool) -> tuple[Any, Any]:
-    """This agent's identity as a group signer and as the wire's Identity (one key; a fresh
-    one with --ephemeral): the log's signatures and the relay handshake name the same key."""
-    import os
-
-    from lingxi.group import Signer
-    from lingxi.wire.identity import Identity
-
-    if ephemeral:
-        seed = os.urandom(32)
-        return Signer(seed), Identity.from_seed(seed)
-    identity, _ = Identity.load_or_create()
-
-    class IdentitySigner(Signer):
-        def __init__(self) -> None:  # the key stays in the Identity
-            self.key = identity.public_hex
-
-        def sign(self, data: bytes) -> str:
-            return identity.sign(data).hex()
-    return IdentitySigner(), identity
-
-
 def _via_options(command: Any) -> Any:
     """--via direct|relay and --relay-credential FILE, shared by group host and join."""
     command = click.option(
@@ -291,41 +239,44 @@ def _via_options(command: Any) -> Any:
         help="With --via relay: a relay credential file (`lingxi group relay-credentials` "
              "writes a table's set); the host takes one per member seat.")(command)
     return click.option(
-        "--via", type=click.Choice(["direct", "relay"]), default="direct", show_default=True,
+        "--via", type=click.Choice(["direct", "relay", "auto"]), default=None,
         help="The path between the host and each member: direct TCP, or the NATS relay "
-             "(one sealed link per member; the relay sees sizes and timing only).")(command)
+             "(one sealed link per member; the relay sees sizes and timing only); with "
+             "--post also auto, both (the default then; otherwise direct).")(command)
 
 
-def _endpoint(text: str) -> tuple[str, int]:
-    import re
+def _post_options(command: Any) -> Any:
+    """--post and what goes with it: the registry, the advertised endpoint, the TTL and
+    how long the seats may stay empty."""
+    import os
 
-    match = re.fullmatch(r"tcp://([A-Za-z0-9.:-]+):([0-9]{1,5})", text)
-    if match is None or int(match.group(2)) > 65535:
-        raise InputError("group.bad_endpoint", f"an endpoint is tcp://HOST:PORT, not {text!r}")
-    return match.group(1), int(match.group(2))
+    for option in (
+        click.option("--accept-timeout", type=click.FloatRange(min=1.0), default=None,
+                     help="With --post: seconds the table may wait for its seats to fill "
+                          "(default 600)."),
+        click.option("--ttl", type=click.IntRange(60, 72 * 3600), default=None,
+                     metavar="SECONDS", help="With --post: how long the seats stay open "
+                     "(default 2 h)."),
+        click.option("--advertise", metavar="tcp://HOST:PORT", default=None,
+                     help="With --post: the endpoint members are told (default: the bound "
+                          "one)."),
+        click.option("--server", default=lambda: os.environ.get("LINGXI_REGISTRY", "embedded"),
+                     show_default="embedded (or $LINGXI_REGISTRY)", metavar="URL",
+                     help="With --post: the registry (URL, or 'embedded')."),
+        click.option("--post", is_flag=True,
+                     help="Post the table to the registry: one invitation per open seat; "
+                          "members take them with `lingxi join INVITATION`."),
+    ):
+        command = option(command)
+    return command
 
 
-def _finish(outcome: Any, record_path: str | None, as_json: bool) -> None:
-    from lingxi.group import verify_records
-
-    if record_path:
-        _write(record_path, outcome.record)
-    verdict = verify_records([outcome.record], require_receipts=True)
-    data = {"ok": verdict.ok and outcome.problem is None, "result": outcome.result,
-            "problem": outcome.problem, "entries": len(outcome.record["entries"]),
-            "head": verdict.head, "record_verified": verdict.ok}
-    if as_json:
-        print_json(data)
-    else:
-        click.echo(safe_line(f"group over: {data['entries']} entries, head {data['head'][:16]}…, "
-                             f"record {'verified' if verdict.ok else 'FAILED'}"))
-        if outcome.problem:
-            click.echo(safe_line(f"problem: {outcome.problem['code']}: "
-                                 f"{outcome.problem['message']}"))
-        click.echo(safe_line(f"result: {json.dumps(outcome.result, ensure_ascii=False)}",
-                             limit=600))
-    if not data["ok"]:
-        raise SystemExit(EXIT_FAILED)
+def _plain_via(via: str | None) -> str:
+    """--via without --post: direct (the default) or relay with credential files."""
+    if via == "auto":
+        raise InputError("usage.bad_option", "--via auto needs a registry: lingxi group host "
+                         "--post (members: lingxi join INVITATION)")
+    return via or "direct"
 
 
 @group.command("host")
@@ -345,17 +296,25 @@ def _finish(outcome: Any, record_path: str | None, as_json: bool) -> None:
 @click.option("--ephemeral", is_flag=True, help="Use a fresh key instead of this agent's "
               "identity.")
 @_via_options
+@_post_options
 @json_option
 @handle_errors
 def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeout: float,
-             control_mode: str, record_path: str | None, ephemeral: bool, via: str,
-             relay_credentials: tuple[str, ...], as_json: bool) -> None:
+             control_mode: str, record_path: str | None, ephemeral: bool, via: str | None,
+             relay_credentials: tuple[str, ...], post: bool, server: str,
+             advertise: str | None, ttl: int | None, accept_timeout: float | None,
+             as_json: bool) -> None:
     """Host a group PROTOCOL over TCP or the relay: sequence its log and play seat 0.
 
     Prints `group host on tcp://HOST:PORT` (with --via relay: `group host on
     relay nats://…`, no TCP port opened) on stderr once members can join
     (`lingxi group join`); ends when the game is over and every member
     signed the final head. Exit 0 with a verified record, 1 otherwise.
+
+    With --post the table goes to the registry: one invitation per open
+    seat, each printed with the `lingxi join INVITATION` a member runs; only
+    members with that seat's ticket are seated, and the registry issues each
+    link's relay credentials (--via relay|auto).
     """
     import asyncio
     import os
@@ -363,6 +322,22 @@ def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeo
     from lingxi.group.agents import agent_for
     from lingxi.groupnet.runtime import GroupHost
 
+    if post:
+        if relay_credentials or group_id or ephemeral:
+            raise InputError("usage.bad_option", "--relay-credential, --group-id and "
+                             "--ephemeral do not go with --post (the registry issues the "
+                             "credentials, the table is this agent's)")
+        from lingxi.cli.table import host_table
+
+        host_table(protocol, seats, server=server, listen=listen, advertise=advertise, ttl=ttl,
+                   via=via or "auto", timeout=timeout,
+                   accept_timeout=accept_timeout or 600.0, control_mode=control_mode,
+                   record_path=record_path, as_json=as_json)
+        return
+    if advertise or ttl or accept_timeout:
+        raise InputError("input.needs_post", "--advertise, --ttl and --accept-timeout go with "
+                         "--post")
+    via = _plain_via(via)
     spec = _group_spec(protocol)
     count = _seats(spec, seats)
     address, port = _endpoint(listen)
@@ -404,25 +379,6 @@ def _relay_credentials(via: str, paths: tuple[str, ...], role: str, count: int) 
     from lingxi.groupnet.relay import load_credential
 
     return [load_credential(path, role) for path in paths]
-
-
-def _terminal_seat(agent: Any, seat: int) -> None:
-    """A person plays the seat at this terminal: its own cards, the board, the pot, whose turn."""
-    from lingxi.group.agents import HoldemAgent
-
-    if not isinstance(agent, HoldemAgent):
-        raise InputError("group.no_console", "a person can play Hold'em seats only (group-vote "
-                         "seats vote by their seat agent)")
-    player = agent.player
-
-    def ask(hand: Any, me: int, legal: list[str]) -> str:
-        cards = " ".join(c or "?" for c in player.cards(hand, me))
-        board = " ".join(hand.board()) or "-"
-        stacks = ", ".join(f"seat {s}: {n}" for s, n in enumerate(hand.stacks))
-        click.echo(safe_line(f"[{hand.stage}] seat {me} (you): {cards} | board {board} | pot "
-                             f"{hand.pot()} | to call {hand.to_call(me)} | {stacks}"), err=True)
-        return click.prompt("your move", type=click.Choice(legal), err=True)
-    player.strategy = ask
 
 
 def _decider_seat(agent: Any, seat: int, spec: Any, options: tuple[str, ...]) -> None:
@@ -486,7 +442,7 @@ def _decider_seat(agent: Any, seat: int, spec: Any, options: tuple[str, ...]) ->
 def join_cmd(endpoint: str | None, protocol: str, seat: int, timeout: float,
              control_mode: str, decider: str | None, decider_options: tuple[str, ...],
              ui_address: str | None, record_path: str | None, ephemeral: bool,
-             host_key: str | None, via: str, relay_credentials: tuple[str, ...],
+             host_key: str | None, via: str | None, relay_credentials: tuple[str, ...],
              as_json: bool) -> None:
     """Join the group hosted at ENDPOINT (tcp://HOST:PORT), or through the relay with
     --via relay (no ENDPOINT), and play one seat to the end.
@@ -500,6 +456,7 @@ def join_cmd(endpoint: str | None, protocol: str, seat: int, timeout: float,
     from lingxi.group.agents import agent_for
     from lingxi.groupnet.runtime import join_group
 
+    via = _plain_via(via)
     spec = _group_spec(protocol)
     credentials = _relay_credentials(via, relay_credentials, "guest", 1)
     if credentials and endpoint is not None:

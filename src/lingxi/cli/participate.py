@@ -152,8 +152,11 @@ def _inputs(source: str | None):
               help="With --post: the endpoint guests are told (default: the bound one).")
 @click.option("--ttl", type=click.IntRange(60, 72 * 3600), default=None, metavar="SECONDS",
               help="With --post: how long the invitation stays open (default 2 h, at most 72 h).")
-@click.option("--protocol-dir", "protocol", required=True, metavar="DIR|NAME",
+@click.option("--protocol-dir", "--protocol", "protocol", required=True, metavar="DIR|NAME",
               help="Local protocol folder (spec.json + hooks.py) or a built-in name.")
+@click.option("--seats", type=click.IntRange(min=2, max=16), default=None,
+              help="A group protocol (holdem, group-vote): the table's seats, this one "
+                   "included; with --post the same as `lingxi group host PROTOCOL --post`.")
 @click.option("--endpoint", default="tcp://127.0.0.1:7400", show_default=True,
               help="Where to listen, tcp://HOST:PORT (port 0 picks a free one).")
 @click.option("--options", "options_text", metavar="JSON", help="Session options (or @file).")
@@ -168,7 +171,8 @@ def _inputs(source: str | None):
 @participation_options
 @reach_options
 def host(post: bool, server: str, advertise: str | None, ttl: int | None,
-         protocol: str, endpoint: str, options_text: str | None, accept_timeout: float | None,
+         protocol: str, seats: int | None, endpoint: str, options_text: str | None,
+         accept_timeout: float | None,
          seed: int | None, guest_key: str | None, peer_timeout: float | None,
          idle_timeout: float,
          control_mode: str | None, input_source: str | None, state_dir: str | None,
@@ -183,6 +187,16 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
     """
     limits = {"max_messages": max_messages, "max_bytes": max_bytes,
               "max_state_bytes": max_state_bytes}
+    from lingxi.cli.group import group_spec_or_none
+
+    if seats is not None or group_spec_or_none(protocol) is not None:  # a group table
+        from lingxi.cli.table import host_table_command
+
+        host_table_command(protocol, seats, post=post, server=server, endpoint=endpoint,
+                           advertise=advertise, ttl=ttl, via=reach.via,
+                           timeout=peer_timeout, accept_timeout=accept_timeout,
+                           control_mode=control_mode, as_json=as_json)
+        return
     from lingxi.session.net import host_session
 
     loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
@@ -292,11 +306,14 @@ def join(invitation_id: str, server: str, protocol: str | None, seed: int | None
 
     The host's identity key is checked against the invitation in the
     handshake; the session runs peer to peer; both signed receipts go to the
-    registry at the end.
+    registry at the end. A seat of a group table (`lingxi host --seats N
+    --post`; browse shows the table) is played as that seat, its record
+    written under $LINGXI_HOME/groups/.
     """
 
     limits = {"max_messages": max_messages, "max_bytes": max_bytes,
               "max_state_bytes": max_state_bytes}
+    from lingxi.cli.table import SeatRun, finish_seat, play_if_seat
 
     part.prepare(control_mode, input_source)
     config = _config(peer_timeout, control_mode, None, idle_timeout, limits)
@@ -306,6 +323,10 @@ def join(invitation_id: str, server: str, protocol: str | None, seed: int | None
         client = make_client(server, identity="create")
         try:
             async with client:
+                seat = await play_if_seat(client, invitation_id, reach=reach,
+                                          timeout=peer_timeout, control_mode=control_mode)
+                if seat is not None:  # a seat of a group table, played to the end
+                    return seat
                 return await join_invitation(
                     client, invitation_id, protocol_dir=protocol,
                     allow_skeleton=allow_skeleton_hooks, config=config,
@@ -316,4 +337,8 @@ def join(invitation_id: str, server: str, protocol: str | None, seed: int | None
                 raise explain(error, server) from None
             raise
 
-    _report(_play(part, main, None, as_json), as_json)
+    result = _play(part, main, None, as_json)
+    if isinstance(result, SeatRun):
+        finish_seat(result, as_json)
+        return
+    _report(result, as_json)

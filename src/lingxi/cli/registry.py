@@ -224,12 +224,17 @@ def browse(
     )
     if sort == "rating":
         page["items"] = sort_by_rating(page["items"])
+    from lingxi.cli.table import table_line, table_rows
+
+    plain, tables = table_rows(page["items"])  # a group table's seats: one row per table
     if as_json:
-        print_json(page)
+        print_json({**page, "tables": tables})
         return
     if not page["items"]:
         click.echo("no open invitation")
-    for inv in page["items"]:
+    for table in tables:
+        click.echo(safe_line(table_line(table), 1200))
+    for inv in plain:
         click.echo(safe_line(_row(inv)))  # names, options, endpoints: registry text
     if page["next_cursor"]:
         click.echo(f"more: --cursor {page['next_cursor']}")

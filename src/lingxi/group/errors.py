@@ -33,6 +33,12 @@ CODES: dict[str, str] = {
     "group.stalled": "no member made progress within the timeout and nobody owed the step",
     "group.wrong_protocol": "the group opens with another protocol_id than the member's spec",
     "group.wrong_host": "the group was opened by another sequencer than the member expects",
+    "group.ticket_missing": "a join at a table posted through a registry carries no ticket",
+    "group.ticket_refused": "a join's registry ticket does not verify for this table, seat and "
+                            "signer (forged, expired, another host's or another key's)",
+    "group.ticket_replayed": "a join with a registry ticket this table already admitted",
+    "group.ticket_wrong_seat": "a join with a ticket the registry issued for another seat of "
+                               "the table",
     "vote.no_motion": "a vote before any motion was put",
     "vote.second_motion": "a second motion while one is open",
     "vote.double_commit": "a member committed twice",

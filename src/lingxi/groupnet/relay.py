@@ -156,37 +156,52 @@ def _local(identity: Identity, where: str) -> AgentEndpoint:
     return AgentEndpoint(identity.agent_id, "lingxi", where)
 
 
+class RelayDoor:
+    """The host's side of relay links: every transport a link opens gets the wire's
+    handshake and sealed channel, then :meth:`GroupHost.serve` (a failed handshake costs
+    that connection only). Links may come and go (a posted table opens one per claim)."""
+
+    def __init__(self, host: GroupHost, identity: Identity) -> None:
+        self.host, self.identity = host, identity
+        self.local = _local(identity, "relay://group-host")
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def _admit(self, transport: RelayTransport) -> None:
+        try:
+            keys = await server_handshake(transport, self.identity, self.local,
+                                          clock=time.time)
+            channel = await SecureChannel(transport, keys, clock=time.time,
+                                          **_channel_options(self.host.timeout)).start()
+        except LingxiError:
+            transport.abort()
+            return
+        await self.host.serve(ChannelPipe(channel))
+
+    def arrived(self, transport: RelayTransport) -> None:
+        task = asyncio.ensure_future(self._admit(transport))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    offer = arrived  # the name the two-party relay watcher calls (cli.reach.RelayHost)
+
+    def close(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
+
+
 async def host_over_relay(host: GroupHost, credentials: list[RelayCredential],
                           identity: Identity, ready=None) -> Outcome:
     """Sequence the group with every member reaching the host through its own relay link."""
-    local = _local(identity, "relay://group-host")
-    tasks: set[asyncio.Task[None]] = set()
+    door = RelayDoor(host, identity)
     links: list[RelayLink] = []
-
-    async def admit(transport: RelayTransport) -> None:
-        try:
-            keys = await server_handshake(transport, identity, local, clock=time.time)
-            channel = await SecureChannel(transport, keys, clock=time.time,
-                                          **_channel_options(host.timeout)).start()
-        except LingxiError:  # a failed handshake costs this connection only
-            transport.abort()
-            return
-        await host.serve(ChannelPipe(channel))
-
-    def arrived(transport: RelayTransport) -> None:
-        task = asyncio.ensure_future(admit(transport))
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
-
     try:
         for credential in credentials:
-            links.append(await RelayLink(credential, on_open=arrived).open())
+            links.append(await RelayLink(credential, on_open=door.arrived).open())
         if ready is not None:
             ready(", ".join(sorted({s for c in credentials for s in c.servers})))
         return await host.play()
     finally:
-        for task in list(tasks):
-            task.cancel()
+        door.close()
         for link in links:
             await link.close()
 
@@ -197,10 +212,19 @@ async def join_over_relay(spec: Spec, credential: RelayCredential, seat: int, si
     """Play one seat to the end, reaching the host through the relay link ``credential`` names."""
     link = await RelayLink(credential).open()
     try:
-        transport = await open_to_host(link, timeout=timeout)
-        channel = await open_channel(transport, identity, _local(identity, "relay://member"),
-                                     expected_host_key=host_key, **_channel_options(timeout))
-        return await play_seat(ChannelPipe(channel), spec, seat, signer, agent,
-                               timeout=timeout, joined=joined)
+        pipe = await pipe_through_link(link, identity, timeout=timeout, host_key=host_key)
+        return await play_seat(pipe, spec, seat, signer, agent, timeout=timeout,
+                               joined=joined)
     finally:
         await link.close()
+
+
+async def pipe_through_link(link: RelayLink, identity: Identity, *, timeout: float = 60.0,
+                            host_key: str | None = None,
+                            answer_timeout: float | None = None) -> ChannelPipe:
+    """A member's pipe to the host over an open relay link: the handshake (the host's
+    identity checked against ``host_key``) and the sealed channel."""
+    transport = await open_to_host(link, timeout=answer_timeout or timeout)
+    channel = await open_channel(transport, identity, _local(identity, "relay://member"),
+                                 expected_host_key=host_key, **_channel_options(timeout))
+    return ChannelPipe(channel)

@@ -8,12 +8,19 @@ signed again on the new head. When the game is over the host closes the
 log, every member signs the final head, and the host hands every receipt to
 every member, so each process ends with the same verifiable record.
 
-Frames (JSON objects): member -> host ``submit {envelope}``,
+Frames (JSON objects): member -> host ``submit {envelope, ticket?}``,
 ``receipt {receipt}``; host -> member ``entry {envelope}``,
 ``refused {code, message}``, ``done {receipts}``. They travel through a pipe
 (:class:`~lingxi.groupnet.frames.TcpPipe`, length-prefixed on a socket, or
 the relay's sealed channel, :mod:`lingxi.groupnet.relay`); the code here
 never knows which.
+
+A host may hold a :class:`Gate` (a table posted through a registry): a join
+or replacement is then admitted only with a ticket the gate accepts for that
+seat and the entry's signer, checked before the sequencer appends it and
+spent only once it did (a member that lost a race signs again with the same
+ticket). A member whose join is refused for good (no ticket, a refused one,
+its seat taken) ends with that code instead of trying again.
 """
 
 from __future__ import annotations
@@ -33,6 +40,19 @@ from lingxi.group.memory import spec_validator
 from lingxi.group.sequencer import MemberView, Sequencer
 from lingxi.group.verify import make_record
 from lingxi.groupnet.frames import FrameError, TcpPipe, entry_envelope, entry_of
+
+GATED = ("join", "replace")
+FINAL_JOIN_REFUSALS = ("group.ticket_missing", "group.ticket_refused", "group.ticket_replayed",
+                       "group.ticket_wrong_seat", "group.seat_taken", "group.full")
+
+
+class Gate(Protocol):
+    """Who may take a seat: ``check`` raises a GroupError (its code says why) or returns a
+    grant, ``admitted`` is told once the sequencer appended the entry the grant was for."""
+
+    def check(self, seat: int, key: str, ticket: Any) -> Any: ...
+
+    def admitted(self, grant: Any) -> None: ...
 
 
 class Pipe(Protocol):
@@ -66,9 +86,12 @@ class GroupHost:
     """The sequencer and seat 0, serving ``seats - 1`` members (each through its pipe)."""
 
     def __init__(self, spec: Spec, seats: int, signer: Signer, agent: SeatAgent, *,
-                 group_id: str, timeout: float = 60.0) -> None:
+                 group_id: str, timeout: float = 60.0, gate: Gate | None = None,
+                 seat_timeout: float | None = None) -> None:
         assert spec.seats is not None
         self.spec, self.seats, self.agent, self.timeout = spec, seats, agent, timeout
+        self.gate = gate
+        self.seat_timeout = timeout if seat_timeout is None else seat_timeout
         validate = spec_validator(spec)
         self.sequencer = Sequencer(signer, group_id, spec.protocol_id, spec.seats, validate)
         self.me = MemberView(signer, group_id, validate)
@@ -123,7 +146,10 @@ class GroupHost:
             self.done.set()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await self.serve(TcpPipe(reader, writer))
+        try:
+            await self.serve(TcpPipe(reader, writer))
+        except asyncio.CancelledError:  # the host is ending: asyncio's stream callback
+            writer.close()               # would log a cancelled handler as a traceback
 
     async def serve(self, pipe: Pipe) -> None:
         """One member's connection, whatever carries it, until the group is done."""
@@ -145,7 +171,11 @@ class GroupHost:
         kind = frame.get("t")
         try:
             if kind == "submit":
-                self._publish(self.sequencer.submit(entry_of(frame.get("envelope"))))
+                entry = entry_of(frame.get("envelope"))
+                grant = self._gate(entry, frame.get("ticket"))
+                self._publish(self.sequencer.submit(entry))
+                if grant is not None and self.gate is not None:
+                    self.gate.admitted(grant)
                 self._pump()
             elif kind == "receipt":
                 key = self.log.check_receipt(frame.get("receipt"))
@@ -155,6 +185,17 @@ class GroupHost:
             pipe.send({"t": "refused", "code": getattr(error, "code", "group.malformed"),
                        "message": str(error)[:500]})
 
+    def _gate(self, entry: Any, ticket: Any) -> Any:
+        """The gate's grant for a join or replacement (None without a gate or for other
+        entries); raises its refusal before the sequencer sees the entry."""
+        if self.gate is None or not isinstance(entry, dict) or entry.get("kind") not in GATED:
+            return None
+        body, sender = entry.get("body"), entry.get("sender")
+        seat = body.get("seat") if isinstance(body, dict) else None
+        if type(seat) is not int or not isinstance(sender, str):
+            raise GroupError("group.malformed", "a join names its seat and its signer")
+        return self.gate.check(seat, sender, ticket)
+
     async def _watch(self) -> None:
         """A member that owes the next step and stays silent is timed out (it forfeits).
 
@@ -163,7 +204,8 @@ class GroupHost:
         """
         while not self.done.is_set():
             await asyncio.sleep(min(1.0, self.timeout / 4))
-            if time.monotonic() - self.last_progress < self.timeout:
+            limit = self.timeout if self.log.started else self.seat_timeout
+            if time.monotonic() - self.last_progress < limit:
                 continue
             if self.log.closed:
                 self._maybe_done(force=True)
@@ -179,12 +221,17 @@ class GroupHost:
                 self._publish(self.sequencer.author("close", {}))
             self._pump()
 
-    async def run(self, host: str, port: int, ready=None) -> Outcome:
-        """Serve members over TCP on ``host:port`` until the group is done."""
+    async def listen(self, host: str, port: int) -> tuple[asyncio.Server, str]:
+        """Accept members over TCP on ``host:port``; the server and its bound endpoint."""
         server = await asyncio.start_server(self._serve, host, port)
         bound = server.sockets[0].getsockname()
+        return server, f"tcp://{bound[0]}:{bound[1]}"
+
+    async def run(self, host: str, port: int, ready=None) -> Outcome:
+        """Serve members over TCP on ``host:port`` until the group is done."""
+        server, where = await self.listen(host, port)
         if ready is not None:
-            ready(f"tcp://{bound[0]}:{bound[1]}")
+            ready(where)
         try:
             return await self.play()
         finally:
@@ -207,25 +254,35 @@ class GroupHost:
         return Outcome(record, self.agent.result(self.log), self.problem)
 
 
+async def connect_tcp(endpoint: str, timeout: float | None = None) -> TcpPipe:
+    """A pipe to the host at ``tcp://HOST:PORT`` (OSError or TimeoutError when it cannot be
+    reached within ``timeout``)."""
+    host, _, port = endpoint.removeprefix("tcp://").rpartition(":")
+    reader, writer = await asyncio.wait_for(
+        asyncio.open_connection(host.strip("[]"), int(port)), timeout)
+    return TcpPipe(reader, writer)
+
+
 async def join_group(spec: Spec, endpoint: str, seat: int, signer: Signer, agent: SeatAgent,
                      *, timeout: float = 60.0, host_key: str | None = None,
-                     joined=None) -> Outcome:
+                     joined=None, ticket: str | None = None) -> Outcome:
     """Play one seat of the group hosted at ``tcp://HOST:PORT`` to the end."""
-    host, _, port = endpoint.removeprefix("tcp://").rpartition(":")
-    reader, writer = await asyncio.open_connection(host, int(port))
-    return await play_seat(TcpPipe(reader, writer), spec, seat, signer, agent, timeout=timeout,
-                           host_key=host_key, joined=joined)
+    return await play_seat(await connect_tcp(endpoint), spec, seat, signer, agent,
+                           timeout=timeout, host_key=host_key, joined=joined, ticket=ticket)
 
 
 async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: SeatAgent, *,
                     timeout: float = 60.0, host_key: str | None = None,
-                    joined=None) -> Outcome:
+                    joined=None, ticket: str | None = None,
+                    group_id: str | None = None) -> Outcome:
     """Play one seat to the end through ``pipe`` (connected to the host); closes it.
 
     ``host_key``: the sequencer the member expects (the open entry's signer).
+    ``ticket``: the registry ticket sent with this seat's join (a posted table's gate).
+    ``group_id``: the group the member was promised (a posted table's id).
     """
     view: MemberView | None = None
-    pending = False
+    pending: str | None = None
     problem: dict[str, Any] | None = None
     receipts: list[dict[str, Any]] = []
 
@@ -233,8 +290,11 @@ async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: Se
         nonlocal pending
         assert view is not None
         entry = view.entry(kind, body)
-        pipe.send({"t": "submit", "envelope": entry_envelope(entry, time.time())})
-        pending = True
+        frame: dict[str, Any] = {"t": "submit", "envelope": entry_envelope(entry, time.time())}
+        if kind == "join" and ticket is not None:
+            frame["ticket"] = ticket
+        pipe.send(frame)
+        pending = kind
 
     async def act() -> None:
         assert view is not None
@@ -264,19 +324,26 @@ async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: Se
                     if host_key is not None and entry["sender"] != host_key:
                         raise GroupError("group.wrong_host", "the group was opened by another "
                                          "sequencer than --host-key")
+                    if group_id is not None and entry["group"] != group_id:
+                        raise GroupError("group.wrong_group", "the host opened another group "
+                                         "than the table it posted")
                 try:
                     view.receive(entry)
                 except GroupError as error:
                     problem = problem or _problem(error)
                 if entry["sender"] == signer.key:
-                    pending = False
+                    pending = None
                     if entry["kind"] == "join" and joined is not None:
                         joined(entry["group"])
                 if view.log.closed:
                     pipe.send({"t": "receipt", "receipt": view.receipt()})
                 await act()
             elif kind == "refused":
-                pending = False
+                code = frame.get("code")
+                if pending == "join" and code in FINAL_JOIN_REFUSALS:
+                    raise GroupError(str(code), f"the host refused this seat's join: "
+                                     f"{str(frame.get('message'))[:300]}")
+                pending = None
                 await act()
             elif kind == "done":
                 receipts = list(frame.get("receipts") or [])
