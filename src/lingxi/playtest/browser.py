@@ -80,6 +80,8 @@ TOUCH_DESYNC_RISK = ("touch-ack: Chromium did not answer a touch event in time, 
 LATE_INPUT_RISK = ("input-late: the page had not seen an input event when virtual time ran "
                    "on, so it may land at a real-time moment")
 FORCE_FRAME_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
+CLOCK_PATH = "/__lingxi-clock/"  # the page's holds on the virtual clock (page_scripts)
+MAX_HOLDS = 256  # open holds kept; beyond, a hold is answered at once (a page gone wild)
 MIN_CAMERA_SCALE = 0.4  # never zoom out further: cells would get too small to read
 # A page that overflows the window by the same ratio (±3 %) after a camera move as before it
 # grew with the window: it lays itself out to cover the window, zooming cannot fit it.
@@ -170,6 +172,14 @@ class Browser:
         self.close()
 
 
+def _fulfil(route: Any) -> None:
+    """Answer a clock request with an empty 204 (the page may be gone already)."""
+    try:
+        route.fulfill(status=204, body="")
+    except Exception:
+        pass
+
+
 class GamePage:
     """A game in one browser tab with its virtual clock (the harness's driver)."""
 
@@ -185,6 +195,8 @@ class GamePage:
         self.blocked_count = 0
         self.missing: list[dict[str, Any]] = []  # the game's own files that failed (≥ 400)
         self.missing_count = 0
+        self._holds: dict[str, Any] = {}  # the page's open holds on the clock, by id
+        self._released: set[str] = set()  # releases that came before their hold
         self._loaded = False  # after the first navigation, any other one leaves the game
         self._path = urlsplit(url).path  # the game's page: a reload stays, any other leaves
         context.route("**/*", self._route)
@@ -225,6 +237,9 @@ class GamePage:
         """
         url = request.url
         parts = urlsplit(url)
+        if parts.path.startswith(CLOCK_PATH):
+            self._clock_request(route, parts.path[len(CLOCK_PATH):])
+            return
         try:
             navigation = request.is_navigation_request() and request.frame.parent_frame is None
         except Exception:
@@ -240,6 +255,27 @@ class GamePage:
             route.abort("blockedbyclient")
         else:
             route.continue_()
+
+    def _clock_request(self, route: Any, rest: str) -> None:
+        """The page's hold on the virtual clock (page_scripts, ``holdClock``): ``hold/ID`` is
+        kept open while a promise that settles in real time (an image decode) is pending,
+        so virtual time stands still (pauseIfNetworkFetchesPending); ``release/ID`` answers
+        both. Never a network request; ids the page did not open are answered at once."""
+        kind, _, key = rest.partition("/")
+        key = key[:64]
+        if kind == "hold":
+            if key in self._released:  # its release came first: nothing to wait for
+                self._released.discard(key)
+            elif len(self._holds) < MAX_HOLDS:
+                self._holds[key] = route
+                return
+        elif kind == "release":
+            held = self._holds.pop(key, None)
+            if held is not None:
+                _fulfil(held)
+            elif len(self._released) < MAX_HOLDS:
+                self._released.add(key)
+        _fulfil(route)
 
     def _route_socket(self, socket: Any) -> None:
         """A WebSocket reaches the network only at the game's own origin (ws ↔ http)."""
