@@ -24,6 +24,8 @@ from lingxi.playtest.errors import PlayInputError
 from lingxi.playtest.launch import detect_base, resolve_game
 from lingxi.playtest.server import StaticServer, normalize_base
 
+from .test_zoo_smoke import swaps
+
 ZOO = Path(__file__).resolve().parent / "zoo"
 BUILD = ZOO / "phaser-build"
 
@@ -158,3 +160,55 @@ def test_a_build_served_at_the_wrong_base_says_what_is_missing(browser, tmp_path
     assert not evidence["summary"]["boardReached"]
     report = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
     assert "game files not found" in report and "--base" in report
+
+
+@pytest.mark.browser
+def test_the_build_behaves_as_its_readme_says(browser):
+    """The zoo game itself, in plain Playwright under its base: a seeded board, a Start
+    button that exists only on the canvas, a first press into the play scene that only
+    wakes the game, then a drag that swaps."""
+    with StaticServer(BUILD, base="/game/") as server:
+        context = browser._browser.new_context(viewport={"width": 390, "height": 844},
+                                               device_scale_factor=1)
+        try:
+            page = context.new_page()
+            errors = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.goto(server.url + "?seed=3")
+            page.wait_for_function("() => window.__zoo && window.__zoo.scene() === 'menu'")
+            box = page.evaluate("() => { const r = document.querySelector('canvas')"
+                                ".getBoundingClientRect(); return [r.left, r.width]; }")
+            assert box[1] > 390  # ENVELOP: the canvas is wider than the window
+            assert page.locator("button, [role=button], a").count() == 0  # Start is drawn
+            k = box[1] / 720
+            page.mouse.click(box[0] + 360 * k, 760 * k)
+            page.wait_for_function("() => window.__zoo.scene() === 'play'")
+            first = page.evaluate("() => window.__zoo.board()")
+            assert page.evaluate("() => window.__zoo.awake()") is False
+            x, y = page.evaluate("() => window.__zoo.cellCenter(4, 4)")
+            page.mouse.move(x, y)
+            page.mouse.down()
+            page.mouse.move(x + 40, y, steps=4)
+            page.mouse.up()
+            page.wait_for_timeout(50)
+            assert page.evaluate("() => window.__zoo.awake()") is True
+            assert page.evaluate("() => window.__zoo.board()") == first  # only woken
+            (ar, ac), (br, bc) = swaps(first, 3)[0]
+            (ax, ay), (bx, by) = (page.evaluate("([r, c]) => window.__zoo.cellCenter(r, c)", cell)
+                                  for cell in ([ar, ac], [br, bc]))
+            page.mouse.move(ax, ay)
+            page.mouse.down()
+            page.mouse.move(bx, by, steps=4)
+            page.mouse.up()
+            page.wait_for_function("() => window.__zoo.score() > 0", timeout=15_000)
+            again = context.new_page()
+            again.goto(server.url + "?seed=3")
+            again.wait_for_function("() => window.__zoo && window.__zoo.scene() === 'menu'")
+            box = again.evaluate("() => { const r = document.querySelector('canvas')"
+                                 ".getBoundingClientRect(); return [r.left, r.width]; }")
+            again.mouse.click(box[0] + 360 * k, 760 * k)
+            again.wait_for_function("() => window.__zoo.scene() === 'play'")
+            assert again.evaluate("() => window.__zoo.board()") == first  # same seed, same deal
+            assert not errors, errors
+        finally:
+            context.close()
