@@ -18,8 +18,9 @@ Prints per game: board reached, actions received / taken, score gained by greedy
 random, replay identical (and where the first difference is), harness wall ms per step
 and its ratio to the bare click+screenshot. Then, on ``--settling-game`` (the DOM demo by
 default), a ``--settling-steps`` greedy run with settling and the same run before
-settling (a fixed 600 ms, ``RunConfig(settle=False)``): wall seconds of each, in this run.
-Exits 1 when a baseline could not be measured.
+settling (a fixed 600 ms, ``RunConfig(settle=False)``): wall seconds of each, in this run
+(``--settling-steps 0`` skips it). A game folder built for a base path (zoo ``phaser-build``)
+is served under the base its page shows, for the harness and the baseline alike. Exits 1 when a baseline could not be measured.
 
 ``--replay-table`` (issue 24.2) instead plays every game above, every fixture page of
 ``tests/playtest/fixtures`` (``fixture-<name>``) and every example game
@@ -109,10 +110,11 @@ def replay_table(args) -> int:
 
 def bare_step_ms(browser, game: Path) -> float:
     """Wall ms per bare click + screenshot on ``game`` (Playwright, real time)."""
+    from lingxi.playtest.launch import detect_base
     from lingxi.playtest.server import StaticServer
 
     root, page_name = (game, "index.html") if game.is_dir() else (game.parent, game.name)
-    with StaticServer(root, page_name) as server:
+    with StaticServer(root, page_name, detect_base(root, page_name)) as server:
         context = browser._browser.new_context(viewport={"width": 390, "height": 844},
                                                device_scale_factor=1)
         try:
@@ -188,6 +190,8 @@ def main() -> int:
                   f"{r.get('scoreGained') or 0:>7g}  {replay:22s} {step:7.0f} {bare:5.0f} "
                   f"{step / bare if bare else float('nan'):6.1f}", flush=True)
         game = Path(args.settling_game)
+        if args.settling_steps <= 0:  # the settling comparison skipped
+            return 1 if failed else 0
         _, settled = run(browser, game, (), "greedy-match3", args.seed, args.settling_steps,
                          Path(tmp) / "settled")
         _, fixed = run(browser, game, (), "greedy-match3", args.seed, args.settling_steps,

@@ -28,6 +28,10 @@ GAMES = ("busy-cascade", "candy-drag", "cascade", "centred-wide", "four-in-row",
          "pairs", "phaser3", "pixi", "react-dnd", "slide-2048", "touch-only", "wide-start")
 NOT_MATCH3 = ("pairs", "slide-2048")  # issue 24.6: games for the explorer actor
 MATCH3 = tuple(g for g in GAMES if g not in NOT_MATCH3)
+# Games laid out as a bundler ships them (issue 24.4): served under a base path, code in
+# hashed files under assets/, the engine shared with phaser3 by a symlink (tested in
+# test_real_builds.py).
+BUILDS = ("phaser-build",)
 VENDORED = {"phaser3": ["phaser.min.js"], "pixi": ["pixi.min.js"],
             "react-dnd": ["react.production.min.js", "react-dom.production.min.js"]}
 VIEWPORT = {"width": 390, "height": 844}
@@ -41,7 +45,7 @@ Object.defineProperty(window, "lingxi", {value: Object.freeze({emit: (e) => wind
 # ---- the folders -------------------------------------------------------------------------
 
 def test_every_game_has_its_files_and_no_network():
-    assert sorted(p.name for p in ZOO.iterdir() if p.is_dir()) == list(GAMES)
+    assert sorted(p.name for p in ZOO.iterdir() if p.is_dir()) == sorted(GAMES + BUILDS)
     for game in GAMES:
         folder = ZOO / game
         for name in ("index.html", "game.js", "README.md"):
@@ -63,6 +67,19 @@ def test_every_game_has_its_files_and_no_network():
             assert not (folder / "LICENSE").exists(), game
         assert sorted(p.name for p in folder.iterdir()) == sorted(
             ["index.html", "game.js", "README.md", *engines, *(["LICENSE"] if engines else [])])
+
+
+def test_builds_have_their_files_and_no_network():
+    for game in BUILDS:
+        folder = ZOO / game
+        assert sorted(p.name for p in folder.iterdir()) == ["README.md", "assets", "index.html"]
+        html = (folder / "index.html").read_text(encoding="utf-8")
+        assert not re.search(r"""(src|href)=["']?(https?:)?//""", html), game  # no CDN
+        code = "".join(p.read_text(encoding="utf-8") for p in (folder / "assets").glob("index-*.js"))
+        assert "Date.now" not in code and "new Date" not in code, game
+        assert "Math.random" in code and "seed" in code, game
+        engine = folder / "assets" / "vendor-phaser-3.90.0.min.js"
+        assert engine.is_symlink() and engine.resolve() == (ZOO / "phaser3" / "phaser.min.js")
 
 
 # ---- plain Playwright ----------------------------------------------------------------------

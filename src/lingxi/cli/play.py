@@ -61,6 +61,9 @@ def board_line(summary: dict) -> str:
               show_default=True,
               help="How a swap_pair is performed: a drag, two taps, or auto (drag, switching "
                    "method after two swaps the game ignored).")
+@click.option("--base", default=None, metavar="PATH",
+              help="Serve a game folder under this URL path (e.g. /game/) [default: the base "
+                   "its index.html's absolute URLs show, else /].")
 @click.option("--check-replay", is_flag=True,
               help="Play a second time with the same seed and say whether the runs were identical.")
 @click.option("--overwrite", is_flag=True, help="Replace an earlier bundle in --out.")
@@ -68,7 +71,8 @@ def board_line(summary: dict) -> str:
 @json_option
 @handle_errors
 def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
-         brief: str | None, seed: int, out: Path | None, swap_via: str, check_replay: bool,
+         brief: str | None, seed: int, out: Path | None, swap_via: str, base: str | None,
+         check_replay: bool,
          overwrite: bool, no_progress: bool, as_json: bool) -> None:
     """Let an actor play GAME (a folder with index.html, an .html file or a URL).
 
@@ -104,7 +108,7 @@ def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
             evidence = run_play(game, actor, actor_name=actor_name, actor_options=options,
                                 seed=seed, budget=budget, brief=the_brief, out=out,
                                 run_id=run_id, swap_via=swap_via, on_step=on_step,
-                                overwrite=overwrite, replay_actor=replay)
+                                overwrite=overwrite, replay_actor=replay, base=base)
     finally:
         actor.close()
     summary = evidence["summary"]
@@ -119,6 +123,10 @@ def play(game: str, actor_name: str, actor_option: tuple[str, ...], budget: int,
     blocked = (summary.get("blocked") or {}).get("count", 0)
     if blocked:
         click.echo(f"blocked: {blocked} requests or navigations off the machine (see evidence.json)")
+    missing = (summary.get("missing") or {}).get("count", 0)
+    if missing:
+        click.echo(f"missing: {missing} files the game asked for were not found (a build made "
+                   "for another base path? see --base and evidence.json summary.missing)")
     if summary.get("cameraScale"):
         click.echo(f"camera: zoomed out to {summary['cameraScale']:.2f} to fit the page")
     verdict = summary.get("replay") or {}

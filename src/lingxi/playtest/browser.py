@@ -80,7 +80,12 @@ TOUCH_DESYNC_RISK = ("touch-ack: Chromium did not answer a touch event in time, 
 LATE_INPUT_RISK = ("input-late: the page had not seen an input event when virtual time ran "
                    "on, so it may land at a real-time moment")
 FORCE_FRAME_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
+CLOCK_PATH = "/__lingxi-clock/"  # the page's holds on the virtual clock (page_scripts)
+MAX_HOLDS = 256  # open holds kept; beyond, a hold is answered at once (a page gone wild)
 MIN_CAMERA_SCALE = 0.4  # never zoom out further: cells would get too small to read
+# A page that overflows the window by the same ratio (±3 %) after a camera move as before it
+# grew with the window: it lays itself out to cover the window, zooming cannot fit it.
+FOLLOWS_WINDOW_TOLERANCE = 0.03
 INITIAL_VIRTUAL_TIME_S = EPOCH_MS // 1000  # Chromium's clock; the page's Date is gated
 LOAD_STEP_MS = 100
 LOAD_STEPS = 100
@@ -167,6 +172,14 @@ class Browser:
         self.close()
 
 
+def _fulfil(route: Any) -> None:
+    """Answer a clock request with an empty 204 (the page may be gone already)."""
+    try:
+        route.fulfill(status=204, body="")
+    except Exception:
+        pass
+
+
 class GamePage:
     """A game in one browser tab with its virtual clock (the harness's driver)."""
 
@@ -180,12 +193,17 @@ class GamePage:
         self.origin = origin_of(url)
         self.blocked: list[dict[str, str]] = []  # the first MAX_BLOCKED_KEPT
         self.blocked_count = 0
+        self.missing: list[dict[str, Any]] = []  # the game's own files that failed (≥ 400)
+        self.missing_count = 0
+        self._holds: dict[str, Any] = {}  # the page's open holds on the clock, by id
+        self._released: set[str] = set()  # releases that came before their hold
         self._loaded = False  # after the first navigation, any other one leaves the game
         self._path = urlsplit(url).path  # the game's page: a reload stays, any other leaves
         context.route("**/*", self._route)
         context.route_web_socket("**/*", self._route_socket)
         self._page = context.new_page()
         self._page.on("popup", self._on_popup)
+        self._page.on("response", self._on_response)
         self._page.set_default_timeout(REAL_TIMEOUT_S * 1000)
         self._cdp = context.new_cdp_session(self._page)
         self._expired = 0
@@ -197,6 +215,8 @@ class GamePage:
         self.native_drags = 0
         self.scale = 1.0  # camera: frame pixels per CSS pixel
         self.css_size = (VIEWPORT_WIDTH, VIEWPORT_HEIGHT)
+        self._overflow: float | None = None  # page / window at the last camera move
+        self._camera_fixed = False  # the layout follows the window: the camera stays at 1
         self._cdp.on("Emulation.virtualTimeBudgetExpired", self._on_expired)
         self._cdp.on("Input.dragIntercepted", lambda params: self._dragged.append(params["data"]))
 
@@ -217,6 +237,9 @@ class GamePage:
         """
         url = request.url
         parts = urlsplit(url)
+        if parts.path.startswith(CLOCK_PATH):
+            self._clock_request(route, parts.path[len(CLOCK_PATH):])
+            return
         try:
             navigation = request.is_navigation_request() and request.frame.parent_frame is None
         except Exception:
@@ -233,6 +256,27 @@ class GamePage:
         else:
             route.continue_()
 
+    def _clock_request(self, route: Any, rest: str) -> None:
+        """The page's hold on the virtual clock (page_scripts, ``holdClock``): ``hold/ID`` is
+        kept open while a promise that settles in real time (an image decode) is pending,
+        so virtual time stands still (pauseIfNetworkFetchesPending); ``release/ID`` answers
+        both. Never a network request; ids the page did not open are answered at once."""
+        kind, _, key = rest.partition("/")
+        key = key[:64]
+        if kind == "hold":
+            if key in self._released:  # its release came first: nothing to wait for
+                self._released.discard(key)
+            elif len(self._holds) < MAX_HOLDS:
+                self._holds[key] = route
+                return
+        elif kind == "release":
+            held = self._holds.pop(key, None)
+            if held is not None:
+                _fulfil(held)
+            elif len(self._released) < MAX_HOLDS:
+                self._released.add(key)
+        _fulfil(route)
+
     def _route_socket(self, socket: Any) -> None:
         """A WebSocket reaches the network only at the game's own origin (ws ↔ http)."""
         url = socket.url
@@ -242,6 +286,21 @@ class GamePage:
         else:
             self._block("websocket", url, "websocket")
             socket.close()
+
+    def _on_response(self, response: Any) -> None:
+        """A file of the game's own origin that failed (404 and the like) is listed: a build
+        made for a base path served at another one asks for files that are not there, and
+        the run should say so rather than show a blank canvas (issue 24.4)."""
+        try:
+            status, url = int(response.status), str(response.url)
+        except Exception:
+            return
+        if status < 400 or origin_of(url) != self.origin:
+            return
+        self.missing_count += 1
+        path = urlsplit(url).path[:MAX_BLOCKED_URL]
+        if len(self.missing) < MAX_BLOCKED_KEPT and all(m["path"] != path for m in self.missing):
+            self.missing.append({"path": path, "status": status})
 
     def _on_popup(self, page: Any) -> None:
         """A window the game opens (``window.open``, ``target=_blank``) is closed at once."""
@@ -343,7 +402,18 @@ class GamePage:
         larger screen) whose screenshot is scaled to 390×844, so every cell of a board
         wider than 390 px is seen and can be acted on. It only zooms out (never back in),
         so a layout that grows with the window cannot make it oscillate.
+
+        A layout that overflows the window *by the window's own measure* (an engine's
+        cover/ENVELOP scale mode, a canvas sized 120vw) grows as the window widens, so
+        zooming out can never fit it: each move revealed as much again to fit (four moves
+        down to 0.4 over the first actions in issue 24.4's probe, the board's cells at 40 %
+        and shifting every step). When the page overflowed by the same ratio after a move
+        as before it, the camera goes back to the phone's own 390×844 (scale 1, what the
+        game shows a player, cropped as it means to be) and stays there for the run
+        (``followsWindow`` in the step).
         """
+        if self._camera_fixed:
+            return None
         try:
             size = self._page.evaluate(PAGE_SIZE_JS)
         except Exception:
@@ -352,10 +422,22 @@ class GamePage:
         css_w, css_h = self.css_size
         if width <= css_w + 1 and height <= css_h + 1:
             return None
+        ratio = max(width / css_w, height / css_h)
+        if self._overflow is not None and abs(ratio - self._overflow) <= FOLLOWS_WINDOW_TOLERANCE:
+            self._camera_fixed = True
+            self.scale = 1.0
+            self.css_size = (VIEWPORT_WIDTH, VIEWPORT_HEIGHT)
+            self._send("Emulation.setDeviceMetricsOverride",
+                       {"width": VIEWPORT_WIDTH, "height": VIEWPORT_HEIGHT,
+                        "deviceScaleFactor": 1, "mobile": False})
+            return {"kind": "camera", "scale": 1, "followsWindow": True,
+                    "window": {"width": VIEWPORT_WIDTH, "height": VIEWPORT_HEIGHT},
+                    "pageSize": {"width": round(width), "height": round(height)}}
         scale = max(MIN_CAMERA_SCALE,
                     min(VIEWPORT_WIDTH / width, VIEWPORT_HEIGHT / height, self.scale))
         if scale >= self.scale - 1e-6:
             return None
+        self._overflow = ratio
         self.scale = scale
         self.css_size = (math.ceil(VIEWPORT_WIDTH / scale), math.ceil(VIEWPORT_HEIGHT / scale))
         self._send("Emulation.setDeviceMetricsOverride",

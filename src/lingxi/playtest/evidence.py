@@ -63,6 +63,10 @@ def evidence_document(run: PlayRun) -> dict[str, Any]:
     if isinstance(blocked, list):
         doc["summary"]["blocked"] = {"count": int(getattr(run.driver, "blocked_count", 0)),
                                      "requests": list(blocked)}
+    missing = getattr(run.driver, "missing", None)
+    if isinstance(missing, list):
+        doc["summary"]["missing"] = {"count": int(getattr(run.driver, "missing_count", 0)),
+                                     "files": list(missing)}
     scale = getattr(run.driver, "scale", 1.0)
     if isinstance(scale, int | float) and 0 < scale < 1:
         doc["summary"]["cameraScale"] = round(float(scale), 4)
@@ -139,12 +143,17 @@ def _harness(steps: list[dict[str, Any]]) -> str:
     items = []
     for h in steps:
         kind = h["kind"]
-        if kind == "camera":
+        if kind == "camera" and h.get("followsWindow"):
+            text = (f"camera back to 1 for the run: the page ({h['pageSize']['width']}×"
+                    f"{h['pageSize']['height']}) grew with the window, zooming cannot fit it")
+        elif kind == "camera":
             text = (f"camera zoomed out to {h['scale']} (window {h['window']['width']}×"
                     f"{h['window']['height']} for a page of {h['pageSize']['width']}×"
                     f"{h['pageSize']['height']})")
         elif kind == "input_probe":
             text = f"input model {h['model']}: {'received' if h['received'] else 'not received'}"
+            if h.get("woke"):
+                text += " (the game woke up: tried again)"
         else:
             text = kind.replace("_", " ") + " " + esc(json.dumps(
                 {k: v for k, v in h.items() if k != "kind"}, ensure_ascii=False))
@@ -166,6 +175,8 @@ def _verdicts(summary: dict[str, Any], replay: dict[str, Any]) -> list[tuple[str
                                   if before else "")
     reached, at = summary.get("boardReached"), summary.get("boardReachedAtAction")
     blocked = (summary.get("blocked") or {}).get("count", 0)
+    missing = summary.get("missing") or {}
+    first = (missing.get("files") or [{}])[0].get("path", "")
     return [
         ("responses received", f"{responses} of {actions} actions", responses > 0),
         ("score gained by the actions", esc(score), None if gained is None else gained > 0),
@@ -177,6 +188,9 @@ def _verdicts(summary: dict[str, Any], replay: dict[str, Any]) -> list[tuple[str
          + ("".join(f"<br>{esc(r)}" for r in replay.get("reasons", []))),
          replay.get("replayable") == "yes"),
         ("blocked off the machine", f"{blocked} requests or navigations", None),
+        ("game files not found", f"{missing.get('count', 0)}"
+         + (f" (first {esc(first)}; a build made for another base path? see --base)"
+            if missing.get("count") else ""), False if missing.get("count") else None),
         ("game's score", esc(str(summary.get("score"))), None),
     ]
 

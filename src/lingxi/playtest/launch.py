@@ -27,6 +27,39 @@ class GameSource:
     source: str  # what the user gave
     root: Path | None  # folder to serve, for a local game
     page: str  # path under root (local) or the full URL
+    base: str = "/"  # the URL path the folder is served under (local games)
+
+
+_ABSOLUTE_REF = re.compile(r"""\b(?:src|href)\s*=\s*["']?(/[^/"'\s>?#][^"'\s>?#]*)""",
+                           re.IGNORECASE)
+MAX_BASE_DEPTH = 3
+
+
+def detect_base(root: Path, page: str) -> str:
+    """The base path a build was made for, read from the absolute URLs its page asks for.
+
+    A Vite/webpack build for ``/game/`` writes ``<script src="/game/assets/index-….js">``;
+    served at ``/`` that is a 404. Each absolute ``src``/``href`` votes for the prefix that,
+    removed, names a file of the folder (``/`` when the path names one as it is); the prefix
+    with most votes wins, ``/`` when none names a file.
+    """
+    try:
+        html = (root / page).read_text(encoding="utf-8", errors="replace")[:200_000]
+    except OSError:
+        return "/"
+    votes: dict[str, int] = {}
+    for ref in _ABSOLUTE_REF.findall(html):
+        parts = [p for p in ref.split("/") if p]
+        if not parts or any(p in (".", "..") for p in parts):
+            continue
+        for depth in range(0, min(MAX_BASE_DEPTH, len(parts) - 1) + 1):
+            if (root.joinpath(*parts[depth:])).is_file():
+                base = "/" + "".join(p + "/" for p in parts[:depth])
+                votes[base] = votes.get(base, 0) + 1
+                break
+    if not votes:
+        return "/"
+    return max(sorted(votes, key=len), key=lambda b: votes[b])
 
 
 def make_actor(name: str, *, seed: int, options: dict[str, str]) -> Any:
@@ -45,19 +78,28 @@ def with_seed(url: str, seed: int) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
-def resolve_game(game: str) -> GameSource:
-    """A game folder (with index.html), an .html file, or an http(s) URL."""
+def resolve_game(game: str, base: str | None = None) -> GameSource:
+    """A game folder (with index.html), an .html file, or an http(s) URL. A local game is
+    served under ``base`` (``--base``), or the base its page's absolute URLs show."""
+    from lingxi.playtest.server import normalize_base
+
     if re.match(r"^https?://", game, re.IGNORECASE):
+        if base is not None:
+            raise PlayInputError("play.bad_option",
+                                 "--base is for a game folder or file; a URL has its own path")
         return GameSource(game, None, game)
     path = Path(game).expanduser()
     if path.is_dir():
         if not (path / "index.html").is_file():
             raise PlayInputError("play.no_index", f"{path} has no index.html")
-        return GameSource(game, path.resolve(), "index.html")
-    if path.is_file() and path.suffix.lower() in (".html", ".htm"):
-        return GameSource(game, path.resolve().parent, path.name)
-    raise PlayInputError("play.no_game",
-                         f"{game} is not a game folder, an .html file or an http(s) URL")
+        root, page = path.resolve(), "index.html"
+    elif path.is_file() and path.suffix.lower() in (".html", ".htm"):
+        root, page = path.resolve().parent, path.name
+    else:
+        raise PlayInputError("play.no_game",
+                             f"{game} is not a game folder, an .html file or an http(s) URL")
+    chosen = normalize_base(base) if base is not None else detect_base(root, page)
+    return GameSource(game, root, page, chosen)
 
 
 def prepare_out(out: Path, *, overwrite: bool = False) -> Path:
@@ -91,7 +133,7 @@ def play(game: str, actor: Any, *, actor_name: str, actor_options: dict[str, str
          browser: Any = None, overwrite: bool = False,
          replay_actor: Callable[[], Any] | None = None,
          init_scripts: tuple[str, ...] = (), settle: bool = True,
-         reuse_frames: bool = True) -> dict[str, Any]:
+         reuse_frames: bool = True, base: str | None = None) -> dict[str, Any]:
     """Play ``game`` with ``actor`` for ``budget`` actions; returns the evidence document.
 
     ``browser`` (a :class:`lingxi.playtest.browser.Browser`) is reused when given,
@@ -100,15 +142,17 @@ def play(game: str, actor: Any, *, actor_name: str, actor_options: dict[str, str
     replay check: the run is made a second time and compared frame by frame, view
     by view; the verdict goes into ``summary.replay``. ``init_scripts`` run in the
     page before its own scripts (test instrumentation, e.g. to report a score the
-    game only draws).
+    game only draws). ``base`` serves a local game under that URL path (default: the base
+    its page's absolute URLs show, see :func:`detect_base`).
     """
     from lingxi.playtest.browser import Browser
     from lingxi.playtest.pixels import vision_finder, vision_kinds
     from lingxi.playtest.server import StaticServer
 
-    source = resolve_game(game)
+    source = resolve_game(game, base)
     out = prepare_out(out, overwrite=overwrite)
-    server = StaticServer(source.root, source.page) if source.root is not None else None
+    server = (StaticServer(source.root, source.page, source.base)
+              if source.root is not None else None)
     try:
         url = server.url if server else source.page
         url = with_seed(url, seed)

@@ -185,7 +185,8 @@ _BRIDGE = r"""
     const batch = frameQueue; frameQueue = new Map();
     const now = performance.now();
     for (const cb of batch.values()) { try { cb(now); } catch (e) { nativeTimeout(() => { throw e; }); } }
-    if (resizeFrame()) scheduleFrame();  // after the callbacks' layout, as in a browser
+    const resizing = resizeFrame(), intersecting = intersectFrame();
+    if (resizing || intersecting) scheduleFrame();  // after the callbacks' layout, as in a browser
   };
   const scheduleFrame = () => {
     if (origin === null) return;  // held until the clock starts (load gate)
@@ -274,6 +275,128 @@ _BRIDGE = r"""
     };
     window.ResizeObserver = ResizeObserver;
   }
+  // IntersectionObserver on the virtual frames, for the same reason as ResizeObserver:
+  // Chromium computes intersections in the rendering update of a real frame, so the
+  // callback ran at a virtual instant real time chose (a lazy-loading game or an "in
+  // view" animation started in a different settle chunk from run to run). Each observed
+  // target is measured against its root (the viewport, or the root element's box) grown
+  // by rootMargin at every virtual frame while anything is observed; an entry is reported
+  // when its threshold index or isIntersecting changes (the first frame always reports).
+  // Limits: clipping by scrolling ancestors between target and root is not applied, and
+  // isVisible (IntersectionObserver v2) is always false.
+  const intersectionObservers = new Set();
+  const rectOf = (b) => new DOMRectReadOnly(b[0], b[1], Math.max(0, b[2] - b[0]), Math.max(0, b[3] - b[1]));
+  const marginOf = (text) => {
+    const parts = String(text === undefined ? '0px' : text).trim().split(/\s+/).slice(0, 4);
+    const one = (t) => {
+      const m = /^(-?\d*\.?\d+)(px|%)?$/.exec(t || '0px');
+      if (!m || (m[2] === undefined && parseFloat(m[1]) !== 0)) {
+        throw new DOMException("rootMargin must be given in pixels or percent", 'SyntaxError');
+      }
+      return [parseFloat(m[1]), m[2] === '%'];
+    };
+    const v = parts.map(one);
+    while (v.length < 4) v.push(v.length === 1 ? v[0] : v.length === 2 ? v[0] : v[1]);
+    return v;  // top, right, bottom, left
+  };
+  function intersectFrame() {
+    for (const o of [...intersectionObservers]) {
+      let rb;
+      if (o.root) {
+        if (!o.root.isConnected) continue;
+        const r = o.root.getBoundingClientRect();
+        rb = [r.left, r.top, r.right, r.bottom];
+      } else {
+        rb = [0, 0, window.innerWidth, window.innerHeight];
+      }
+      const w = rb[2] - rb[0], h = rb[3] - rb[1];
+      const at = ([v, pct], size) => pct ? v * size / 100 : v;
+      rb = [rb[0] - at(o.margin[3], w), rb[1] - at(o.margin[0], h),
+            rb[2] + at(o.margin[1], w), rb[3] + at(o.margin[2], h)];
+      const entries = [];
+      for (const [target, seen] of o.targets) {
+        const r = target.isConnected ? target.getBoundingClientRect() : null;
+        const box = r ? [r.left, r.top, r.right, r.bottom] : [0, 0, 0, 0];
+        const ix = [Math.max(box[0], rb[0]), Math.max(box[1], rb[1]),
+                    Math.min(box[2], rb[2]), Math.min(box[3], rb[3])];
+        const hit = r !== null && ix[2] >= ix[0] && ix[3] >= ix[1];  // edge-adjacent counts
+        const area = (box[2] - box[0]) * (box[3] - box[1]);
+        const ratio = !hit ? 0 : area > 0 ? ((ix[2] - ix[0]) * (ix[3] - ix[1])) / area : 1;
+        let index = 0;
+        while (index < o.thresholds.length && o.thresholds[index] <= ratio) index++;
+        if (index === seen.index && hit === seen.hit) continue;
+        seen.index = index; seen.hit = hit;
+        entries.push(Object.freeze({ target, time: performance.now(), rootBounds: rectOf(rb),
+          boundingClientRect: rectOf(box), intersectionRect: rectOf(hit ? ix : [0, 0, 0, 0]),
+          isIntersecting: hit, intersectionRatio: ratio, isVisible: false }));
+      }
+      if (entries.length) {
+        try { o.callback.call(o.self, entries, o.self); }
+        catch (e) { nativeTimeout(() => { throw e; }); }
+      }
+    }
+    return intersectionObservers.size > 0;
+  }
+  const observing = resizeFrame.observing;
+  resizeFrame.observing = () => observing() || intersectionObservers.size > 0;
+  if (typeof window.IntersectionObserver === 'function') {
+    const ioState = new WeakMap();
+    const IntersectionObserver = class IntersectionObserver {
+      constructor(callback, options) {
+        if (typeof callback !== 'function') throw new TypeError("IntersectionObserver: callback is not a function");
+        const opts = options || {};
+        let thresholds = opts.threshold === undefined ? [0] : [].concat(opts.threshold).map(Number);
+        if (thresholds.some((t) => !(t >= 0 && t <= 1))) throw new RangeError("IntersectionObserver: threshold values must be in [0, 1]");
+        thresholds = [...new Set(thresholds)].sort((a, b) => a - b);
+        const root = opts.root || null;
+        const margin = marginOf(opts.rootMargin);
+        ioState.set(this, { callback, self: this, targets: new Map(), root, margin, thresholds,
+          rootMargin: margin.map(([v, pct]) => v + (pct ? '%' : 'px')).join(' ') });
+      }
+      get root() { return ioState.get(this).root; }
+      get rootMargin() { return ioState.get(this).rootMargin; }
+      get thresholds() { return Object.freeze(ioState.get(this).thresholds.slice()); }
+      observe(target) {
+        if (!(target instanceof Element)) throw new TypeError("IntersectionObserver.observe: target is not an Element");
+        const o = ioState.get(this);
+        if (!o.targets.has(target)) o.targets.set(target, { index: -1, hit: false });
+        intersectionObservers.add(o);
+        scheduleFrame();
+      }
+      unobserve(target) {
+        const o = ioState.get(this);
+        o.targets.delete(target);
+        if (!o.targets.size) intersectionObservers.delete(o);
+      }
+      disconnect() { const o = ioState.get(this); o.targets.clear(); intersectionObservers.delete(o); }
+      takeRecords() { return []; }
+    };
+    window.IntersectionObserver = IntersectionObserver;
+  }
+  // Promises that settle in real time on the virtual clock: createImageBitmap and
+  // img.decode() resolve when Chromium's decoder is done, and virtual time runs meanwhile,
+  // so their callbacks landed at a virtual instant real time chose. While one is pending
+  // the page holds a request to the harness open (/__lingxi-clock/hold/ID): under the
+  // policy pauseIfNetworkFetchesPending virtual time stands still until the decoder is done
+  // and the page releases it, so the result arrives at the virtual instant of the call.
+  const nativeFetch = typeof window.fetch === 'function' ? window.fetch.bind(window) : null;
+  const holdToken = Math.floor(Math.random() * 1e9).toString(36);  // Math.random is native here
+  let holdSeq = 0;
+  const canHold = () => nativeFetch !== null && /^https?:$/.test(location.protocol);
+  const holdClock = (start) => {
+    if (!canHold()) return start();
+    const id = holdToken + '-' + (++holdSeq);
+    const path = '/__lingxi-clock/';
+    const hold = nativeFetch(path + 'hold/' + id, { cache: 'no-store' }).catch(() => {});
+    let work;
+    try { work = Promise.resolve(start()); } catch (e) { work = Promise.reject(e); }
+    const release = () => {
+      nativeFetch(path + 'release/' + id, { cache: 'no-store' }).catch(() => {});
+      return hold;
+    };
+    return work.then((value) => release().then(() => value),
+                     (error) => release().then(() => { throw error; }));
+  };
   let state = (__SEED__ >>> 0) || 0x9e3779b9;
   const next = () => {
     state = (state + 0x6D2B79F5) >>> 0;
@@ -338,15 +461,18 @@ _BRIDGE = r"""
   watch('SharedWorker', 'worker: a shared worker runs outside the page\'s virtual clock');
   watch('MessageChannel', 'scheduler: MessageChannel messages are delivered outside virtual time');
   watch('WebSocket', 'network: a WebSocket delivers messages at real-time moments');
-  watch('IntersectionObserver', 'observer: IntersectionObserver reports on Chromium\'s real frames');
-  // Off-thread decoding settles its promise when the decoder is done, in real time.
-  const watchCall = (owner, name, why) => {
+  // Off-thread decoding settles its promise when the decoder is done: held on the clock
+  // (above) where the page can reach the harness, a risk where it cannot (about:, file:).
+  const holdCall = (owner, name, why) => {
     const original = owner && owner[name];
     if (typeof original !== 'function') return;
-    owner[name] = function (...args) { risks.add(why); return original.apply(this, args); };
+    owner[name] = function (...args) {
+      if (!canHold()) risks.add(why);
+      return holdClock(() => original.apply(this, args));
+    };
   };
-  watchCall(window, 'createImageBitmap', 'decode: createImageBitmap resolves at a real-time moment');
-  watchCall(HTMLImageElement.prototype, 'decode', 'decode: img.decode() resolves at a real-time moment');
+  holdCall(window, 'createImageBitmap', 'decode: createImageBitmap resolves at a real-time moment');
+  holdCall(HTMLImageElement.prototype, 'decode', 'decode: img.decode() resolves at a real-time moment');
   watch('AudioContext', 'audio: an AudioContext clock runs in real time');
   watch('OfflineAudioContext', 'audio: offline audio rendering completes at real-time moments');
   // CSS transitions, CSS animations and Web Animations on the virtual clock. Chromium runs

@@ -130,6 +130,7 @@ class PlayRun:
         self.replay: dict[str, Any] | None = None
         self.risks_seen: list[str] | None = None
         self._idle_probed_at = -1
+        self._woken = False  # a first swap woke the game (see _woke); once a run
         self._raw: list[Any] = []  # bridge events drained but not yet recorded
         self._dropped = 0
         self.has_hover = False
@@ -410,28 +411,65 @@ class PlayRun:
         grid, cells = self._swap_cells(selection, swaps, catalog)
         order = self.models.order()
         total = 0
-        for attempt, model in enumerate(order):
+        base = pre.pixels  # what a try is compared with (the frame after a wake, see below)
+        queue = list(order)
+        attempt = -1
+        while queue:
+            model = queue.pop(0)
+            attempt += 1
             performed = {**action, "via": via(model)}
             self.models.tried(model)
             spent = self.driver.perform(performed, model)
             settled = self._settle()
             total += spent + settled.spent_ms
-            received = (self._received(pre.pixels, settled.frames, grid, cells)
-                        or self._answered(self._drain()))
+            raw = self._drain()
+            received = self._received(base, settled.frames, grid, cells) or self._answered(raw)
             if received:
                 self.models.received(model)
                 if attempt:
                     self._step(harness, {"kind": "input_probe", "model": model, "received": True,
                                          "virtualTimeMs": spent + settled.spent_ms})
                 return performed, settled, total, True, model
-            self._step(harness, {"kind": "input_probe", "model": model, "received": False,
-                                 "virtualTimeMs": spent + settled.spent_ms})
+            probe = {"kind": "input_probe", "model": model, "received": False,
+                     "virtualTimeMs": spent + settled.spent_ms}
+            if self._woke(base, settled, raw, grid):
+                # The game answered the press with something other than the swap (a "tap to
+                # begin" went away, it said so on the bridge): many games take their first
+                # click into the canvas to unlock audio, focus or start, and swallow it. The
+                # same model is tried once more, compared with the frame after that answer.
+                self._woken = True
+                probe["woke"] = True
+                queue.insert(0, model)
+                base = settled.pixels
+                self._step(harness, probe)
+                continue
+            self._step(harness, probe)
             cleanup = self._deselect(pre, settled, grid, model, harness)
             if cleanup is not None:
                 total += cleanup.spent_ms
                 settled = cleanup
         self.models.missed()
         return performed, settled, total, False, model
+
+    def _woke(self, base: np.ndarray, settled: Settled, raw: list[Any], grid: Grid) -> bool:
+        """True when an unreceived swap still drew an answer from the game before any swap
+        was ever received: a bridge event of a type it does not emit on its own, or a
+        significant change not confined to the board (a "tap to begin" went away; a change
+        inside the board is a selection or a hover, which the model's own retries handle).
+        The game took the press as its wake-up. Once a run."""
+        if self._woken or self.models.ever:
+            return False
+        if _event_types(raw) - self.motion.idle_event_types:
+            return True
+        seen: set[int] = set()
+        for frame in settled.frames:
+            if id(frame) in seen:
+                continue
+            seen.add(id(frame))
+            diff = self.motion.changes(base, frame)
+            if significant(diff) and not inside(diff, grid.box):
+                return True
+        return False
 
     def _deselect(self, pre: Frame, settled: Settled, grid: Grid, model: str,
                   harness: list[dict[str, Any]]) -> Settled | None:
