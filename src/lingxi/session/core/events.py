@@ -108,7 +108,9 @@ class ControlReceived(_Frozen):
         _set(self, "body", {} if body is None else body)
 
 
-class PeerAborted(_Frozen):
+class _Refusal(_Frozen):
+    """A coded end with its evidence: the fields the two refusals below share."""
+
     code: str
     message: str = ""
     evidence: dict[str, Any]
@@ -122,20 +124,12 @@ class PeerAborted(_Frozen):
         _set(self, "evidence", {} if evidence is None else evidence)
 
 
-class EnvelopeRejected(_Frozen):
+class PeerAborted(_Refusal):
+    """The peer sent an abort control (its code, reason and evidence)."""
+
+
+class EnvelopeRejected(_Refusal):
     """The wire refused an envelope (bad signature, replay, stale, malformed…)."""
-
-    code: str
-    message: str = ""
-    evidence: dict[str, Any]
-    _fields = ("code", "message", "evidence")
-
-    def __init__(self, code: str,
-                 message: str = '',
-                 evidence: dict[str, Any] | None = None) -> None:
-        _set(self, "code", code)
-        _set(self, "message", message)
-        _set(self, "evidence", {} if evidence is None else evidence)
 
 
 class TimerFired(_Frozen):
