@@ -316,3 +316,19 @@ async def test_end_callbacks_run_once_when_the_peer_ends_the_channel_and_at_once
     assert calls == ["first", "second"]  # not again
     host.add_end_callback(lambda: calls.append("late"))
     assert calls == ["first", "second", "late"]
+
+
+async def test_a_ping_the_closing_peer_sent_last_does_not_hide_its_close_reason():
+    """The peer pings, closes with a reason and hangs up at once: the pong this side cannot
+    send any more does not end the channel before the close (and its reason) is read."""
+    from lingxi.wire.control import control_payload
+
+    guest, host, _, _ = await channel_pair()
+    _, ping = host.codec.build(control_payload("ping", nonce="0" * 32))
+    _, close = host.codec.build(control_payload("close", reason="done"))
+    await host.send_frames([ping, close])
+    await host.transport.close()
+    with pytest.raises(TransportError) as info:
+        await guest.recv(timeout=5)
+    assert info.value.code == "transport.closed"
+    assert info.value.details.get("reason") == "done", info.value

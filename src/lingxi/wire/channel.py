@@ -341,9 +341,13 @@ class SecureChannel:
             try:
                 _, pong = self._build(control_payload("pong", nonce=env.payload.get("nonce")),
                                       reply_to=env.id)
-                self._send_now(pong)
             except TransportError as error:
                 self._end(error)
+                return
+            with contextlib.suppress(TransportError):
+                # the peer went away: as for a ping, the reader ends the channel with what it
+                # still has to read (the peer's close and its reason), not this pong
+                self._send_now(pong)
         elif kind == "pong":
             self.pongs += 1
         elif kind == "close":
