@@ -384,18 +384,22 @@ def ratio_line(name: str, pairs: list[tuple[dict, dict]]) -> str:
             f"({m['requests']} requests, {m['failures']} failed)")
 
 
+def backend_database(backend: str, work: Path) -> tuple[str, callable | None] | None:
+    """The database URL for ``backend`` and how to drop it afterwards (None: nothing to
+    drop), or None when PostgreSQL is not reachable."""
+    if backend == "sqlite":
+        return f"sqlite:///{work / 'registry.db'}", None
+    return postgres_database()
+
+
 async def run_sample(args: argparse.Namespace) -> None:
     """Posts for ``args.sample`` seconds against ``--serve-sampled``; prints its profile."""
     work = Path(tempfile.mkdtemp(prefix="lingxi-sample-"))
     for backend in args.backends.split(","):
-        drop = None
-        if backend == "sqlite":
-            url = f"sqlite:///{work / 'registry.db'}"
-        else:
-            made = postgres_database()
-            if made is None:
-                continue
-            url, drop = made
+        made = backend_database(backend, work)
+        if made is None:
+            continue
+        url, drop = made
         port, out = free_port(), work / f"{backend}.txt"
         server = start([__file__, "--serve-sampled", str(port), url, str(out)], port,
                        str(work / backend))
@@ -447,14 +451,10 @@ async def main() -> None:
           f"{args.invitations} open invitations")
     try:
         for backend in args.backends.split(","):
-            drop = None
-            if backend == "sqlite":
-                url = f"sqlite:///{work / 'registry.db'}"
-            else:
-                made = postgres_database()
-                if made is None:
-                    continue
-                url, drop = made
+            made = backend_database(backend, work)
+            if made is None:
+                continue
+            url, drop = made
             port = free_port()
             server = start(["-m", "lingxi", "server", "--port", str(port), "--database-url",
                             url, "--max-open-invitations", str(10 ** 9),  # hosts post thousands,
