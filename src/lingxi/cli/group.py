@@ -16,13 +16,13 @@ import click
 
 from lingxi.cli.common import handle_errors, json_option, print_json, read_json_file, safe_line
 from lingxi.cli.group_seat import (
-    _endpoint,
-    _finish,
-    _group_spec,
-    _keys,
-    _seats,
-    _terminal_seat,
-    _write,
+    finish_outcome,
+    group_spec,
+    seat_count,
+    seat_keys,
+    tcp_endpoint,
+    terminal_seat,
+    write_record,
 )
 from lingxi.cli.group_seat import group_spec_or_none as group_spec_or_none  # re-exported
 from lingxi.errors import EXIT_FAILED, InputError
@@ -78,7 +78,7 @@ def run_group_test(spec: Any, *, seats: int | None, seed: int, adversarial: bool
     from lingxi.group.adversarial import adversarial as cases_of
     from lingxi.group.memory import spec_validator
 
-    count = _seats(spec, seats)
+    count = seat_count(spec, seats)
     values = spec.check_options(options or {}).values
     summary, record = _play(spec, count, seed, values)
     verdict = verify_records([record], spec_validator(spec))
@@ -91,7 +91,7 @@ def run_group_test(spec: Any, *, seats: int | None, seed: int, adversarial: bool
         data["adversarial"] = [c.to_dict() for c in cases]
     data["ok"] = verdict.ok and all(c.caught for c in cases)
     if record_path:
-        _write(record_path, record)
+        write_record(record_path, record)
     if as_json:
         print_json(data)
     else:
@@ -140,7 +140,7 @@ def test_cmd(protocol: str, seats: int | None, seed: int, adversarial: bool,
     Exit 0 when the run's record verifies (and, with --adversarial, every cheat
     is caught and named), 1 otherwise, 2 for bad input.
     """
-    run_group_test(_group_spec(protocol), seats=seats, seed=seed, adversarial=adversarial,
+    run_group_test(group_spec(protocol), seats=seats, seed=seed, adversarial=adversarial,
                    as_json=as_json, record_path=record_path)
 
 
@@ -180,7 +180,7 @@ def check_group_records(loaded: list[Any], protocol: str | None, as_json: bool) 
     from lingxi.group.memory import spec_validator
     from lingxi.group.vote import Tally
 
-    spec = _group_spec(protocol) if protocol else _spec_from_log(loaded[0])
+    spec = group_spec(protocol) if protocol else _spec_from_log(loaded[0])
     game = game_of(spec)
     states: list[Any] = []
 
@@ -338,9 +338,9 @@ def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeo
         raise InputError("input.needs_post", "--advertise, --ttl and --accept-timeout go with "
                          "--post")
     via = _plain_via(via)
-    spec = _group_spec(protocol)
-    count = _seats(spec, seats)
-    address, port = _endpoint(listen)
+    spec = group_spec(protocol)
+    count = seat_count(spec, seats)
+    address, port = tcp_endpoint(listen)
     credentials = _relay_credentials(via, relay_credentials, "host", count - 1)
     gid = group_id or f"group-{os.urandom(6).hex()}"
     if group_id is not None:
@@ -350,8 +350,8 @@ def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeo
             raise InputError("group.bad_group_id", "a group id is [A-Za-z0-9_.:-]{1,128}")
     agent = agent_for(spec, 0, os.urandom)
     if control_mode == "human":
-        _terminal_seat(agent, 0)
-    signer, identity = _keys(ephemeral)
+        terminal_seat(agent, 0)
+    signer, identity = seat_keys(ephemeral)
     host = GroupHost(spec, count, signer, agent, group_id=gid, timeout=timeout)
 
     def ready(endpoint: str) -> None:
@@ -363,7 +363,7 @@ def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeo
         outcome = asyncio.run(host_over_relay(host, credentials, identity, ready))
     else:
         outcome = asyncio.run(host.run(address, port, ready))
-    _finish(outcome, record_path, as_json)
+    finish_outcome(outcome, record_path, as_json)
 
 
 def _relay_credentials(via: str, paths: tuple[str, ...], role: str, count: int) -> list[Any]:
@@ -457,7 +457,7 @@ def join_cmd(endpoint: str | None, protocol: str, seat: int, timeout: float,
     from lingxi.groupnet.runtime import join_group
 
     via = _plain_via(via)
-    spec = _group_spec(protocol)
+    spec = group_spec(protocol)
     credentials = _relay_credentials(via, relay_credentials, "guest", 1)
     if credentials and endpoint is not None:
         raise InputError("usage.bad_argument", "--via relay takes no ENDPOINT (the relay "
@@ -466,15 +466,15 @@ def join_cmd(endpoint: str | None, protocol: str, seat: int, timeout: float,
         if endpoint is None:
             raise InputError("usage.missing_parameter", "give the host's ENDPOINT "
                              "(tcp://HOST:PORT), or --via relay --relay-credential FILE")
-        _endpoint(endpoint)
+        tcp_endpoint(endpoint)
     if host_key is not None and HEX_KEY.fullmatch(host_key) is None:
         raise InputError("usage.bad_option", "--host-key is 64 lowercase hex characters")
     agent = agent_for(spec, seat, os.urandom)
     if control_mode == "human":
-        _terminal_seat(agent, seat)
+        terminal_seat(agent, seat)
     elif decider is not None:
         _decider_seat(agent, seat, spec, decider_options)
-    signer, identity = _keys(ephemeral)
+    signer, identity = seat_keys(ephemeral)
 
     async def play() -> Any:
         task = None
@@ -509,7 +509,7 @@ def join_cmd(endpoint: str | None, protocol: str, seat: int, timeout: float,
     except OSError as error:
         raise InputError("group.unreachable", f"cannot reach {endpoint or 'the relay'}: "
                          f"{error.strerror or error}") from None
-    _finish(outcome, record_path, as_json)
+    finish_outcome(outcome, record_path, as_json)
 
 
 @group.command("relay-credentials")

@@ -28,7 +28,7 @@ def group_spec_or_none(protocol: str) -> Any:
     return spec if spec.flow.mode == GROUP_MODE else None
 
 
-def _group_spec(protocol: str) -> Any:
+def group_spec(protocol: str) -> Any:
     from lingxi.contract import GROUP_MODE, load_spec
     from lingxi.protocols.catalogue import resolve_folder
 
@@ -39,7 +39,7 @@ def _group_spec(protocol: str) -> Any:
     return spec
 
 
-def _seats(spec: Any, seats: int | None) -> int:
+def seat_count(spec: Any, seats: int | None) -> int:
     count = seats if seats is not None else max(spec.seats.min, min(4, spec.seats.max))
     if not spec.seats.admits(count):
         raise InputError("group.bad_seats", f"{spec.name} seats {spec.seats.min} to "
@@ -47,7 +47,7 @@ def _seats(spec: Any, seats: int | None) -> int:
     return count
 
 
-def _write(path: str, record: dict) -> None:
+def write_record(path: str, record: dict) -> None:
     from lingxi.errors import WriteFailed
 
     try:
@@ -56,7 +56,7 @@ def _write(path: str, record: dict) -> None:
         raise WriteFailed(f"cannot write {path}: {error.strerror or error}") from None
 
 
-def _keys(ephemeral: bool) -> tuple[Any, Any]:
+def seat_keys(ephemeral: bool) -> tuple[Any, Any]:
     """This agent's identity as a group signer and as the wire's Identity (one key; a fresh
     one with --ephemeral): the log's signatures and the relay handshake name the same key."""
     import os
@@ -78,7 +78,7 @@ def _keys(ephemeral: bool) -> tuple[Any, Any]:
     return IdentitySigner(), identity
 
 
-def _endpoint(text: str) -> tuple[str, int]:
+def tcp_endpoint(text: str) -> tuple[str, int]:
     import re
 
     match = re.fullmatch(r"tcp://([A-Za-z0-9.:-]+):([0-9]{1,5})", text)
@@ -87,11 +87,11 @@ def _endpoint(text: str) -> tuple[str, int]:
     return match.group(1), int(match.group(2))
 
 
-def _finish(outcome: Any, record_path: str | None, as_json: bool) -> None:
+def finish_outcome(outcome: Any, record_path: str | None, as_json: bool) -> None:
     from lingxi.group import verify_records
 
     if record_path:
-        _write(record_path, outcome.record)
+        write_record(record_path, outcome.record)
     verdict = verify_records([outcome.record], require_receipts=True)
     data = {"ok": verdict.ok and outcome.problem is None, "result": outcome.result,
             "problem": outcome.problem, "entries": len(outcome.record["entries"]),
@@ -110,7 +110,7 @@ def _finish(outcome: Any, record_path: str | None, as_json: bool) -> None:
         raise SystemExit(EXIT_FAILED)
 
 
-def _terminal_seat(agent: Any, seat: int) -> None:
+def terminal_seat(agent: Any, seat: int) -> None:
     """A person plays the seat at this terminal: its own cards, the board, the pot, whose turn."""
     from lingxi.group.agents import HoldemAgent
 

@@ -186,7 +186,7 @@ async def post_table(spec: Any, seats: int, *, server: str, listen: str, adverti
                      agent: Any) -> tuple[Any, str]:
     """Host a table of ``seats`` for whoever claims its seats at ``server``; the outcome
     and the group id."""
-    from lingxi.cli.group_seat import _endpoint, _keys
+    from lingxi.cli.group_seat import seat_keys, tcp_endpoint
     from lingxi.cli.meet import ensure_registered
     from lingxi.cli.reach import RelayHost, concrete_endpoint
     from lingxi.cli.registry_common import make_client
@@ -197,12 +197,12 @@ async def post_table(spec: Any, seats: int, *, server: str, listen: str, adverti
     if TABLE_KEY in (spec.raw.get("parameters") or {}):
         raise InputError("group.bad_table", f"{spec.name} declares a parameter named "
                          f"{TABLE_KEY}, the key a posted table uses")
-    address, port = _endpoint(listen)
+    address, port = tcp_endpoint(listen)
     if via == "relay" and advertise is None and port == 0:
         raise InputError("input.relay_needs_endpoint", "with --via relay nothing listens on "
                          "TCP, but an invitation names an endpoint: give --listen with a "
                          "port, or --advertise")
-    signer, identity = _keys(False)
+    signer, identity = seat_keys(False)
     gid = f"group-{os.urandom(6).hex()}"
     client = make_client(server, identity="create")
     async with client:
@@ -260,20 +260,20 @@ def host_table(protocol: str, seats: int | None, *, server: str, listen: str,
                accept_timeout: float, control_mode: str, record_path: str | None,
                as_json: bool) -> None:
     """``lingxi group host PROTOCOL --post`` (and ``lingxi host --seats N --post``)."""
-    from lingxi.cli.group_seat import _finish, _group_spec, _seats, _terminal_seat
+    from lingxi.cli.group_seat import finish_outcome, group_spec, seat_count, terminal_seat
     from lingxi.group.agents import agent_for
 
-    spec = _group_spec(protocol)
-    count = _seats(spec, seats)
+    spec = group_spec(protocol)
+    count = seat_count(spec, seats)
     agent = agent_for(spec, 0, os.urandom)
     if control_mode == "human":
-        _terminal_seat(agent, 0)
+        terminal_seat(agent, 0)
     outcome, gid = asyncio.run(post_table(
         spec, count, server=server, listen=listen, advertise=advertise, ttl=ttl, via=via,
         timeout=timeout, accept_timeout=accept_timeout, agent=agent))
     path = record_path or str(_ensure_parent(default_record(gid, 0)))
     _echo(f"record: {path} (check: lingxi session verify {path})")
-    _finish(outcome, path, as_json)
+    finish_outcome(outcome, path, as_json)
 
 
 def host_table_command(protocol: str, seats: int | None, *, post: bool, server: str,
@@ -357,7 +357,7 @@ async def _relay_pipe(client: Any, invitation: dict[str, Any], claim: Any, ident
 async def join_seat(client: Any, invitation: dict[str, Any], offer: SeatOffer, *, reach: Any,
                     timeout: float, agent_setup: Any) -> Any:
     """Claim the seat, reach the host, play the seat to the end; the outcome."""
-    from lingxi.cli.group_seat import _keys
+    from lingxi.cli.group_seat import seat_keys
     from lingxi.contract import load_spec
     from lingxi.group.agents import agent_for
     from lingxi.groupnet.runtime import play_seat
@@ -366,7 +366,7 @@ async def join_seat(client: Any, invitation: dict[str, Any], offer: SeatOffer, *
     spec = load_spec(folder_for_id(invitation["protocol_id"]))
     agent = agent_for(spec, offer.seat, os.urandom)
     agent_setup(agent, offer.seat, spec)
-    signer, identity = _keys(False)
+    signer, identity = seat_keys(False)
     claim = await client.claim(invitation["invitation_id"])
     try:
         pipe = await _seat_pipe(client, invitation, claim, identity, reach, timeout)
@@ -414,11 +414,11 @@ async def play_if_seat(client: Any, invitation_id: str, *, reach: Any, timeout: 
     """``lingxi join`` on a table's seat (an invitation id, or ``group-…`` for the table's
     lowest free seat): play it; None for a two-party invitation (the caller goes on with
     the same client)."""
-    from lingxi.cli.group_seat import _terminal_seat
+    from lingxi.cli.group_seat import terminal_seat
 
     def setup(agent: Any, seat: int, spec: Any) -> None:
         if control_mode == "human":
-            _terminal_seat(agent, seat)
+            terminal_seat(agent, seat)
         elif control_mode not in (None, "autonomous"):
             raise InputError("usage.bad_option", "a table seat is played autonomous or human")
 
@@ -435,11 +435,11 @@ async def play_if_seat(client: Any, invitation_id: str, *, reach: Any, timeout: 
 
 def finish_seat(run: SeatRun, as_json: bool) -> None:
     """The seat's record written and checked, its verdict printed; exit 1 unless it holds."""
-    from lingxi.cli.group_seat import _finish
+    from lingxi.cli.group_seat import finish_outcome
 
     path = str(_ensure_parent(default_record(run.offer.table, run.offer.seat)))
     _echo(f"record: {path} (check: lingxi session verify {path})")
-    _finish(run.outcome, path, as_json)
+    finish_outcome(run.outcome, path, as_json)
 
 
 def table_rows(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
