@@ -288,6 +288,28 @@ async def test_a_pull_only_transport_works_the_same():
     assert info.value.details["reason"] == "done"
 
 
+async def test_a_close_right_after_a_ping_keeps_its_reason_on_a_pull_only_transport():
+    """The race CI hit: the host answers a ping (its pong waits for a task, the transport
+    has no send_nowait), then closes at once. A pong numbered before the close but written
+    after it would make the guest hold the close for the gap until the hang-up."""
+    from lingxi.wire.control import control_payload
+
+    clock = FakeClock()
+    a, b = memory_pair()
+    guest_keys, host_keys = await handshake_pair(a, b, clock)
+    guest = await SecureChannel(PullOnly(a), guest_keys, clock=clock, heartbeat_interval=None,
+                                peer_timeout=None).start()
+    host = await SecureChannel(PullOnly(b), host_keys, clock=clock, heartbeat_interval=None,
+                               peer_timeout=None).start()
+    _, ping = guest.codec.build(control_payload("ping", nonce="0" * 32))
+    host._on_frame(ping)  # as the host's reader would, no loop turn before the close
+    await host.close("done")
+    with pytest.raises(TransportError) as info:
+        await guest.recv(timeout=20)
+    assert info.value.code == "transport.closed", info.value
+    assert info.value.details["reason"] == "done"
+
+
 async def test_a_flood_pauses_reading_until_recv_catches_up(monkeypatch):
     from lingxi.wire import channel as channel_module
     monkeypatch.setattr(channel_module, "INBOX_LIMIT", 8)

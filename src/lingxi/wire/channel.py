@@ -338,16 +338,7 @@ class SecureChannel:
         if kind is None or kind in ("abort", "receipt"):
             self._deliver(env)
         elif kind == "ping":
-            try:
-                _, pong = self._build(control_payload("pong", nonce=env.payload.get("nonce")),
-                                      reply_to=env.id)
-            except TransportError as error:
-                self._end(error)
-                return
-            with contextlib.suppress(TransportError):
-                # the peer went away: as for a ping, the reader ends the channel with what it
-                # still has to read (the peer's close and its reason), not this pong
-                self._send_now(pong)
+            self._pong(env)
         elif kind == "pong":
             self.pongs += 1
         elif kind == "close":
@@ -380,13 +371,38 @@ class SecureChannel:
             self._gap_timer.cancel()
             self._gap_timer = None
 
-    def _send_now(self, frame: bytes) -> None:
+    def _pong(self, ping: Envelope) -> None:
+        """Answer ``ping`` from the reader. A transport that can write at once gets the pong
+        now; for one that can only be awaited, the pong is built when its task runs, never
+        before: a frame numbered now and written later would land after a frame numbered
+        after it (this side's close), and the peer would hold that close for the gap until
+        the hang-up, losing its reason."""
+        payload = control_payload("pong", nonce=ping.payload.get("nonce"))
         send_nowait = getattr(self.transport, "send_nowait", None)
-        if send_nowait is not None:
-            send_nowait(frame)
-        else:
-            task = asyncio.ensure_future(self.transport.send(frame))
+        if send_nowait is None:
+            task = asyncio.ensure_future(self._pong_later(payload, ping.id))
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
+            return
+        try:
+            _, frame = self._build(payload, reply_to=ping.id)
+        except TransportError as error:
+            self._end(error)
+            return
+        with contextlib.suppress(TransportError):
+            # the peer went away: as for a ping, the reader ends the channel with what it
+            # still has to read (the peer's close and its reason), not this pong
+            send_nowait(frame)
+
+    async def _pong_later(self, payload: dict[str, Any], reply_to: str) -> None:
+        if self._terminal is not None:
+            return
+        try:
+            _, frame = self._build(payload, reply_to=reply_to)
+        except TransportError as error:
+            self._end(error)
+            return
+        with contextlib.suppress(TransportError):
+            await self.transport.send(frame)
 
     def _fail_now(self, error: TransportError) -> None:
         self._cancel_gap_timer()
