@@ -33,7 +33,7 @@ def agents(tmp_path: Path) -> dict[str, dict[str, str]]:
 def _host(env: dict[str, str], *extra: str) -> tuple[subprocess.Popen, str, str]:
     host = subprocess.Popen(
         lingxi("host", "--protocol-dir", "rock-paper-scissors", "--endpoint", "tcp://127.0.0.1:0",
-               "--post", "--options", '{"best_of": 3}', "--accept-timeout", "40", *extra),
+               "--post", "--options", '{"best_of": 3}', "--accept-timeout", "150", *extra),
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     endpoint = invitation = None
     assert host.stderr is not None
@@ -56,11 +56,13 @@ def test_host_posts_guest_browses_and_joins_and_both_receipts_land(agents, tmp_p
         joined = subprocess.run(lingxi("join", invitation, "--json", "--state-dir",
                                        str(tmp_path / "g")), env=agents["bob"],
                                 capture_output=True, text=True, timeout=90)
+        if joined.returncode != 0:
+            host.kill()
         out, host_err = host.communicate(timeout=90)
     finally:
         if host.poll() is None:
             host.kill()
-    assert joined.returncode == 0, joined.stdout + joined.stderr
+    assert joined.returncode == 0, joined.stdout + joined.stderr + host_err
     assert host.returncode == 0, out
     guest = json.loads(joined.stdout)
     assert guest["ok"] and guest["receipts_verified"]
@@ -145,7 +147,7 @@ def test_join_fetches_a_missing_spec_writes_a_skeleton_and_stops(agents, tmp_pat
     (folder / "hooks.py").write_text((builtin / "hooks.py").read_text())
     host = subprocess.Popen(
         lingxi("host", "--protocol-dir", str(folder), "--endpoint", "tcp://127.0.0.1:0",
-               "--post", "--accept-timeout", "60", "--state-dir", str(tmp_path / "h")),
+               "--post", "--accept-timeout", "150", "--state-dir", str(tmp_path / "h")),
         env=agents["alice"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         invitation = None
