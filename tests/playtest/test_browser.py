@@ -577,7 +577,8 @@ def test_observers_and_decodes_run_on_the_virtual_clock(browser):
     for (when, _), changed in zip(seen, (0, 100, 150), strict=True):
         assert 0 <= when - changed <= 17, seen  # the frame at or after the change
     decoded = {e["what"]: (when, e) for when, e in events if e["type"] == "decoded"}
-    assert set(decoded) == {"bitmap", "large", "img"}
+    # handed to the page in the order of the calls, not as the decoder finished them
+    assert [e["what"] for _, e in events if e["type"] == "decoded"] == ["bitmap", "large", "img"]
     for when, e in decoded.values():
         # held at the call's instant; Chromium charges a held request's completion 10 ms
         assert e["called"] == 120 and when == 130, decoded
@@ -603,3 +604,33 @@ def test_a_key_scroll_is_done_before_time_runs(browser):
             assert smooth == 300
         finally:
             page.close()
+
+
+def test_the_score_a_page_shows_is_the_counter_named_for_it(browser, tmp_path):
+    """shown_score(): the visible element named for a score whose text holds one number,
+    the counter itself before the box around it; never a best or target score, a hidden
+    one, a text with two numbers, or an element's markup (only the number and the
+    element's name come back)."""
+    from lingxi.playtest.server import StaticServer
+
+    def shown(body: str):
+        folder = tmp_path / f"page{len(list(tmp_path.iterdir()))}"
+        folder.mkdir()
+        (folder / "index.html").write_text(f"<!doctype html><html><body>{body}</body></html>")
+        with StaticServer(folder) as server:
+            page = browser.open(server.url, seed=1)
+            try:
+                return page.shown_score()
+            finally:
+                page.close()
+
+    assert shown('<div class="hud">Score: <span id="score">1,250</span></div>') == (1250.0, "#score")
+    assert shown('<div class="score-box">Score <b class="score-value">40</b></div>') == (
+        40.0, "b.score-value")
+    assert shown('<p id="best-score">900</p><p class="points">12 pts</p>') == (12.0, "p.points")
+    assert shown('<p id="score" style="display:none">5</p>') is None
+    assert shown('<p id="score">3 of 10</p>') is None  # two numbers: not a counter
+    assert shown('<p id="highscore">70</p><p id="target-score">99</p>') is None
+    assert shown('<p>Score: 7</p>') is None  # nothing named for it
+    hostile = shown('<p id="score"><img src=x onerror=alert(1)>8</p>')
+    assert hostile == (8.0, "#score")

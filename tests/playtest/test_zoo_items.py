@@ -123,6 +123,30 @@ def test_a_tap_only_pairs_game_is_played_with_taps(browser, tmp_path):
     assert greedy["summary"]["responses"] >= 5
 
 
+def test_a_game_not_written_for_lingxi_outline_selection_and_the_score_it_shows(browser, tmp_path):
+    """Found on a third-party canvas game: the first probe's drag leaves a gem selected
+    (press and release on one canvas make a click), drawn as an outline on the cell's border
+    only; before, no deselect was made, every later two-tap swap started from a stale
+    selection and every second swap was lost. The game sends no score: the one its page
+    shows is read, and the "Best" beside it is not."""
+    evidence = play(browser, "outline-select", tmp_path / "run", budget=5)
+    made = swaps(evidence)
+    assert len(made) == 5
+    assert all(s["causalGameResponse"] for s in made), [s["harnessSteps"] for s in made]
+    first = [h["kind"] for h in made[0]["harnessSteps"] if h["kind"] != "hover_probe"]
+    assert first[:2] == ["input_probe", "deselect"], made[0]["harnessSteps"]
+    deselect = next(h for h in made[0]["harnessSteps"] if h["kind"] == "deselect")
+    assert deselect["cleared"] is True
+    assert {s["inputModel"] for s in made[1:]} == {"taps"}
+    summary = evidence["summary"]
+    assert summary["scoreSource"] == "page"
+    assert summary["scoreBeforeActions"] == 0  # not the page's "Best: 900"
+    assert summary["scoreGained"] and summary["scoreGained"] >= 5 * 30
+    shown = [e for e in evidence["events"] if e["type"] == "score"]
+    assert shown and all(e["source"] == "observed" and e["data"]["element"] == "#score"
+                         for e in shown)
+
+
 def test_cascade_drops_input_while_it_animates(browser):
     """The zoo's cascade game on the harness's virtual clock (no real-time race, unlike the
     plain-Playwright check it replaces): a second swap 100 ms into the first one's

@@ -28,7 +28,9 @@ def score_line(summary: dict) -> str:
     if gained is None:
         return "no score reported"
     before = summary.get("scoreBeforeActions")
-    return f"score {gained:+g} from its actions" + (f" ({before:g} before them)" if before else "")
+    page = " (read from the page)" if summary.get("scoreSource") == "page" else ""
+    return (f"score {gained:+g} from its actions" + (f" ({before:g} before them)" if before else "")
+            + page)
 
 
 def board_line(summary: dict) -> str:

@@ -29,6 +29,7 @@ from lingxi.playtest.page_scripts import (
     PAGE_SIZE_JS,
     RISKS_JS,
     SEEN_JS,
+    SHOWN_SCORE_JS,
     SNAPSHOT_JS,
     START_CLOCK_JS,
     bridge_script,
@@ -61,7 +62,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 # a settle saw it move for 200 ms in one run and 300 ms in the next (zoo wide-start).
 DETERMINISTIC_RENDER_ARGS = ["--run-all-compositor-stages-before-draw", "--disable-partial-raster",
                              "--num-raster-threads=1", "--disable-threaded-animation",
-                             "--disable-checker-imaging", "--disable-smooth-scrolling"]
+                             "--disable-checker-imaging", "--disable-smooth-scrolling",
+                             "--disable-lcd-text", "--disable-low-res-tiling",
+                             "--disable-font-subpixel-positioning"]
 TAP_GAP_MS = 150  # between the two taps of a swap made by taps
 FRAME_MS = 17  # one animation frame at 60 Hz, rounded up: each input step gets one
 MOUSE_EVENTS = {"mouseMoved": "pointermove", "mousePressed": "pointerdown",
@@ -470,6 +473,18 @@ class GamePage:
             snap = {key: [[v * s for v in rect] for rect in rects]
                     for key, rects in snap.items() if isinstance(rects, list)}
         return snap
+
+    def shown_score(self) -> tuple[float, str] | None:
+        """The score the page shows in its markup and the element it is in, or None
+        (see page_scripts.SHOWN_SCORE_JS); for games that send no score on the bridge."""
+        try:
+            found = self._page.evaluate(SHOWN_SCORE_JS)
+        except Exception:
+            return None
+        if (not isinstance(found, list) or len(found) != 2 or isinstance(found[0], bool)
+                or not isinstance(found[0], int | float) or not isinstance(found[1], str)):
+            return None
+        return float(found[0]), found[1]
 
     def drain_events(self) -> tuple[list[Any], int]:
         """Bridge events queued since the last drain, and how many were dropped."""

@@ -44,6 +44,7 @@ def evidence_document(run: PlayRun) -> dict[str, Any]:
             "score": run.score,
             "scoreBeforeActions": run.score_before,
             "scoreGained": run.score_gained(),
+            "scoreSource": run.score_source,
             "latticeDimensions": run.lattice_dims,
             "swapCandidates": run.swap_count,
             "standardBoard": run.swap_count > 0,
@@ -173,6 +174,8 @@ def _verdicts(summary: dict[str, Any], replay: dict[str, Any]) -> list[tuple[str
     else:
         score = f"{gained:+g}" + (f" (the game had {before:g} before the first action)"
                                   if before else "")
+        if summary.get("scoreSource") == "page":
+            score += " (the number the page shows for its score; the game sent none)"
     reached, at = summary.get("boardReached"), summary.get("boardReachedAtAction")
     blocked = (summary.get("blocked") or {}).get("count", 0)
     missing = summary.get("missing") or {}

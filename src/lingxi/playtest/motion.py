@@ -155,6 +155,27 @@ def changed_cells(diff: np.ndarray, grid: Grid) -> set[tuple[int, int]]:
     return out
 
 
+def marked_cells(diff: np.ndarray, grid: Grid) -> set[tuple[int, int]]:
+    """Cells of ``grid`` a selection marks in ``diff``: those whose central half changed
+    (a fill, a glow, a lifted tile), or else the one cell whose box, grown by a quarter of
+    a cell, holds every changed pixel (an outline drawn on the cell's border, which leaves
+    its centre as it was: a third-party canvas game strokes the selected cell's edge)."""
+    cells = changed_cells(diff, grid)
+    if cells or not significant(diff):
+        return cells
+    ys, xs = np.nonzero(diff)
+    cx = (float(xs.min()) + float(xs.max())) / 2
+    cy = (float(ys.min()) + float(ys.max())) / 2
+    row = int((cy - grid.y) // grid.cell_height) + 1
+    column = int((cx - grid.x) // grid.cell_width) + 1
+    if not grid.has_cell(row, column):
+        return set()
+    box = grid.cell_box(row, column)
+    if inside(diff, box, margin=max(box.width, box.height) / 4):
+        return {(row, column)}
+    return set()
+
+
 def inside(diff: np.ndarray, box: Box, margin: float = 4.0) -> bool:
     """True when every changed pixel of ``diff`` lies within ``box`` (grown by ``margin``)."""
     ys, xs = np.nonzero(diff)

@@ -379,9 +379,12 @@ _BRIDGE = r"""
   // the page holds a request to the harness open (/__lingxi-clock/hold/ID): under the
   // policy pauseIfNetworkFetchesPending virtual time stands still until the decoder is done
   // and the page releases it, so the result arrives at the virtual instant of the call.
+  // Results are handed to the page in the order of the calls: three decodes started
+  // together finished in an order real time chose (a replay's events differed there).
   const nativeFetch = typeof window.fetch === 'function' ? window.fetch.bind(window) : null;
   const holdToken = Math.floor(Math.random() * 1e9).toString(36);  // Math.random is native here
   let holdSeq = 0;
+  let lastHeld = Promise.resolve();
   const canHold = () => nativeFetch !== null && /^https?:$/.test(location.protocol);
   const holdClock = (start) => {
     if (!canHold()) return start();
@@ -394,8 +397,11 @@ _BRIDGE = r"""
       nativeFetch(path + 'release/' + id, { cache: 'no-store' }).catch(() => {});
       return hold;
     };
-    return work.then((value) => release().then(() => value),
-                     (error) => release().then(() => { throw error; }));
+    const settled = work.then((value) => release().then(() => value),
+                              (error) => release().then(() => { throw error; }));
+    const ordered = lastHeld.then(() => settled, () => settled);
+    lastHeld = ordered.catch(() => {});
+    return ordered;
   };
   let state = (__SEED__ >>> 0) || 0x9e3779b9;
   const next = () => {
@@ -601,6 +607,38 @@ PAGE_SIZE_JS = """() => {
   }
   return [Math.ceil(right - left), Math.ceil(bottom - top)];
 }"""
+
+# The score a page shows in its own markup, for games that report none on the bridge (a
+# game nobody wrote for Lingxi, issue 24): the visible element whose id or class names a
+# score (not a best, high or target score) and whose text holds exactly one number, the
+# one with the shortest text (the counter itself, not its label's box) first in document
+# order. Returns [value, element] (element: "#id" or "tag.class", at most 60 characters)
+# or null. The page's text is data: only the number and the element's name leave it.
+SHOWN_SCORE_JS = r"""
+() => {
+  const NAME = /score|points/i, NOT = /best|high|top|record|target|goal|max|level|combo/i;
+  let best = null;
+  for (const el of document.querySelectorAll('[id],[class]')) {
+    const cls = typeof el.className === 'string' ? el.className : (el.getAttribute('class') || '');
+    const key = (el.id || '') + ' ' + cls;
+    if (!NAME.test(key) || NOT.test(key)) continue;
+    const text = (el.textContent || '').trim();
+    if (text.length === 0 || text.length > 40) continue;
+    const numbers = text.replace(/[\s,\u00a0']/g, '').match(/-?\d+(\.\d+)?/g);
+    if (!numbers || numbers.length !== 1) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1) continue;
+    const s = getComputedStyle(el);
+    if (s.visibility === 'hidden' || s.display === 'none') continue;
+    if (best === null || text.length < best[2]) {
+      const name = el.id ? '#' + el.id
+        : el.tagName.toLowerCase() + '.' + cls.trim().split(/\s+/)[0];
+      best = [Number(numbers[0]), name.slice(0, 60), text.length];
+    }
+  }
+  return best && Number.isFinite(best[0]) ? [best[0], best[1]] : null;
+}
+"""
 
 SNAPSHOT_JS = r"""
 () => {

@@ -34,7 +34,7 @@ from lingxi.playtest.frames import Frame, FrameStore, decode, frame_change
 from lingxi.playtest.geometry import Box, Grid
 from lingxi.playtest.inputs import InputModels, via
 from lingxi.playtest.match3 import candidate_set, is_standard_board, swap_candidates
-from lingxi.playtest.motion import Motion, changed_cells, inside, significant
+from lingxi.playtest.motion import Motion, changed_cells, inside, marked_cells, significant
 from lingxi.playtest.objectives import Brief, Progress
 from lingxi.playtest.pixels import FrameFinder
 from lingxi.playtest.selection import normalize
@@ -55,7 +55,8 @@ class PlayerQuit(Exception):
 
 class Driver(Protocol):
     """What the loop needs of a browser tab. Optional: ``fit_camera()`` (camera moves),
-    ``hover(x, y)`` and ``park()`` (hover probe), ``risks()`` (replay risks)."""
+    ``hover(x, y)`` and ``park()`` (hover probe), ``risks()`` (replay risks),
+    ``shown_score()`` (the score the page's markup shows, for games that send none)."""
 
     virtual_time_ms: int
 
@@ -118,6 +119,7 @@ class PlayRun:
         self.views_written = 0
         self.score: float | None = None
         self.score_before: float | None = None  # the game's own score before the first action
+        self.score_source: str | None = None  # "bridge" (the game said it) or "page" (markup)
         self.lattice_dims: dict[str, int] | None = None
         self.swap_count = 0
         self.stop_reason = "budget"
@@ -175,7 +177,26 @@ class PlayRun:
             score = event["data"].get("score") if event["source"] == "bridge" else None
             if isinstance(score, int | float) and not isinstance(score, bool):
                 self.score = score
+                self.score_source = "bridge"
         return added
+
+    def _shown_score(self) -> dict[str, Any] | None:
+        """The score the page shows, read after an action when the game never sent one on
+        the bridge (a game not written for Lingxi): an observed ``score`` event when it
+        changed (the first read included), else None. A game's own word wins: once a bridge
+        score arrives the page is not read again."""
+        read = getattr(self.driver, "shown_score", None)
+        if self.score_source == "bridge" or read is None:
+            return None
+        found = read()
+        if found is None:
+            return None
+        value, element = found
+        if self.score_source == "page" and value == self.score:
+            return None
+        self.score, self.score_source = value, "page"
+        return self.events.add_observed("score", self.driver.virtual_time_ms,
+                                        {"score": value, "element": element})
 
     def _validate(self, view: dict[str, Any]) -> None:
         """Validate ``view`` against ActorView/4.
@@ -474,8 +495,10 @@ class PlayRun:
     def _deselect(self, pre: Frame, settled: Settled, grid: Grid, model: str,
                   harness: list[dict[str, Any]]) -> Settled | None:
         """An unreceived swap may leave one cell selected, which would knock the next
-        two-tap swap out of step: tap that cell again once (recorded)."""
-        cells = changed_cells(self.motion.changes(pre.pixels, settled.pixels), grid)
+        two-tap swap out of step: tap that cell again once (recorded). A drag on a game
+        that takes clicks leaves the cell it ended on selected (the press and the release
+        on one canvas make a click there)."""
+        cells = marked_cells(self.motion.changes(pre.pixels, settled.pixels), grid)
         if len(cells) != 1:
             return None
         row, column = next(iter(cells))
@@ -483,7 +506,7 @@ class PlayRun:
         spent = self.driver.perform({"kind": "tap", "x": x, "y": y},
                                     "touch" if model.startswith("touch") else "mouse")
         after = self._settle()
-        left = changed_cells(self.motion.changes(pre.pixels, after.pixels), grid)
+        left = marked_cells(self.motion.changes(pre.pixels, after.pixels), grid)
         self._step(harness, {"kind": "deselect", "cell": {"row": row, "column": column},
                              "cleared": not left, "virtualTimeMs": spent + after.spent_ms})
         after.spent_ms += spent
@@ -518,17 +541,24 @@ class PlayRun:
             budget_ms += after.spent_ms
             png = after.png
         bridge = self._record_events(start)
+        before = self.score
+        shown = self._shown_score()
         post = self.frames.save(f"frames/action-{index}-post.png", png)
         self.post = post
         change = frame_change(pre.pixels, post.pixels)
         new_events = list(bridge)
+        if shown is not None:
+            new_events.append(shown)
         if change is not None:
             new_events.append(self.events.add_observed("frame_changed",
                                                        self.driver.virtual_time_ms, change))
         self.progress.observe(new_events)
         answered = any(e["source"] == "bridge" and e["type"] not in self.motion.idle_event_types
                        for e in bridge)
-        causal = valid and (responded if action["kind"] == "swap" else (responded or answered))
+        # the score the page shows moved inside the action: the game executed it (issue 24.3)
+        scored = shown is not None and before is not None
+        causal = valid and (responded or scored if action["kind"] == "swap"
+                            else (responded or answered or scored))
         self.responses += causal
         entry = {
             "actionId": f"action-{index}",
@@ -582,6 +612,9 @@ class PlayRun:
         self._step(self.start_steps, step)
         self._idle_probed_at = self.driver.virtual_time_ms
         self.progress.observe(self._record_events(loaded))
+        shown = self._shown_score()
+        if shown is not None:
+            self.progress.observe([shown])
         self.initial = self.frames.save("frames/frame-initial.png", self.driver.capture())
         self.post = self.initial
         self.score_before = self.score
