@@ -7,19 +7,16 @@ STAMP := $(VENV)/.installed
 # Test workers: the suite waits on browsers, sockets and subprocesses more than it computes,
 # so more workers than cores pays off on the 2-core machine.
 WORKERS ?= 4
-# Measured by a clean-clone `make test` on 2026-12-02 plus the wire tests added after it:
-# session/core 96.4, wire 95.5, cards 95.6, contract 97.6, registry/models 98.2 %. Issue
-# 19.6 asks 95 on each; the floor sits one point under while wire's margin is thin.
-COVERAGE_FLOOR ?= 94
+# Line coverage floor per gated package (session/core, wire, cards, contract, registry/models),
+# the 95 % issue 19.6 asks; measured by a clean-clone `make test` on 2026-12-02: session/core
+# 95.1, wire 95.8, cards 95.4, contract 97.4, registry/models 98.2 %.
+COVERAGE_FLOOR ?= 95
+# One invocation, the slowest cases listed at the end (what to look at when it grows). It ran
+# as two (fresh workers for each half) while a test seemed to leave a worker unable to use
+# cryptography's NoEncryption() and Playwright; whole-suite runs in one invocation on
+# 2026-12-02 and 2026-12-03 showed neither.
 PYTEST := $(BIN)/python -m pytest -q -n $(WORKERS) --dist loadscope
-# The suite runs as two pytest invocations (fresh workers each). In one invocation, some
-# test leaves the worker's process in a state where cryptography refuses NoEncryption() and
-# Playwright sees a running event loop; every half passes on its own. Known problem, being
-# bisected; the split keeps CI meaningful meanwhile.
-TESTS_A := tests/wire tests/cli tests/session tests/contract tests/cards tests/deciders \
-	tests/callers tests/assistant tests/test_layers.py tests/test_typing.py tests/test_roles.py \
-	tests/test_files.py
-TESTS_B := tests/registry tests/group tests/net tests/playtest tests/ui tests/actor
+TESTS := tests
 
 .PHONY: demo demo-relay test test-slow lint bench browser relay-deps sodium clean
 
@@ -68,8 +65,7 @@ test: $(STAMP) sodium browser relay-deps
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports --no-logo
 	$(BIN)/mypy
-	$(PYTEST) -m "not slow" --cov --cov-report= $(TESTS_A)
-	$(PYTEST) -m "not slow" --cov --cov-append --cov-report= $(TESTS_B)
+	$(PYTEST) -m "not slow" --durations=15 --cov --cov-report= $(TESTS)
 	$(BIN)/python tests/coverage_gate.py --floor $(COVERAGE_FLOOR)
 
 # Long stress and whole-game cases (marked slow); CI runs them after `make test`.

@@ -22,6 +22,7 @@ def _transcript_counts(folder):
 
 
 @pytest.mark.postgres
+@pytest.mark.slow  # a stress case: two relay nodes, one killed mid-session (90 s of a worker)
 def test_a_session_rides_through_the_death_of_its_relay_node(tmp_path, processes):
     url, drop = fresh_postgres_database()
     nodes: list[NatsServer] = []

@@ -20,6 +20,7 @@ def _registered(home, ns, server, name) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow  # two NAT namespaces, a registry, a relay and two agents: 2 min of a worker
 def test_host_and_guest_behind_nats_meet_through_the_relay(tmp_path, processes):
     nats_server_binary()  # skip (fail under CI) without Debian's nats-server
     with nat_topology() as net:

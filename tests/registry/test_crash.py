@@ -63,6 +63,7 @@ def _check(url: str, acknowledged: list[dict], key_file) -> None:
         store.close()
 
 
+@pytest.mark.slow  # a stress case: 200 concurrent posts, then SIGKILL
 async def test_sigkill_on_sqlite_loses_nothing_acknowledged(tmp_path):
     url = f"sqlite:///{tmp_path / 'registry.db'}"
     server = ServerProcess(url, str(tmp_path / "home"), extra=MANY).wait_ready()
@@ -74,6 +75,7 @@ async def test_sigkill_on_sqlite_loses_nothing_acknowledged(tmp_path):
 
 
 @pytest.mark.postgres
+@pytest.mark.slow  # a stress case: 200 concurrent posts, then SIGKILL
 async def test_sigkill_on_postgres_loses_nothing_acknowledged(tmp_path):
     url, drop = fresh_postgres_database()
     try:
