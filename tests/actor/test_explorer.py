@@ -14,6 +14,8 @@ from .views import make_view
 class Game:
     """A pretend game: which arms answer, what they score, which one resets the score."""
 
+    source = "bridge"  # where the score events come from
+
     def __init__(self, answers, *, scores=None, reset=None):
         self.answers, self.scores, self.reset = answers, scores or {}, reset
         self.score, self.history, self.frame = 0, [], 0
@@ -42,12 +44,12 @@ class Game:
             answered = arm in self.answers or arm == self.reset
             if arm == self.reset:
                 self.score = 0
-                events.append({"seq": 1, "source": "bridge", "type": "score", "virtualTimeMs": 0,
-                               "data": {"score": 0}})
+                events.append({"seq": 1, "source": self.source, "type": "score",
+                               "virtualTimeMs": 0, "data": {"score": 0}})
             elif arm in self.scores:
                 self.score += self.scores[arm]
-                events.append({"seq": 1, "source": "bridge", "type": "score", "virtualTimeMs": 0,
-                               "data": {"score": self.score}})
+                events.append({"seq": 1, "source": self.source, "type": "score",
+                               "virtualTimeMs": 0, "data": {"score": self.score}})
             if answered:
                 self.frame += 1
             self.history.append({"actionId": f"action-{len(self.history) + 1}",
@@ -61,6 +63,16 @@ def test_explorer_finds_the_keys_that_play_and_repeats_what_scores():
     assert arms.count("key:ArrowLeft") >= 10  # the arm that scores is played most
     assert game.score >= 40
     assert all(a.startswith("key:") or a in ("cells", "drag") for a in arms[:6])  # board first
+
+
+def test_explorer_learns_from_the_score_the_page_shows():
+    """A game not written for Lingxi sends no score; the harness's observed score events
+    (read from the page) teach the explorer the same as the bridge's."""
+    game = Game({"key:ArrowLeft", "key:ArrowUp"}, scores={"key:ArrowLeft": 4})
+    game.source = "observed"
+    arms = game.play(create_actor("explorer", seed=1), 20, rows=4, columns=4, with_candidates=False)
+    assert arms.count("key:ArrowLeft") >= 10
+    assert game.score >= 40
 
 
 def test_explorer_never_presses_a_reset_twice():

@@ -89,6 +89,19 @@ class ExplorerActor(Actor):
     def _arms(self, view: dict[str, Any]) -> list[tuple[str, Any]]:
         """(arm name, how to make a selection) for everything this view offers, in trial order."""
         types = legal_types(view)
+        board, regions = self._target_arms(view, types)
+        keys = [k for k in ARROWS if k in safe_keys(view)]
+        keys += [k for k in safe_keys(view) if k not in ARROWS]
+        key_arms = [(f"key:{k}", self._key(k)) for k in keys] if "key" in types else []
+        grid = next((t for t in targets(view) if t.get("kind") == "spatial_grid"), None)
+        rest = [("grid", self._cell_tap(grid, target_dimensions(grid)))] if grid and "tap" in types else []
+        if board:
+            return board + key_arms + regions + rest
+        return regions + key_arms + rest
+
+    def _target_arms(self, view: dict[str, Any], types: set[str]
+                     ) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
+        """The board's arms (swaps, cell taps, neighbour drags) and the other regions' taps."""
         board: list[tuple[str, Any]] = []
         regions: list[tuple[str, Any]] = []
         if "swap_pair" in types and swap_candidates(view):
@@ -103,14 +116,7 @@ class ExplorerActor(Actor):
                     board.append((f"drag:{target['id']}", self._neighbour_drag(target, dims)))
             elif target.get("kind") != "spatial_grid" and "tap" in gestures and "tap" in types:
                 regions.append((f"tap:{target['id']}", self._region_tap(target)))
-        keys = [k for k in ARROWS if k in safe_keys(view)]
-        keys += [k for k in safe_keys(view) if k not in ARROWS]
-        key_arms = [(f"key:{k}", self._key(k)) for k in keys] if "key" in types else []
-        grid = next((t for t in targets(view) if t.get("kind") == "spatial_grid"), None)
-        rest = [("grid", self._cell_tap(grid, target_dimensions(grid)))] if grid and "tap" in types else []
-        if board:
-            return board + key_arms + regions + rest
-        return regions + key_arms + rest
+        return board, regions
 
     def _swap(self, view: dict[str, Any]) -> dict[str, Any]:
         candidate = self._rng.choice(swap_candidates(view))
@@ -156,26 +162,28 @@ class ExplorerActor(Actor):
         if not arms:
             return {"type": "wait", "ms": 300, "reason": "explorer: nothing but resets to press"}
         fresh = [(n, m) for n, m in arms if (n, frame) not in self._missed]
-        pool = fresh or arms
-        untried = [(n, m) for n, m in pool if n not in self.stats]
-        working = any(self.stats[n].responses * 2 >= self.stats[n].tries > 0
-                      for n, _ in pool if n in self.stats)
         self._actions += 1
-        tried = [(n, m) for n, m in pool if n in self.stats]
-        if untried and (not working or not tried or self._actions % EXPLORE_EVERY == 0):
-            name, make = untried[0]
-            why = "untried"
-        else:
-            best = max(self.stats[n].rank() for n, _ in tried)
-            top = [(n, m) for n, m in tried if self.stats[n].rank() == best]
-            name, make = top[self._rng.randrange(len(top))]
-            s = self.stats[name]
-            why = f"{s.responses}/{s.tries} answered, {s.gained:+g} score"
+        name, make, why = self._choose(fresh or arms)
         history = view.get("history") or []
         self._last = (name, frame, history[-1].get("actionId") if history else None)
         selection = make(view)
         selection["reason"] = f"explorer: {name} ({why})"[:280]
         return selection
+
+    def _choose(self, pool: list[tuple[str, Any]]) -> tuple[str, Any, str]:
+        """An untried arm while nothing works (and every EXPLORE_EVERY actions), else one of
+        the best ranked; with the reason shown to the person reading the run."""
+        untried = [(n, m) for n, m in pool if n not in self.stats]
+        tried = [(n, m) for n, m in pool if n in self.stats]
+        working = any(self.stats[n].responses * 2 >= self.stats[n].tries > 0 for n, _ in tried)
+        if untried and (not working or not tried or self._actions % EXPLORE_EVERY == 0):
+            name, make = untried[0]
+            return name, make, "untried"
+        best = max(self.stats[n].rank() for n, _ in tried)
+        top = [(n, m) for n, m in tried if self.stats[n].rank() == best]
+        name, make = top[self._rng.randrange(len(top))]
+        s = self.stats[name]
+        return name, make, f"{s.responses}/{s.tries} answered, {s.gained:+g} score"
 
 
 def _stride(n: int) -> int:
@@ -189,9 +197,11 @@ def _stride(n: int) -> int:
 
 
 def _last_score(events: list[dict[str, Any]]) -> float | None:
-    """The last numeric ``score`` a bridge event of this action reported."""
+    """The last numeric ``score`` of this action: a bridge event's, or the one the page showed
+    (an observed ``score`` event, for a game that sends none)."""
     for event in reversed(events):
-        score = (event.get("data") or {}).get("score") if event.get("source") == "bridge" else None
+        counts = event.get("source") == "bridge" or event.get("type") == "score"
+        score = (event.get("data") or {}).get("score") if counts else None
         if isinstance(score, int | float) and not isinstance(score, bool):
             return float(score)
     return None
