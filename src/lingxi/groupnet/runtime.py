@@ -130,7 +130,7 @@ class GroupHost:
             elif not log.started and len(log.seated()) == self.seats:
                 entry = self.sequencer.author("start", {})
             elif log.started and (self.agent.finished() or self.problem is not None):
-                entry = self.sequencer.author("close", {})
+                entry = self.sequencer.close()
             elif log.started and (payload := self.agent.next_payload(log, 0)) is not None:
                 entry = self.sequencer.submit(self.me.entry("message", {"payload": payload}))
             else:
@@ -218,7 +218,7 @@ class GroupHost:
                 self.problem = self.problem or {"code": "group.stalled", "message": "no member "
                                                 "made progress within the timeout",
                                                 "culprit": None}
-                self._publish(self.sequencer.author("close", {}))
+                self._publish(self.sequencer.close())
             self._pump()
 
     async def listen(self, host: str, port: int) -> tuple[asyncio.Server, str]:
