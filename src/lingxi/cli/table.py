@@ -132,6 +132,24 @@ class SeatGate:
             await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
+async def post_group_receipt(client: Any, table: str, record: dict[str, Any]) -> None:
+    """The table's final head (its close entry) and every receipt the record holds, posted
+    to the registry: each seat's session settles and the table counts for each member.
+    Best effort: the record is the evidence either way, so a refusal is one warning."""
+    entries, receipts = record.get("entries") or [], record.get("receipts") or []
+    if not entries or entries[-1].get("kind") != "close":
+        _echo("warning: the log did not close; no group receipt posted")
+        return
+    try:
+        facts = await client.post_group_receipt(table, entries[-1], receipts)
+    except LingxiError as error:
+        _echo(f"warning: the registry did not log the group receipt: {error.code}: "
+              f"{error.message}")
+        return
+    _echo(f"group receipt at the registry: head {str(facts.get('head'))[:16]}…, "
+          f"{len(facts.get('seats') or [])} seats settled")
+
+
 def default_record(table: str, seat: int) -> Path:
     from lingxi.home import lingxi_home
 
@@ -242,6 +260,7 @@ async def post_table(spec: Any, seats: int, *, server: str, listen: str, adverti
                       f"joins with: {join}")
             outcome = await _until_stopped(host.play())
             await gate.settle()
+            await post_group_receipt(client, gid, outcome.record)
             return outcome, gid
         finally:
             for beat in beats:
@@ -430,6 +449,9 @@ async def play_if_seat(client: Any, invitation_id: str, *, reach: Any, timeout: 
         return None
     outcome = await join_seat(client, invitation, offer, reach=reach, timeout=timeout or 60.0,
                               agent_setup=setup)
+    # a member posts the final head too: the registry logs it once (the host's, or this
+    # one's when the host vanished after handing out the receipts)
+    await post_group_receipt(client, offer.table, outcome.record)
     return SeatRun(outcome, offer)
 
 
@@ -460,11 +482,20 @@ def table_rows(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[
             "table": offer.table, "seats": offer.seats, "protocol_id": item["protocol_id"],
             "protocol_name": item.get("protocol_name"), "host_agent_id": item["host_agent_id"],
             "host_nickname": item.get("host_nickname"), "endpoint": item["endpoint"],
-            "free": []})
+            "host_tables": item.get("host_tables"), "free": []})
         row["free"].append({"seat": offer.seat, "invitation_id": item["invitation_id"]})
     for row in tables.values():
         row["free"].sort(key=lambda s: s["seat"])
     return plain, list(tables.values())
+
+
+def tables_text(counts: dict[str, Any] | None) -> str:
+    """``3 tables (2 completed, 1 left, 0 timed out)``, or ``no table played``."""
+    if not counts:
+        return "no table played"
+    total = sum(counts.get(k) or 0 for k in ("completed", "left", "timed_out"))
+    return (f"{total} table{'' if total == 1 else 's'} ({counts.get('completed')} completed, "
+            f"{counts.get('left')} left, {counts.get('timed_out')} timed out)")
 
 
 def table_line(row: dict[str, Any]) -> str:
@@ -472,8 +503,9 @@ def table_line(row: dict[str, Any]) -> str:
     who = f"{row['host_nickname']} ({host})" if row.get("host_nickname") else host
     free = ", ".join(f"seat {s['seat']} {s['invitation_id']}" for s in row["free"])
     name = row.get("protocol_name") or row["protocol_id"][:12]
-    return (f"table {row['table']}  {name}  host {who}  {len(row['free'])} of "
-            f"{row['seats'] - 1} seats free: {free}  {row['endpoint']}")
+    return (f"table {row['table']}  {name}  host {who} [{tables_text(row.get('host_tables'))}]"
+            f"  {len(row['free'])} of {row['seats'] - 1} seats free: {free}  "
+            f"{row['endpoint']}")
 
 
 __all__ = ["SeatGate", "SeatOffer", "SeatRun", "TABLE_KEY", "finish_seat", "host_table",
