@@ -18,6 +18,7 @@ The contract ignores undeclared options, so the key never reaches the rules.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import time
@@ -77,6 +78,24 @@ class SeatGate:
         self.spent: dict[str, int] = {}  # ticket nonce -> its expiry
         self.confirmed: dict[int, str] = {}  # seat -> the registry session admitted
         self.tasks: set[asyncio.Task[None]] = set()
+        self.offer: Any = None  # async (seat) -> None: post a seat's invitation (post_table)
+
+    def reopen(self, seat: int) -> None:
+        """A seat vacated after the start is offered again: a new invitation for the same
+        seat (its claim gives the newcomer a ticket bound to its own key, checked by this
+        gate like any); the departed member's ticket no longer names the seat's invitation."""
+        self.confirmed.pop(seat, None)
+        if self.offer is None:
+            return
+        task = asyncio.ensure_future(self._offer(seat))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _offer(self, seat: int) -> None:
+        try:
+            await self.offer(seat)
+        except LingxiError as error:
+            self.echo(f"warning: seat {seat} could not be offered again: {error}")
 
     def _verify(self, ticket: Any, seat: int, key: str) -> Any:
         from lingxi.registry.errors import TicketRefused
@@ -201,7 +220,7 @@ async def _until_stopped(play: Any) -> Any:
 
 async def post_table(spec: Any, seats: int, *, server: str, listen: str, advertise: str | None,
                      ttl: int | None, via: str, timeout: float, accept_timeout: float,
-                     agent: Any) -> tuple[Any, str]:
+                     agent: Any, options: dict[str, Any] | None = None) -> tuple[Any, str]:
     """Host a table of ``seats`` for whoever claims its seats at ``server``; the outcome
     and the group id."""
     from lingxi.cli.group_seat import seat_keys, tcp_endpoint
@@ -242,9 +261,11 @@ async def post_table(spec: Any, seats: int, *, server: str, listen: str, adverti
                 where = advertise or concrete_endpoint(listen, server)
                 _echo(f"group host on the relay (group {gid}, {seats} seats)")
             interval = await heartbeat_interval(client)
-            for seat in range(1, seats):
+
+            async def offer(seat: int, again: bool = False) -> None:
                 invitation = await client.post_invitation(
-                    spec.protocol_id, endpoint=where, options=table_options(gid, seat, seats),
+                    spec.protocol_id, endpoint=where,
+                    options={**(options or {}), **table_options(gid, seat, seats)},
                     ttl_seconds=ttl, note=f"{spec.name} table {gid}: seat {seat} of {seats}")
                 gate.seats[seat] = invitation["invitation_id"]
                 beats.append(Heartbeat(client, invitation["invitation_id"], interval))
@@ -256,8 +277,13 @@ async def post_table(spec: Any, seats: int, *, server: str, listen: str, adverti
                     watchers.append(watcher)
                 join = "lingxi join " + invitation["invitation_id"] + (
                     f" --server {server}" if server != "embedded" else "")
-                _echo(f"seat {seat}: invitation {invitation['invitation_id']} posted; a member "
+                what = "posted again (its member left)" if again else "posted"
+                _echo(f"seat {seat}: invitation {invitation['invitation_id']} {what}; a member "
                       f"joins with: {join}")
+
+            for seat in range(1, seats):
+                await offer(seat)
+            gate.offer = lambda seat: offer(seat, again=True)
             outcome = await _until_stopped(host.play())
             await gate.settle()
             await post_group_receipt(client, gid, outcome.record)
@@ -274,22 +300,44 @@ async def post_table(spec: Any, seats: int, *, server: str, listen: str, adverti
             await _withdraw(client, gate)
 
 
+def table_game_options(spec: Any, options: dict[str, Any] | None, strict: bool = False
+                       ) -> dict[str, Any]:
+    """The host's ``--options`` for a posted table, checked against the spec as for two
+    parties (the same codes; an undeclared one warns, or with ``strict`` is refused); the
+    table's own key is not the host's to give (``group.bad_table``)."""
+    from lingxi.cli.group_seat import check_game_options
+
+    options = dict(options or {})
+    if TABLE_KEY in options:
+        raise InputError("group.bad_table", f"{TABLE_KEY} is the key a posted table sets "
+                         "itself; it is not an option to give")
+    check_game_options(spec, options, strict)
+    return options
+
+
+def game_options(invitation: dict[str, Any]) -> dict[str, Any]:
+    """The game's options a table's (proven) invitation carries, without the table key."""
+    return {k: v for k, v in (invitation.get("options") or {}).items() if k != TABLE_KEY}
+
+
 def host_table(protocol: str, seats: int | None, *, server: str, listen: str,
                advertise: str | None, ttl: int | None, via: str, timeout: float,
                accept_timeout: float, control_mode: str, record_path: str | None,
-               as_json: bool) -> None:
+               as_json: bool, options: dict[str, Any] | None = None,
+               strict_options: bool = False) -> None:
     """``lingxi group host PROTOCOL --post`` (and ``lingxi host --seats N --post``)."""
     from lingxi.cli.group_seat import finish_outcome, group_spec, seat_count, terminal_seat
     from lingxi.group.agents import agent_for
 
     spec = group_spec(protocol)
     count = seat_count(spec, seats)
-    agent = agent_for(spec, 0, os.urandom)
+    options = table_game_options(spec, options, strict_options)
+    agent = agent_for(spec, 0, os.urandom, options)
     if control_mode == "human":
         terminal_seat(agent, 0)
     outcome, gid = asyncio.run(post_table(
         spec, count, server=server, listen=listen, advertise=advertise, ttl=ttl, via=via,
-        timeout=timeout, accept_timeout=accept_timeout, agent=agent))
+        timeout=timeout, accept_timeout=accept_timeout, agent=agent, options=options))
     path = record_path or str(_ensure_parent(default_record(gid, 0)))
     _echo(f"record: {path} (check: lingxi session verify {path})")
     finish_outcome(outcome, path, as_json)
@@ -298,7 +346,9 @@ def host_table(protocol: str, seats: int | None, *, server: str, listen: str,
 def host_table_command(protocol: str, seats: int | None, *, post: bool, server: str,
                        endpoint: str, advertise: str | None, ttl: int | None, via: str,
                        timeout: float | None, accept_timeout: float | None,
-                       control_mode: str | None, as_json: bool) -> None:
+                       control_mode: str | None, as_json: bool,
+                       options: dict[str, Any] | None = None,
+                       strict_options: bool = False) -> None:
     """``lingxi host --protocol holdem --seats 4 --post``: the alias of ``lingxi group host
     holdem --seats 4 --post``; without --post it says which command hosts over TCP."""
     if not post:
@@ -309,7 +359,8 @@ def host_table_command(protocol: str, seats: int | None, *, post: bool, server: 
         raise InputError("usage.bad_option", "a table seat is played autonomous or human")
     host_table(protocol, seats, server=server, listen=endpoint, advertise=advertise, ttl=ttl,
                via=via, timeout=timeout or 60.0, accept_timeout=accept_timeout or 600.0,
-               control_mode=control_mode or "autonomous", record_path=None, as_json=as_json)
+               control_mode=control_mode or "autonomous", record_path=None, as_json=as_json,
+               options=options, strict_options=strict_options)
 
 
 def _ensure_parent(path: Path) -> Path:
@@ -383,7 +434,10 @@ async def join_seat(client: Any, invitation: dict[str, Any], offer: SeatOffer, *
     from lingxi.protocols.catalogue import folder_for_id
 
     spec = load_spec(folder_for_id(invitation["protocol_id"]))
-    agent = agent_for(spec, offer.seat, os.urandom)
+    options = game_options(invitation)  # proven: the host's signed invitation
+    agent = agent_for(spec, offer.seat, os.urandom, options)
+    if options:
+        _echo(f"table options: {json.dumps(options, ensure_ascii=False, sort_keys=True)}")
     agent_setup(agent, offer.seat, spec)
     signer, identity = seat_keys(False)
     claim = await client.claim(invitation["invitation_id"])
@@ -482,7 +536,8 @@ def table_rows(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[
             "table": offer.table, "seats": offer.seats, "protocol_id": item["protocol_id"],
             "protocol_name": item.get("protocol_name"), "host_agent_id": item["host_agent_id"],
             "host_nickname": item.get("host_nickname"), "endpoint": item["endpoint"],
-            "host_tables": item.get("host_tables"), "free": []})
+            "host_tables": item.get("host_tables"), "options": game_options(item),
+            "free": []})
         row["free"].append({"seat": offer.seat, "invitation_id": item["invitation_id"]})
     for row in tables.values():
         row["free"].sort(key=lambda s: s["seat"])
@@ -503,8 +558,9 @@ def table_line(row: dict[str, Any]) -> str:
     who = f"{row['host_nickname']} ({host})" if row.get("host_nickname") else host
     free = ", ".join(f"seat {s['seat']} {s['invitation_id']}" for s in row["free"])
     name = row.get("protocol_name") or row["protocol_id"][:12]
+    options = json.dumps(row.get("options") or {}, ensure_ascii=False, sort_keys=True)
     return (f"table {row['table']}  {name}  host {who} [{tables_text(row.get('host_tables'))}]"
-            f"  {len(row['free'])} of {row['seats'] - 1} seats free: {free}  "
+            f"  {len(row['free'])} of {row['seats'] - 1} seats free: {free}  {options}  "
             f"{row['endpoint']}")
 
 

@@ -97,6 +97,8 @@ class GroupHost:
         self.me = MemberView(signer, group_id, validate)
         self.me.log.observers.extend(agent.observers)
         self.clients: list[Pipe] = []
+        self.seated_by: dict[int, str] = {}  # id(pipe) -> the member its join/replace seated
+        self.reopened: set[int] = set()  # seats vacated and offered again by the gate
         self.receipts: dict[str, dict[str, Any]] = {}
         self.done = asyncio.Event()
         self.problem: dict[str, Any] | None = None
@@ -166,6 +168,24 @@ class GroupHost:
         finally:
             if pipe in self.clients:
                 self.clients.remove(pipe)
+            self._vacate(self.seated_by.pop(id(pipe), None))
+
+    def _vacate(self, key: str | None) -> None:
+        """A member's connection ended while it holds a seat after the start: when the
+        game lets a new identity take it now and the gate can offer it again (a posted
+        table), the seat is timed out with ``reopen`` and offered; otherwise nothing
+        (a silent member that owes is timed out by the watch, as before)."""
+        reopen = getattr(self.gate, "reopen", None)
+        log = self.log
+        if (key is None or reopen is None or self.done.is_set() or not log.started
+                or log.closed or log.seat_of(key) is None or not self.agent.replaceable()):
+            return
+        seat = log.seat_of(key)
+        assert seat is not None
+        self._publish(self.sequencer.author("timeout", {"member": key, "reopen": True}))
+        self.reopened.add(seat)
+        reopen(seat)
+        self._pump()
 
     def _handle(self, pipe: Pipe, frame: dict[str, Any]) -> None:
         kind = frame.get("t")
@@ -174,6 +194,9 @@ class GroupHost:
                 entry = entry_of(frame.get("envelope"))
                 grant = self._gate(entry, frame.get("ticket"))
                 self._publish(self.sequencer.submit(entry))
+                if entry.get("kind") in GATED:
+                    self.seated_by[id(pipe)] = entry["sender"]
+                    self.reopened.discard(entry["body"].get("seat"))
                 if grant is not None and self.gate is not None:
                     self.gate.admitted(grant)
                 self._pump()
@@ -204,7 +227,8 @@ class GroupHost:
         """
         while not self.done.is_set():
             await asyncio.sleep(min(1.0, self.timeout / 4))
-            limit = self.timeout if self.log.started else self.seat_timeout
+            limit = self.timeout if self.log.started and not self.reopened \
+                else self.seat_timeout
             if time.monotonic() - self.last_progress < limit:
                 continue
             if self.log.closed:
@@ -291,7 +315,7 @@ async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: Se
         assert view is not None
         entry = view.entry(kind, body)
         frame: dict[str, Any] = {"t": "submit", "envelope": entry_envelope(entry, time.time())}
-        if kind == "join" and ticket is not None:
+        if kind in GATED and ticket is not None:
             frame["ticket"] = ticket
         pipe.send(frame)
         pending = kind
@@ -303,6 +327,10 @@ async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: Se
             return
         if view.signer.key not in log.members and not log.started:
             submit("join", {"seat": seat})
+        elif view.signer.key not in log.members:  # after the start: a vacated seat only
+            if any(m.seat == seat for m in log.members.values()) and not any(
+                    m.seat == seat for m in log.seated()):
+                submit("replace", {"seat": seat})
         elif log.started and problem is None and (
                 payload := agent.next_payload(log, seat)) is not None:
             if inspect.isawaitable(payload):  # a decider (a model) answers in its own time
@@ -333,14 +361,14 @@ async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: Se
                     problem = problem or _problem(error)
                 if entry["sender"] == signer.key:
                     pending = None
-                    if entry["kind"] == "join" and joined is not None:
+                    if entry["kind"] in GATED and joined is not None:
                         joined(entry["group"])
                 if view.log.closed:
                     pipe.send({"t": "receipt", "receipt": view.receipt()})
                 await act()
             elif kind == "refused":
                 code = frame.get("code")
-                if pending == "join" and code in FINAL_JOIN_REFUSALS:
+                if pending in GATED and code in FINAL_JOIN_REFUSALS:
                     raise GroupError(str(code), f"the host refused this seat's join: "
                                      f"{str(frame.get('message'))[:300]}")
                 pending = None
