@@ -12,7 +12,12 @@ that seat's invitation for the join's signer; the registry issues the relay
 credentials of each seat's link from that seat's claim (its session), so
 ``--via relay|auto`` needs no hand-minted files. Heartbeats keep the seats
 present while the host waits; the open ones are withdrawn when it exits.
-The contract ignores undeclared options, so the key never reaches the rules.
+The contract ignores undeclared options, so the key never reaches the rules; the host's
+own ``--options`` (checked as a two-party host's) ride next to it and every member plays
+the proven invitation's. A seat vacated mid-game, when the game takes a newcomer then, is
+offered again as a new invitation for that seat (:meth:`SeatGate.reopen`). When the log
+closes, the host and each member post its close entry and every receipt to the registry
+(:func:`post_group_receipt`): it settles every seat's session and counts the table.
 """
 
 from __future__ import annotations

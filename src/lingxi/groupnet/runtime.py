@@ -20,7 +20,10 @@ or replacement is then admitted only with a ticket the gate accepts for that
 seat and the entry's signer, checked before the sequencer appends it and
 spent only once it did (a member that lost a race signs again with the same
 ticket). A member whose join is refused for good (no ticket, a refused one,
-its seat taken) ends with that code instead of trying again.
+its seat taken) ends with that code instead of trying again. A gate that can
+``reopen`` a seat (a posted table) gets back a seat whose member's connection
+ended after the start, when the game takes a newcomer then: the host logs a
+``timeout`` with ``reopen`` and a new identity takes the seat with ``replace``.
 """
 
 from __future__ import annotations

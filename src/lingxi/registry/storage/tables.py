@@ -84,7 +84,8 @@ class Tables:
                      text: str) -> dict[str, Any]:
         self.identities.authenticate(signed)
         if len(text.encode("utf-8")) > gr.MAX_BYTES:
-            raise bad(f"a group receipt is at most {gr.MAX_BYTES} bytes", status=413)
+            raise bad(f"a group receipt is at most {gr.MAX_BYTES} bytes",
+                      "registry.body_too_large", 413)
         close = body.get("close")
         sender = close.get("sender") if isinstance(close, dict) else None
         if not is_hex(sender, 64):
