@@ -48,8 +48,8 @@ def _record(home: Path) -> dict:
 
 
 @pytest.mark.slow
-def test_a_member_killed_mid_vote_is_replaced_by_a_new_join(tmp_path, processes
-                                                            ) -> None:  # noqa: F811
+def test_a_member_killed_mid_vote_is_replaced_by_a_new_join(
+        tmp_path, processes) -> None:  # noqa: F811
     env = _embedded(tmp_path)
     ids = _register(tmp_path, ["host", "ann", "bob", "cid"], env)
     host = processes(tmp_path / "host", "group", "host", "group-vote", "--seats", "3",
