@@ -161,17 +161,21 @@ class GroupHost:
         self.clients.append(pipe)
         for entry in self.log.entries:
             pipe.send({"t": "entry", "envelope": entry_envelope(entry, time.time())})
+        gone = False
         try:
             while not self.done.is_set():
                 frame = await pipe.recv(self.timeout * 4)
                 self._handle(pipe, frame)
                 await pipe.drain()
         except FrameError:  # garbage, oversized, silent or gone: this connection ends
+            gone = True
             await pipe.close()
         finally:
             if pipe in self.clients:
                 self.clients.remove(pipe)
-            self._vacate(self.seated_by.pop(id(pipe), None))
+            member = self.seated_by.pop(id(pipe), None)
+        if gone:  # not when the host itself is ending (its handlers are cancelled)
+            self._vacate(member)
 
     def _vacate(self, key: str | None) -> None:
         """A member's connection ended while it holds a seat after the start: when the
