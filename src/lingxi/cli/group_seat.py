@@ -61,7 +61,8 @@ def options_arg(text: str | None) -> dict[str, Any]:
 
 def check_game_options(spec: Any, options: dict[str, Any], strict: bool) -> None:
     """The options against the spec, as a two-party host checks its own: an error raises
-    (``options.*``, exit 2); an undeclared option warns, or with ``strict`` is refused."""
+    (``options.*``, the same exit status); an undeclared option warns, or with ``strict``
+    is refused."""
     checked = spec.check_options(options)
     undeclared = [w for w in checked.warnings if w.code == "options.undeclared"]
     if strict and undeclared:

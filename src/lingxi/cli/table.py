@@ -164,6 +164,9 @@ async def post_group_receipt(client: Any, table: str, record: dict[str, Any]) ->
     if not entries or entries[-1].get("kind") != "close":
         _echo("warning: the log did not close; no group receipt posted")
         return
+    seated = {s.get("member") for s in (entries[-1].get("body") or {}).get("seats") or []
+              if isinstance(s, dict) and s.get("status") == "seated"}
+    receipts = [r for r in receipts if isinstance(r, dict) and r.get("member") in seated]
     try:
         facts = await client.post_group_receipt(table, entries[-1], receipts)
     except LingxiError as error:

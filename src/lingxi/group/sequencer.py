@@ -66,7 +66,6 @@ class Sequencer:
         return self.submit(make_entry(self.signer, self.log.group_id, self.log.seq,
                                       self.log.head, kind, body))
 
-
     def close(self) -> dict[str, Any]:
         """The close entry, naming who held each seat and how each ended."""
         return self.author("close", {"seats": self.log.seat_summary()})

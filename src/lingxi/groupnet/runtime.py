@@ -209,6 +209,9 @@ class GroupHost:
                 self._pump()
             elif kind == "receipt":
                 key = self.log.check_receipt(frame.get("receipt"))
+                if self.log.seat_of(key) is None:  # only the seated sign the table's end
+                    raise GroupError("group.not_member", "a receipt from an identity that "
+                                     "holds no seat")
                 self.receipts[key] = frame["receipt"]
                 self._maybe_done()
         except (GroupError, FrameError, ValueError) as error:

@@ -120,8 +120,8 @@ def check_close(close: Any, table: str, seats: int) -> GroupClose:
     for seat in range(seats):
         if sum(1 for s in parsed if s.seat == seat and s.status == "seated") > 1:
             raise _bad(f"the close entry seats two identities at seat {seat}")
-    host = next((s for s in parsed if s.seat == 0), None)
-    if host is None or host.member != close["sender"]:
+    host = [s for s in parsed if s.seat == 0]
+    if len(host) != 1 or host[0].member != close["sender"]:
         raise GroupReceiptProblem("wrong_seat", "seat 0 is not the sequencer's (the host's)")
     return GroupClose(table, close["seq"] + 1, head, close["sender"], tuple(parsed))
 
