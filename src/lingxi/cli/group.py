@@ -295,6 +295,11 @@ def _plain_via(via: str | None) -> str:
 @click.option("--record", "record_path", metavar="FILE", help="Write this seat's record.")
 @click.option("--ephemeral", is_flag=True, help="Use a fresh key instead of this agent's "
               "identity.")
+@click.option("--options", "options_text", metavar="JSON", default=None,
+              help="With --post: the game's options (or @file), checked against the spec "
+                   "and carried in every seat's invitation, so every member plays them.")
+@click.option("--strict", "strict_options", is_flag=True,
+              help="With --options: refuse an option the spec does not declare.")
 @_via_options
 @_post_options
 @json_option
@@ -303,7 +308,7 @@ def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeo
              control_mode: str, record_path: str | None, ephemeral: bool, via: str | None,
              relay_credentials: tuple[str, ...], post: bool, server: str,
              advertise: str | None, ttl: int | None, accept_timeout: float | None,
-             as_json: bool) -> None:
+             options_text: str | None, strict_options: bool, as_json: bool) -> None:
     """Host a group PROTOCOL over TCP or the relay: sequence its log and play seat 0.
 
     Prints `group host on tcp://HOST:PORT` (with --via relay: `group host on
@@ -327,16 +332,19 @@ def host_cmd(protocol: str, seats: int, listen: str, group_id: str | None, timeo
             raise InputError("usage.bad_option", "--relay-credential, --group-id and "
                              "--ephemeral do not go with --post (the registry issues the "
                              "credentials, the table is this agent's)")
+        from lingxi.cli.group_seat import options_arg
         from lingxi.cli.table import host_table
 
         host_table(protocol, seats, server=server, listen=listen, advertise=advertise, ttl=ttl,
                    via=via or "auto", timeout=timeout,
                    accept_timeout=accept_timeout or 600.0, control_mode=control_mode,
-                   record_path=record_path, as_json=as_json)
+                   record_path=record_path, as_json=as_json,
+                   options=options_arg(options_text), strict_options=strict_options)
         return
-    if advertise or ttl or accept_timeout:
-        raise InputError("input.needs_post", "--advertise, --ttl and --accept-timeout go with "
-                         "--post")
+    if advertise or ttl or accept_timeout or options_text is not None:
+        raise InputError("input.needs_post", "--advertise, --ttl, --accept-timeout and "
+                         "--options go with --post (members of a table without a registry "
+                         "cannot learn its options)")
     via = _plain_via(via)
     spec = group_spec(protocol)
     count = seat_count(spec, seats)

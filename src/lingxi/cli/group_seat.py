@@ -47,6 +47,30 @@ def seat_count(spec: Any, seats: int | None) -> int:
     return count
 
 
+def options_arg(text: str | None) -> dict[str, Any]:
+    """``--options JSON`` (inline, ``@FILE`` or ``-``) of a group host: an object, or {}."""
+    from lingxi.cli.common import read_json_source
+
+    if text is None:
+        return {}
+    value = read_json_source(text, what="--options")
+    if not isinstance(value, dict):
+        raise InputError("input.bad_options", "--options must be a JSON object")
+    return value
+
+
+def check_game_options(spec: Any, options: dict[str, Any], strict: bool) -> None:
+    """The options against the spec, as a two-party host checks its own: an error raises
+    (``options.*``, the same exit status); an undeclared option warns, or with ``strict``
+    is refused."""
+    checked = spec.check_options(options)
+    undeclared = [w for w in checked.warnings if w.code == "options.undeclared"]
+    if strict and undeclared:
+        raise InputError("options.undeclared", safe_line(undeclared[0].message, 300))
+    for warning in checked.warnings:
+        click.echo(f"warning: {warning.code}: {safe_line(warning.message, 300)}", err=True)
+
+
 def write_record(path: str, record: dict) -> None:
     from lingxi.errors import WriteFailed
 
@@ -112,11 +136,19 @@ def finish_outcome(outcome: Any, record_path: str | None, as_json: bool) -> None
 
 def terminal_seat(agent: Any, seat: int) -> None:
     """A person plays the seat at this terminal: its own cards, the board, the pot, whose turn."""
-    from lingxi.group.agents import HoldemAgent
+    from lingxi.group.agents import HoldemAgent, VoteAgent
 
+    if isinstance(agent, VoteAgent):  # a person casts this seat's vote when it commits
+        def vote() -> str:
+            motion = agent.tally.motion or "-"
+            click.echo(safe_line(f"seat {seat} (you): the motion is {motion!r}"), err=True)
+            return str(click.prompt("your vote", type=click.Choice(["yes", "no", "abstain"]),
+                                    err=True))
+        agent.choose = vote
+        return
     if not isinstance(agent, HoldemAgent):
-        raise InputError("group.no_console", "a person can play Hold'em seats only (group-vote "
-                         "seats vote by their seat agent)")
+        raise InputError("group.no_console", "a person can play Hold'em and group-vote seats "
+                         "only")
     player = agent.player
 
     def ask(hand: Any, me: int, legal: list[str]) -> str:

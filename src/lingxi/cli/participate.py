@@ -195,7 +195,9 @@ def host(post: bool, server: str, advertise: str | None, ttl: int | None,
         host_table_command(protocol, seats, post=post, server=server, endpoint=endpoint,
                            advertise=advertise, ttl=ttl, via=reach.via,
                            timeout=peer_timeout, accept_timeout=accept_timeout,
-                           control_mode=control_mode, as_json=as_json)
+                           control_mode=control_mode, as_json=as_json,
+                           options=parse_options(options_text),
+                           strict_options=strict_options)
         return
     from lingxi.session.net import host_session
 

@@ -263,15 +263,19 @@ def _witness_refs(given: tuple[str, ...]) -> tuple[Any, ...]:
 @json_option
 @handle_errors
 def rating(agent_id: str, protocol_id: str | None, server: str, as_json: bool) -> None:
-    """Print an agent's Elo ratings, proven from the registry's log."""
+    """Print an agent's Elo ratings and posted tables, proven from the registry's log."""
     answer = run(server, lambda c: c.ratings(agent_id, protocol_id))
     if as_json:
         print_json(answer)
         return
-    if not answer["items"]:
+    from lingxi.cli.table import tables_text
+
+    if not answer["items"] and not answer.get("tables"):
         click.echo(safe_line(f"{agent_id}: unrated"))
     for item in answer["items"]:
         click.echo(safe_line(f"{agent_id}  {item['protocol_id']}  {rating_text(item)}"))
+    for item in answer.get("tables") or []:  # posted tables: outcome counts, no Elo
+        click.echo(safe_line(f"{agent_id}  {item['protocol_id']}  {tables_text(item)}"))
 
 
 @registry.command("verify")

@@ -12,12 +12,18 @@ that seat's invitation for the join's signer; the registry issues the relay
 credentials of each seat's link from that seat's claim (its session), so
 ``--via relay|auto`` needs no hand-minted files. Heartbeats keep the seats
 present while the host waits; the open ones are withdrawn when it exits.
-The contract ignores undeclared options, so the key never reaches the rules.
+The contract ignores undeclared options, so the key never reaches the rules; the host's
+own ``--options`` (checked as a two-party host's) ride next to it and every member plays
+the proven invitation's. A seat vacated mid-game, when the game takes a newcomer then, is
+offered again as a new invitation for that seat (:meth:`SeatGate.reopen`). When the log
+closes, the host and each member post its close entry and every receipt to the registry
+(:func:`post_group_receipt`): it settles every seat's session and counts the table.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import time
@@ -77,6 +83,24 @@ class SeatGate:
         self.spent: dict[str, int] = {}  # ticket nonce -> its expiry
         self.confirmed: dict[int, str] = {}  # seat -> the registry session admitted
         self.tasks: set[asyncio.Task[None]] = set()
+        self.offer: Any = None  # async (seat) -> None: post a seat's invitation (post_table)
+
+    def reopen(self, seat: int) -> None:
+        """A seat vacated after the start is offered again: a new invitation for the same
+        seat (its claim gives the newcomer a ticket bound to its own key, checked by this
+        gate like any); the departed member's ticket no longer names the seat's invitation."""
+        self.confirmed.pop(seat, None)
+        if self.offer is None:
+            return
+        task = asyncio.ensure_future(self._offer(seat))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _offer(self, seat: int) -> None:
+        try:
+            await self.offer(seat)
+        except LingxiError as error:
+            self.echo(f"warning: seat {seat} could not be offered again: {error}")
 
     def _verify(self, ticket: Any, seat: int, key: str) -> Any:
         from lingxi.registry.errors import TicketRefused
@@ -132,6 +156,27 @@ class SeatGate:
             await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
+async def post_group_receipt(client: Any, table: str, record: dict[str, Any]) -> None:
+    """The table's final head (its close entry) and every receipt the record holds, posted
+    to the registry: each seat's session settles and the table counts for each member.
+    Best effort: the record is the evidence either way, so a refusal is one warning."""
+    entries, receipts = record.get("entries") or [], record.get("receipts") or []
+    if not entries or entries[-1].get("kind") != "close":
+        _echo("warning: the log did not close; no group receipt posted")
+        return
+    seated = {s.get("member") for s in (entries[-1].get("body") or {}).get("seats") or []
+              if isinstance(s, dict) and s.get("status") == "seated"}
+    receipts = [r for r in receipts if isinstance(r, dict) and r.get("member") in seated]
+    try:
+        facts = await client.post_group_receipt(table, entries[-1], receipts)
+    except LingxiError as error:
+        _echo(f"warning: the registry did not log the group receipt: {error.code}: "
+              f"{error.message}")
+        return
+    _echo(f"group receipt at the registry: head {str(facts.get('head'))[:16]}…, "
+          f"{len(facts.get('seats') or [])} seats settled")
+
+
 def default_record(table: str, seat: int) -> Path:
     from lingxi.home import lingxi_home
 
@@ -183,7 +228,7 @@ async def _until_stopped(play: Any) -> Any:
 
 async def post_table(spec: Any, seats: int, *, server: str, listen: str, advertise: str | None,
                      ttl: int | None, via: str, timeout: float, accept_timeout: float,
-                     agent: Any) -> tuple[Any, str]:
+                     agent: Any, options: dict[str, Any] | None = None) -> tuple[Any, str]:
     """Host a table of ``seats`` for whoever claims its seats at ``server``; the outcome
     and the group id."""
     from lingxi.cli.group_seat import seat_keys, tcp_endpoint
@@ -224,9 +269,11 @@ async def post_table(spec: Any, seats: int, *, server: str, listen: str, adverti
                 where = advertise or concrete_endpoint(listen, server)
                 _echo(f"group host on the relay (group {gid}, {seats} seats)")
             interval = await heartbeat_interval(client)
-            for seat in range(1, seats):
+
+            async def offer(seat: int, again: bool = False) -> None:
                 invitation = await client.post_invitation(
-                    spec.protocol_id, endpoint=where, options=table_options(gid, seat, seats),
+                    spec.protocol_id, endpoint=where,
+                    options={**(options or {}), **table_options(gid, seat, seats)},
                     ttl_seconds=ttl, note=f"{spec.name} table {gid}: seat {seat} of {seats}")
                 gate.seats[seat] = invitation["invitation_id"]
                 beats.append(Heartbeat(client, invitation["invitation_id"], interval))
@@ -238,10 +285,16 @@ async def post_table(spec: Any, seats: int, *, server: str, listen: str, adverti
                     watchers.append(watcher)
                 join = "lingxi join " + invitation["invitation_id"] + (
                     f" --server {server}" if server != "embedded" else "")
-                _echo(f"seat {seat}: invitation {invitation['invitation_id']} posted; a member "
+                what = "posted again (its member left)" if again else "posted"
+                _echo(f"seat {seat}: invitation {invitation['invitation_id']} {what}; a member "
                       f"joins with: {join}")
+
+            for seat in range(1, seats):
+                await offer(seat)
+            gate.offer = lambda seat: offer(seat, again=True)
             outcome = await _until_stopped(host.play())
             await gate.settle()
+            await post_group_receipt(client, gid, outcome.record)
             return outcome, gid
         finally:
             for beat in beats:
@@ -255,22 +308,44 @@ async def post_table(spec: Any, seats: int, *, server: str, listen: str, adverti
             await _withdraw(client, gate)
 
 
+def table_game_options(spec: Any, options: dict[str, Any] | None, strict: bool = False
+                       ) -> dict[str, Any]:
+    """The host's ``--options`` for a posted table, checked against the spec as for two
+    parties (the same codes; an undeclared one warns, or with ``strict`` is refused); the
+    table's own key is not the host's to give (``group.bad_table``)."""
+    from lingxi.cli.group_seat import check_game_options
+
+    options = dict(options or {})
+    if TABLE_KEY in options:
+        raise InputError("group.bad_table", f"{TABLE_KEY} is the key a posted table sets "
+                         "itself; it is not an option to give")
+    check_game_options(spec, options, strict)
+    return options
+
+
+def game_options(invitation: dict[str, Any]) -> dict[str, Any]:
+    """The game's options a table's (proven) invitation carries, without the table key."""
+    return {k: v for k, v in (invitation.get("options") or {}).items() if k != TABLE_KEY}
+
+
 def host_table(protocol: str, seats: int | None, *, server: str, listen: str,
                advertise: str | None, ttl: int | None, via: str, timeout: float,
                accept_timeout: float, control_mode: str, record_path: str | None,
-               as_json: bool) -> None:
+               as_json: bool, options: dict[str, Any] | None = None,
+               strict_options: bool = False) -> None:
     """``lingxi group host PROTOCOL --post`` (and ``lingxi host --seats N --post``)."""
     from lingxi.cli.group_seat import finish_outcome, group_spec, seat_count, terminal_seat
     from lingxi.group.agents import agent_for
 
     spec = group_spec(protocol)
     count = seat_count(spec, seats)
-    agent = agent_for(spec, 0, os.urandom)
+    options = table_game_options(spec, options, strict_options)
+    agent = agent_for(spec, 0, os.urandom, options)
     if control_mode == "human":
         terminal_seat(agent, 0)
     outcome, gid = asyncio.run(post_table(
         spec, count, server=server, listen=listen, advertise=advertise, ttl=ttl, via=via,
-        timeout=timeout, accept_timeout=accept_timeout, agent=agent))
+        timeout=timeout, accept_timeout=accept_timeout, agent=agent, options=options))
     path = record_path or str(_ensure_parent(default_record(gid, 0)))
     _echo(f"record: {path} (check: lingxi session verify {path})")
     finish_outcome(outcome, path, as_json)
@@ -279,7 +354,9 @@ def host_table(protocol: str, seats: int | None, *, server: str, listen: str,
 def host_table_command(protocol: str, seats: int | None, *, post: bool, server: str,
                        endpoint: str, advertise: str | None, ttl: int | None, via: str,
                        timeout: float | None, accept_timeout: float | None,
-                       control_mode: str | None, as_json: bool) -> None:
+                       control_mode: str | None, as_json: bool,
+                       options: dict[str, Any] | None = None,
+                       strict_options: bool = False) -> None:
     """``lingxi host --protocol holdem --seats 4 --post``: the alias of ``lingxi group host
     holdem --seats 4 --post``; without --post it says which command hosts over TCP."""
     if not post:
@@ -290,7 +367,8 @@ def host_table_command(protocol: str, seats: int | None, *, post: bool, server: 
         raise InputError("usage.bad_option", "a table seat is played autonomous or human")
     host_table(protocol, seats, server=server, listen=endpoint, advertise=advertise, ttl=ttl,
                via=via, timeout=timeout or 60.0, accept_timeout=accept_timeout or 600.0,
-               control_mode=control_mode or "autonomous", record_path=None, as_json=as_json)
+               control_mode=control_mode or "autonomous", record_path=None, as_json=as_json,
+               options=options, strict_options=strict_options)
 
 
 def _ensure_parent(path: Path) -> Path:
@@ -364,7 +442,10 @@ async def join_seat(client: Any, invitation: dict[str, Any], offer: SeatOffer, *
     from lingxi.protocols.catalogue import folder_for_id
 
     spec = load_spec(folder_for_id(invitation["protocol_id"]))
-    agent = agent_for(spec, offer.seat, os.urandom)
+    options = game_options(invitation)  # proven: the host's signed invitation
+    agent = agent_for(spec, offer.seat, os.urandom, options)
+    if options:
+        _echo(f"table options: {json.dumps(options, ensure_ascii=False, sort_keys=True)}")
     agent_setup(agent, offer.seat, spec)
     signer, identity = seat_keys(False)
     claim = await client.claim(invitation["invitation_id"])
@@ -430,6 +511,9 @@ async def play_if_seat(client: Any, invitation_id: str, *, reach: Any, timeout: 
         return None
     outcome = await join_seat(client, invitation, offer, reach=reach, timeout=timeout or 60.0,
                               agent_setup=setup)
+    # a member posts the final head too: the registry logs it once (the host's, or this
+    # one's when the host vanished after handing out the receipts)
+    await post_group_receipt(client, offer.table, outcome.record)
     return SeatRun(outcome, offer)
 
 
@@ -460,6 +544,7 @@ def table_rows(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[
             "table": offer.table, "seats": offer.seats, "protocol_id": item["protocol_id"],
             "protocol_name": item.get("protocol_name"), "host_agent_id": item["host_agent_id"],
             "host_nickname": item.get("host_nickname"), "endpoint": item["endpoint"],
+            "host_tables": item.get("host_tables"), "options": game_options(item),
             "free": []})
         row["free"].append({"seat": offer.seat, "invitation_id": item["invitation_id"]})
     for row in tables.values():
@@ -467,13 +552,24 @@ def table_rows(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[
     return plain, list(tables.values())
 
 
+def tables_text(counts: dict[str, Any] | None) -> str:
+    """``3 tables (2 completed, 1 left, 0 timed out)``, or ``no table played``."""
+    if not counts:
+        return "no table played"
+    total = sum(counts.get(k) or 0 for k in ("completed", "left", "timed_out"))
+    return (f"{total} table{'' if total == 1 else 's'} ({counts.get('completed')} completed, "
+            f"{counts.get('left')} left, {counts.get('timed_out')} timed out)")
+
+
 def table_line(row: dict[str, Any]) -> str:
     host = row["host_agent_id"]
     who = f"{row['host_nickname']} ({host})" if row.get("host_nickname") else host
     free = ", ".join(f"seat {s['seat']} {s['invitation_id']}" for s in row["free"])
     name = row.get("protocol_name") or row["protocol_id"][:12]
-    return (f"table {row['table']}  {name}  host {who}  {len(row['free'])} of "
-            f"{row['seats'] - 1} seats free: {free}  {row['endpoint']}")
+    options = json.dumps(row.get("options") or {}, ensure_ascii=False, sort_keys=True)
+    return (f"table {row['table']}  {name}  host {who} [{tables_text(row.get('host_tables'))}]"
+            f"  {len(row['free'])} of {row['seats'] - 1} seats free: {free}  {options}  "
+            f"{row['endpoint']}")
 
 
 __all__ = ["SeatGate", "SeatOffer", "SeatRun", "TABLE_KEY", "finish_seat", "host_table",

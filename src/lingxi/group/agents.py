@@ -33,6 +33,11 @@ class SeatAgent:
     def result(self, log: GroupLog) -> dict[str, Any] | None:
         raise NotImplementedError
 
+    def replaceable(self) -> bool:
+        """Whether a seat vacated after the start may be taken by a new identity now (a
+        posted table then reopens it at the registry). False unless the game says so."""
+        return False
+
 
 Decide = Callable[[HoldemHand, int, list[str]], Awaitable[str]]
 
@@ -72,29 +77,47 @@ class VoteAgent(SeatAgent):
 
     def __init__(self, choice: str, entropy: Entropy) -> None:
         self.tally = Tally()
+        self.entropy = entropy
         self.ballot = Ballot.draw(choice, entropy)
+        self.choose: Callable[[], str] | None = None  # a person's choice, asked at commit
         self.observers = [self.tally.apply]
         self.said: set[str] = set()
         self.seated_now: list[str] = []
+        self.reopened: set[int] = set()  # seats vacated and offered again: the vote waits
         self.observers.append(self._note)
 
     def _note(self, log: GroupLog, entry: dict[str, Any]) -> None:
         self.seated_now = self._seated(log)
         if entry["kind"] == "message" and entry["body"]["payload"].get("action") == "say":
             self.said.add(entry["sender"])
+        if entry["kind"] == "timeout" and entry["body"].get("reopen") is True:
+            gone = log.members.get(entry["body"].get("member", ""))
+            if gone is not None:
+                self.reopened.add(gone.seat)
+        if entry["kind"] == "replace":
+            self.reopened.discard(entry["body"].get("seat"))
 
     def _seated(self, log: GroupLog) -> list[str]:
         return [m.key for m in log.members.values() if m.status == SEATED]
 
+    def replaceable(self) -> bool:
+        """Until every seated member revealed, a vacated seat may be refilled: the newcomer
+        says its line and commits before anyone reveals."""
+        return not self.tally.votes
+
     def next_payload(self, log: GroupLog, me: int) -> dict[str, Any] | None:
-        key = next((m.key for m in log.members.values() if m.seat == me), None)
-        if key is None or not log.started or log.closed:
+        key = next((m.key for m in log.members.values() if m.seat == me
+                    and m.status == SEATED), None)
+        if key is None or not log.started or log.closed or self.reopened:
             return None
         if self.tally.motion is None:
             return {"action": "motion", "text": "adopt the proposal"} if me == 0 else None
         if key not in self.said:
             return {"action": "say", "text": f"seat {me} has its say"}
         if key not in self.tally.commits:
+            if self.choose is not None:
+                self.ballot = Ballot.draw(self.choose(), self.entropy)
+                self.choose = None
             return self.ballot.commit_payload()
         if all(k in self.tally.commits for k in self._seated(log)) and (
                 key not in self.tally.votes):
@@ -103,7 +126,7 @@ class VoteAgent(SeatAgent):
 
     def finished(self) -> bool:
         seated = set(self.seated_now)
-        return bool(seated) and seated <= set(self.tally.votes)
+        return bool(seated) and seated <= set(self.tally.votes) and not self.reopened
 
     def result(self, log: GroupLog) -> dict[str, Any] | None:
         return self.tally.to_dict(log)

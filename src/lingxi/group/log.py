@@ -148,6 +148,13 @@ class GroupLog:
         return sorted((m for m in self.members.values() if m.status == SEATED),
                       key=lambda m: m.seat)
 
+    def seat_summary(self) -> list[dict[str, Any]]:
+        """Every identity that held a seat, in the order it took it: ``{seat, member,
+        status}`` (``seated``, ``left``, ``timed_out``). The close entry names it, so the
+        final head (which every member signs) says who sat where and how each ended."""
+        return [{"seat": m.seat, "member": m.key, "status": m.status}
+                for m in self.members.values()]
+
     def seat_of(self, key: str) -> int | None:
         member = self.members.get(key)
         return member.seat if member is not None and member.status == SEATED else None
@@ -326,6 +333,9 @@ class GroupLog:
     def _on_close(self, entry: dict, sender: str, body: dict) -> None:
         if sender != self.sequencer:
             raise self._refuse("group.bad_rule", "only the sequencer closes", sender, entry)
+        if body and body != {"seats": self.seat_summary()}:
+            raise self._refuse("group.bad_rule", "a close names the log's seats as they are "
+                               "(or nothing)", sender, entry)
         self.closed = True
 
     # -- receipts ----------------------------------------------------------------------

@@ -65,7 +65,7 @@ class InMemoryGroup:
 
     def close(self) -> list[dict[str, Any]]:
         """Close the log; every member's receipt over the final head."""
-        self.deliver(self.sequencer.author("close", {}))
+        self.deliver(self.sequencer.close())
         return [v.receipt() for v in self.views]
 
     def record(self, seat: int, receipts: list[dict[str, Any]]) -> dict[str, Any]:

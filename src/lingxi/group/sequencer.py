@@ -66,6 +66,10 @@ class Sequencer:
         return self.submit(make_entry(self.signer, self.log.group_id, self.log.seq,
                                       self.log.head, kind, body))
 
+    def close(self) -> dict[str, Any]:
+        """The close entry, naming who held each seat and how each ended."""
+        return self.author("close", {"seats": self.log.seat_summary()})
+
 
 class MemberView:
     """One member's copy of the log, checked entry by entry as it is delivered."""

@@ -38,7 +38,7 @@ async def read_frame(reader: asyncio.StreamReader, timeout: float) -> dict[str, 
             raise FrameError("group.frame_too_large", f"a frame of {size} bytes (limit "
                              f"{MAX_FRAME})")
         body = await asyncio.wait_for(reader.readexactly(size), timeout)
-    except asyncio.IncompleteReadError:
+    except (asyncio.IncompleteReadError, ConnectionError):  # a killed peer may reset it
         raise FrameError("group.peer_closed", "the peer closed the connection") from None
     except TimeoutError:
         raise FrameError("group.peer_silent", f"no frame within {timeout:g} s") from None
@@ -75,7 +75,10 @@ class TcpPipe:
         write_frame(self.writer, frame)
 
     async def drain(self) -> None:
-        await self.writer.drain()
+        try:
+            await self.writer.drain()
+        except ConnectionError:
+            raise FrameError("group.peer_closed", "the peer closed the connection") from None
 
     async def close(self) -> None:
         self.writer.close()

@@ -20,7 +20,10 @@ or replacement is then admitted only with a ticket the gate accepts for that
 seat and the entry's signer, checked before the sequencer appends it and
 spent only once it did (a member that lost a race signs again with the same
 ticket). A member whose join is refused for good (no ticket, a refused one,
-its seat taken) ends with that code instead of trying again.
+its seat taken) ends with that code instead of trying again. A gate that can
+``reopen`` a seat (a posted table) gets back a seat whose member's connection
+ended after the start, when the game takes a newcomer then: the host logs a
+``timeout`` with ``reopen`` and a new identity takes the seat with ``replace``.
 """
 
 from __future__ import annotations
@@ -97,6 +100,8 @@ class GroupHost:
         self.me = MemberView(signer, group_id, validate)
         self.me.log.observers.extend(agent.observers)
         self.clients: list[Pipe] = []
+        self.seated_by: dict[int, str] = {}  # id(pipe) -> the member its join/replace seated
+        self.reopened: set[int] = set()  # seats vacated and offered again by the gate
         self.receipts: dict[str, dict[str, Any]] = {}
         self.done = asyncio.Event()
         self.problem: dict[str, Any] | None = None
@@ -130,7 +135,7 @@ class GroupHost:
             elif not log.started and len(log.seated()) == self.seats:
                 entry = self.sequencer.author("start", {})
             elif log.started and (self.agent.finished() or self.problem is not None):
-                entry = self.sequencer.author("close", {})
+                entry = self.sequencer.close()
             elif log.started and (payload := self.agent.next_payload(log, 0)) is not None:
                 entry = self.sequencer.submit(self.me.entry("message", {"payload": payload}))
             else:
@@ -156,16 +161,38 @@ class GroupHost:
         self.clients.append(pipe)
         for entry in self.log.entries:
             pipe.send({"t": "entry", "envelope": entry_envelope(entry, time.time())})
+        gone = False
         try:
             while not self.done.is_set():
                 frame = await pipe.recv(self.timeout * 4)
                 self._handle(pipe, frame)
                 await pipe.drain()
         except FrameError:  # garbage, oversized, silent or gone: this connection ends
+            gone = True
             await pipe.close()
         finally:
             if pipe in self.clients:
                 self.clients.remove(pipe)
+            member = self.seated_by.pop(id(pipe), None)
+        if gone:  # not when the host itself is ending (its handlers are cancelled)
+            self._vacate(member)
+
+    def _vacate(self, key: str | None) -> None:
+        """A member's connection ended while it holds a seat after the start: when the
+        game lets a new identity take it now and the gate can offer it again (a posted
+        table), the seat is timed out with ``reopen`` and offered; otherwise nothing
+        (a silent member that owes is timed out by the watch, as before)."""
+        reopen = getattr(self.gate, "reopen", None)
+        log = self.log
+        if (key is None or reopen is None or self.done.is_set() or not log.started
+                or log.closed or log.seat_of(key) is None or not self.agent.replaceable()):
+            return
+        seat = log.seat_of(key)
+        assert seat is not None
+        self._publish(self.sequencer.author("timeout", {"member": key, "reopen": True}))
+        self.reopened.add(seat)
+        reopen(seat)
+        self._pump()
 
     def _handle(self, pipe: Pipe, frame: dict[str, Any]) -> None:
         kind = frame.get("t")
@@ -174,11 +201,17 @@ class GroupHost:
                 entry = entry_of(frame.get("envelope"))
                 grant = self._gate(entry, frame.get("ticket"))
                 self._publish(self.sequencer.submit(entry))
+                if entry.get("kind") in GATED:
+                    self.seated_by[id(pipe)] = entry["sender"]
+                    self.reopened.discard(entry["body"].get("seat"))
                 if grant is not None and self.gate is not None:
                     self.gate.admitted(grant)
                 self._pump()
             elif kind == "receipt":
                 key = self.log.check_receipt(frame.get("receipt"))
+                if self.log.seat_of(key) is None:  # only the seated sign the table's end
+                    raise GroupError("group.not_member", "a receipt from an identity that "
+                                     "holds no seat")
                 self.receipts[key] = frame["receipt"]
                 self._maybe_done()
         except (GroupError, FrameError, ValueError) as error:
@@ -204,7 +237,8 @@ class GroupHost:
         """
         while not self.done.is_set():
             await asyncio.sleep(min(1.0, self.timeout / 4))
-            limit = self.timeout if self.log.started else self.seat_timeout
+            limit = self.timeout if self.log.started and not self.reopened \
+                else self.seat_timeout
             if time.monotonic() - self.last_progress < limit:
                 continue
             if self.log.closed:
@@ -218,7 +252,7 @@ class GroupHost:
                 self.problem = self.problem or {"code": "group.stalled", "message": "no member "
                                                 "made progress within the timeout",
                                                 "culprit": None}
-                self._publish(self.sequencer.author("close", {}))
+                self._publish(self.sequencer.close())
             self._pump()
 
     async def listen(self, host: str, port: int) -> tuple[asyncio.Server, str]:
@@ -291,7 +325,7 @@ async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: Se
         assert view is not None
         entry = view.entry(kind, body)
         frame: dict[str, Any] = {"t": "submit", "envelope": entry_envelope(entry, time.time())}
-        if kind == "join" and ticket is not None:
+        if kind in GATED and ticket is not None:
             frame["ticket"] = ticket
         pipe.send(frame)
         pending = kind
@@ -303,6 +337,10 @@ async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: Se
             return
         if view.signer.key not in log.members and not log.started:
             submit("join", {"seat": seat})
+        elif view.signer.key not in log.members:  # after the start: a vacated seat only
+            if any(m.seat == seat for m in log.members.values()) and not any(
+                    m.seat == seat for m in log.seated()):
+                submit("replace", {"seat": seat})
         elif log.started and problem is None and (
                 payload := agent.next_payload(log, seat)) is not None:
             if inspect.isawaitable(payload):  # a decider (a model) answers in its own time
@@ -333,14 +371,14 @@ async def play_seat(pipe: Pipe, spec: Spec, seat: int, signer: Signer, agent: Se
                     problem = problem or _problem(error)
                 if entry["sender"] == signer.key:
                     pending = None
-                    if entry["kind"] == "join" and joined is not None:
+                    if entry["kind"] in GATED and joined is not None:
                         joined(entry["group"])
                 if view.log.closed:
                     pipe.send({"t": "receipt", "receipt": view.receipt()})
                 await act()
             elif kind == "refused":
                 code = frame.get("code")
-                if pending == "join" and code in FINAL_JOIN_REFUSALS:
+                if pending in GATED and code in FINAL_JOIN_REFUSALS:
                     raise GroupError(str(code), f"the host refused this seat's join: "
                                      f"{str(frame.get('message'))[:300]}")
                 pending = None

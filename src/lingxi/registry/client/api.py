@@ -487,6 +487,20 @@ class RegistryClient:
             )
         )["session"]
 
+    async def post_group_receipt(
+        self, table: str, close: dict[str, Any], receipts: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """A posted table's final head: its close entry and every seated member's receipt
+        (the host's, or a member's whose host vanished); the logged facts."""
+        return (
+            await self._call(
+                "POST",
+                f"/v1/tables/{table}/receipts",
+                signed=True,
+                body={"close": close, "receipts": receipts},
+            )
+        )["table"]
+
 
 def _check_ratings(answer: dict[str, Any], proven: Proven, agent_id: str) -> None:
     """Every served rating is the ``after`` of the agent's newest logged rating record."""
@@ -508,4 +522,28 @@ def _check_ratings(answer: dict[str, Any], proven: Proven, agent_id: str) -> Non
             raise unproven(
                 f"the rating in {item.get('protocol_id')} is not the one its "
                 "last rating record gives"
+            )
+    for item in answer.get("tables", []):
+        seats = [
+            seat
+            for r in proven.records
+            if r.get("kind") == "group_receipt"
+            for facts in [r.get("server") or {}]
+            if facts.get("protocol_id") == item.get("protocol_id")
+            for seat in facts.get("seats") or []
+            if isinstance(seat, dict) and seat.get("agent_id") == agent_id
+        ]
+        counts = {k: item.get(k) for k in ("completed", "left", "timed_out")}
+        afters: list[dict[str, Any]] = [
+            s["after"] for s in seats if isinstance(s.get("after"), dict)
+        ]
+        newest: dict[str, Any] | None = max(
+            afters,
+            key=lambda after: sum(v for v in after.values() if isinstance(v, int)),
+            default=None,
+        )
+        if newest != counts:
+            raise unproven(
+                f"the table counts in {item.get('protocol_id')} are not the ones its "
+                "last group receipt record gives"
             )

@@ -3,7 +3,12 @@ verifies against the key the log itself registered for its signer, and the serve
 records form one endorsed chain. Rating records carry no request: each must rest on the two
 receipt records of its session earlier in the log (both signed by the parties it rates, both
 valid, agreeing on the result), and replaying them all must give every rating they state
-(:func:`lingxi.registry.models.rating.replay_ratings`), so an edited rating is caught."""
+(:func:`lingxi.registry.models.rating.replay_ratings`), so an edited rating is caught.
+A group receipt record (a posted table's final head) is re-checked as the registry checked
+it: the close entry and every seated member's receipt verify, the host and each seat's
+agent are the logged identities of the keys the close names, the seat count is the one the
+table's own invitation records gave, and replaying every table's counts gives the ones
+each record states (:func:`lingxi.registry.models.rating.replay_tables`)."""
 
 from __future__ import annotations
 
@@ -11,10 +16,11 @@ import hashlib
 import json
 from typing import Any
 
+from lingxi.registry.models import group_receipt as gr
 from lingxi.registry.models.keyrecord import key_record_problems
 from lingxi.registry.models.keys import agent_id_for, is_hex
 from lingxi.registry.models.log import record_hash
-from lingxi.registry.models.rating import agreed_result, replay_ratings
+from lingxi.registry.models.rating import agreed_result, replay_ratings, replay_tables
 from lingxi.registry.models.receipt import pair_problems, receipt_problems
 from lingxi.registry.models.signing import SignedRequest
 
@@ -91,6 +97,43 @@ def _rating_problem(
     return None
 
 
+def _table_seats(record: dict[str, Any], tables: dict[tuple[str, str], int]) -> None:
+    """Note the seat count an invitation record offers for its host's table, if any."""
+    try:
+        value = json.loads(record["body"]).get("options", {}).get("lingxi.table")
+        host = record["request"]["agent_id"]
+        if isinstance(value, dict) and isinstance(value.get("table"), str):
+            tables.setdefault((host, value["table"]), int(value["seats"]))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return
+
+
+def _group_receipt_problem(
+    seq: int, record: dict[str, Any], keys: dict[str, str], tables: dict[tuple[str, str], int]
+) -> str | None:
+    try:
+        facts, body = record["server"], json.loads(record["body"])
+        host, table = facts["host_agent_id"], facts["table"]
+        seats = tables.get((host, table))
+        if seats is None:
+            return f"record {seq}: a group receipt for a table no invitation offered"
+        final, _ = gr.check_group_receipt(body, table, seats)
+        named = [(s["seat"], s["agent_id"], s["member"], s["outcome"]) for s in facts["seats"]]
+    except gr.GroupReceiptProblem as problem:
+        return f"record {seq}: the group receipt does not verify ({problem.message})"
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return f"record {seq}: a malformed group receipt record"
+    if keys.get(host) != final.sequencer or record.get("id") != f"{host}:{table}":
+        return f"record {seq}: the close entry is not signed by the table's host"
+    if (facts.get("seq"), facts.get("head")) != (final.seq, final.head):
+        return f"record {seq}: the facts name another head than the receipts sign"
+    if named != [(s.seat, agent_id_for(s.member), s.member, s.outcome) for s in final.seats]:
+        return f"record {seq}: the seats or outcomes are not the ones the close entry names"
+    if any(keys.get(agent) != member for _, agent, member, _ in named):
+        return f"record {seq}: a seat's identity is not the one the log registered"
+    return None
+
+
 def audit_records(entries: list[dict[str, Any]]) -> tuple[list[str], int]:
     """``(problems, requests checked)`` over entries that each carry their ``record``."""
     problems: list[str] = []
@@ -99,6 +142,8 @@ def audit_records(entries: list[dict[str, Any]]) -> tuple[list[str], int]:
     checked = 0
     receipts: dict[str, tuple[str, dict[str, Any]]] = {}
     rated: list[dict[str, Any]] = []
+    tables: dict[tuple[str, str], int] = {}
+    counted: list[dict[str, Any]] = []
     for entry in entries:
         seq, record = entry.get("seq"), entry.get("record")
         if not isinstance(record, dict) or record_hash(record) != entry.get("record_sha256"):
@@ -127,5 +172,14 @@ def audit_records(entries: list[dict[str, Any]]) -> tuple[list[str], int]:
             found = _logged_receipt(record, keys)
             if found is not None:
                 receipts[str(record.get("id"))] = found
+        elif record.get("kind") == "invitation":
+            _table_seats(record, tables)
+        elif record.get("kind") == gr.KIND:
+            problem = _group_receipt_problem(int(seq or 0), record, keys, tables)
+            if problem:
+                problems.append(problem)
+            else:
+                counted.append(record["server"])
     problems += replay_ratings(rated)[1]
+    problems += replay_tables(counted)[1]
     return problems, checked

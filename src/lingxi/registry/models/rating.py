@@ -138,3 +138,65 @@ def replay_ratings(
             )
         table[keys[0]], table[keys[1]] = after
     return table, problems
+
+
+# ---------------------------------------------------------------------------------- tables
+# A posted table (N members, docs/groups.md) is not a two-sided game, and the registry does
+# not replay its game: what it verifies is the final head every seated member signed, whose
+# close entry names each identity that held a seat and how it ended. So a table moves no
+# Elo; each member's standing in the protocol counts its tables by that outcome: completed
+# (seated at the close, receipt signed), left, or timed out. Integers only, counted once
+# per logged group receipt; :func:`replay_tables` recomputes them from the log alone.
+
+TABLE_OUTCOMES = ("completed", "left", "timed_out")
+TABLE_RECORD_KIND = "group_receipt"
+
+
+@dataclass(frozen=True)
+class TableStanding:
+    """One agent's table outcomes in one protocol."""
+
+    completed: int = 0
+    left: int = 0
+    timed_out: int = 0
+
+    def after(self, outcome: str) -> TableStanding:
+        if outcome not in TABLE_OUTCOMES:
+            raise ValueError(f"a table outcome is one of {', '.join(TABLE_OUTCOMES)}")
+        counts = self.to_dict()
+        counts[outcome] += 1
+        return TableStanding(**counts)
+
+    def to_dict(self) -> dict[str, int]:
+        return {"completed": self.completed, "left": self.left, "timed_out": self.timed_out}
+
+
+def replay_tables(
+    facts: list[dict[str, Any]],
+) -> tuple[dict[tuple[str, str], TableStanding], list[str]]:
+    """Every table standing recomputed from group receipt records' facts in log order,
+    and the problems found: a seat whose stated ``after`` is not the replayed count plus
+    its outcome, or one table counted twice."""
+    table: dict[tuple[str, str], TableStanding] = {}
+    seen: set[str] = set()
+    problems: list[str] = []
+    for number, fact in enumerate(facts, 1):
+        try:
+            name, pid, seats = fact["record_id"], fact["protocol_id"], fact["seats"]
+            rows = [(s["agent_id"], s["outcome"], s["after"]) for s in seats]
+            if any(o not in TABLE_OUTCOMES for _, o, _ in rows):
+                raise ValueError
+        except (KeyError, TypeError, ValueError):
+            problems.append(f"group receipt record {number} is malformed")
+            continue
+        if name in seen:
+            problems.append(f"group receipt record {number}: table {name} was already counted")
+            continue
+        seen.add(name)
+        for agent, outcome, stated in rows:
+            now = table.get((agent, pid), TableStanding()).after(outcome)
+            if stated != now.to_dict():
+                problems.append(f"group receipt record {number}: {agent}'s table counts are "
+                                "not what the earlier records give")
+            table[(agent, pid)] = now
+    return table, problems

@@ -66,6 +66,10 @@ def meeting_routes(store: Store, cache: PageCache) -> list[RouteSpec]:
         return await signed_write(store, request, store.post_receipt,
                                   path_id(request, "session_id"))
 
+    async def post_group_receipt(request: Request) -> Response:
+        return await signed_write(store, request, store.post_group_receipt,
+                                  path_id(request, "table_id"))
+
     async def ratings(request: Request) -> Response:
         q = request.query_params
         return JSONAnswer(
@@ -83,5 +87,6 @@ def meeting_routes(store: Store, cache: PageCache) -> list[RouteSpec]:
         ("/v1/sessions", list_sessions, ["GET"]),
         ("/v1/sessions/{session_id}", get_session, ["GET"]),
         ("/v1/sessions/{session_id}/receipts", post_receipt, ["POST"]),
+        ("/v1/tables/{table_id}/receipts", post_group_receipt, ["POST"]),
         ("/v1/ratings", ratings, ["GET"]),
     ]

@@ -311,10 +311,26 @@ def openapi_document() -> dict[str, Any]:
             422,
             params=[_path("session_id", ID)],
         ),
+        "/v1/tables/{table_id}/receipts": _write(
+            "A posted table's final head: its close entry and every seated member's group "
+            "receipt (the host, or a member of the table); settles every seat's session",
+            {
+                "type": "object",
+                "required": ["close", "receipts"],
+                "properties": {"close": OBJECT, "receipts": {"type": "array", "items": OBJECT}},
+            },
+            403,
+            404,
+            409,
+            413,
+            422,
+            params=[_path("table_id", ID)],
+        ),
         "/v1/ratings": {
             "get": {
-                "summary": "An agent's Elo ratings (per protocol) from verified sessions, with the "
-                "rating log records and their inclusion proofs",
+                "summary": "An agent's Elo ratings (per protocol) from verified sessions and its "
+                "posted tables' outcome counts, with the log records and their inclusion "
+                "proofs",
                 "parameters": [
                     {
                         **_query(

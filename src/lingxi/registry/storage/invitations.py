@@ -95,6 +95,12 @@ def view(rules: Rules, row: Any, now: float) -> dict[str, Any]:
             if row["host_rating"] is None
             else {"rating": row["host_rating"], "games": row["host_games"]}
         )
+    if "host_tables_completed" in row:  # browse: the host's posted tables in this protocol
+        out["host_tables"] = (
+            None
+            if row["host_tables_completed"] is None
+            else {k: row[f"host_tables_{k}"] for k in ("completed", "left", "timed_out")}
+        )
     if state in ("claimed", "in_session", "finished"):
         out["session_id"] = row["session_id"]
         out["guest_agent_id"] = row["guest_agent_id"]
@@ -238,6 +244,9 @@ class Invitations:
                 t.agents.c.nickname.label("host_nickname"),
                 t.ratings.c.rating.label("host_rating"),
                 t.ratings.c.games.label("host_games"),
+                t.table_standings.c.completed.label("host_tables_completed"),
+                t.table_standings.c.left.label("host_tables_left"),
+                t.table_standings.c.timed_out.label("host_tables_timed_out"),
             )
             .join(t.protocols, t.protocols.c.protocol_id == inv.c.protocol_id)
             .outerjoin(t.agents, t.agents.c.agent_id == inv.c.host_agent_id)
@@ -246,6 +255,13 @@ class Invitations:
                 and_(
                     t.ratings.c.agent_id == inv.c.host_agent_id,
                     t.ratings.c.protocol_id == inv.c.protocol_id,
+                ),
+            )
+            .outerjoin(
+                t.table_standings,
+                and_(
+                    t.table_standings.c.agent_id == inv.c.host_agent_id,
+                    t.table_standings.c.protocol_id == inv.c.protocol_id,
                 ),
             )
             .where(

@@ -1,5 +1,6 @@
 """Ratings: the Elo update a settled session's agreed receipts make (each run counted once,
-never against oneself), and an agent's ratings with the log records of their games."""
+never against oneself), and an agent's ratings with the log records of their games (and its
+posted tables' outcome counts, :mod:`.tables`)."""
 
 from __future__ import annotations
 
@@ -154,10 +155,24 @@ def ratings(uow: UnitOfWork, agent_id: str, protocol_id: str | None = None) -> d
                     "history": [],
                 }
             )
+        tables = _tables(conn, agent_id, protocol_id)
+        seqs += [item["last_seq"] for item in tables]
         proof = proofs.proof(uow, conn, [*seqs, *proofs.identity_seqs(conn, [agent_id])])
     return {
         "agent_id": agent_id,
         "system": {"name": "elo", "k": elo.K, "initial": elo.INITIAL},
         "items": items,
+        "tables": tables,
         "proof": proof,
     }
+
+
+def _tables(conn: Connection, agent_id: str, protocol_id: str | None) -> list[dict[str, Any]]:
+    """``agent_id``'s table outcomes per protocol (posted tables rate no Elo: see
+    :mod:`lingxi.registry.models.rating`), each with its last group receipt record."""
+    query = select(t.table_standings).where(t.table_standings.c.agent_id == agent_id)
+    if protocol_id is not None:
+        query = query.where(t.table_standings.c.protocol_id == protocol_id)
+    rows = conn.execute(query.order_by(t.table_standings.c.protocol_id)).mappings().all()
+    return [{"protocol_id": r["protocol_id"], "completed": r["completed"], "left": r["left"],
+             "timed_out": r["timed_out"], "last_seq": r["seq"]} for r in rows]

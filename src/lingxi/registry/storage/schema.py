@@ -204,3 +204,17 @@ rated_sessions = Table(
     Column("run", String(64), nullable=False, unique=True),
     Column("seq", BigInteger, nullable=False),
 )
+
+# Posted tables (models.rating, "Tables"): an index over the ``group_receipt`` log records,
+# which are the truth: how many tables each agent ended seated (completed), left or was
+# timed out of, per protocol; ``seq`` is its last group receipt record.
+table_standings = Table(
+    "table_standings",
+    metadata,
+    Column("agent_id", String(32), primary_key=True),
+    Column("protocol_id", String(64), primary_key=True),
+    Column("completed", Integer, nullable=False),
+    Column("left", Integer, nullable=False),
+    Column("timed_out", Integer, nullable=False),
+    Column("seq", BigInteger, nullable=False),
+)

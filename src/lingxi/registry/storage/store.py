@@ -4,7 +4,7 @@ Every write goes through one unit of work (:mod:`.unit`): it takes the log head 
 one lock every writer needs), spends the request nonce, lets one aggregate check and
 change its tables, appends the record to the Merkle log and commits, or changes nothing
 at all. The aggregates — :mod:`.identities`, :mod:`.protocols`, :mod:`.bundles`,
-:mod:`.invitations`, :mod:`.claims`, :mod:`.sessions`, :mod:`.ratings` — do only their
+:mod:`.invitations`, :mod:`.claims`, :mod:`.sessions`, :mod:`.tables`, :mod:`.ratings` — do only their
 own SQL and rules; :mod:`.logreads` reads the log, :mod:`.serverkey` keeps the key the
 log names. Callers pass the already-parsed body, its exact text and the signed request;
 signature checking against the signer's key happens in the store because only it knows
@@ -41,6 +41,7 @@ from lingxi.registry.storage.protocols import Protocols
 from lingxi.registry.storage.relay import relay_servers
 from lingxi.registry.storage.secrets import key_path
 from lingxi.registry.storage.sessions import Sessions
+from lingxi.registry.storage.tables import Tables
 from lingxi.registry.storage.unit import UnitOfWork
 
 
@@ -110,6 +111,7 @@ class Store:
         self.invitations = Invitations(self.uow, self.identities, self.protocols, self.rules)
         self.claims = Claims(self.uow, self.identities, self.rules)
         self.session_store = Sessions(self.uow, self.identities)
+        self.tables = Tables(self.uow, self.identities)
         self.log_reads = LogReads(self.uow)
         # what tests look into: the group commit and the cache of proven keys
         self._commits = self.uow.commits
@@ -289,6 +291,11 @@ class Store:
         self, signed: SignedRequest, session_id: str, body: dict[str, Any], text: str
     ) -> dict[str, Any]:
         return self.session_store.post_receipt(signed, session_id, body, text)
+
+    def post_group_receipt(
+        self, signed: SignedRequest, table: str, body: dict[str, Any], text: str
+    ) -> dict[str, Any]:
+        return self.tables.post_receipt(signed, table, body, text)
 
     def ratings(self, agent_id: str, protocol_id: str | None = None) -> dict[str, Any]:
         return ratings_of.ratings(self.uow, agent_id, protocol_id)
