@@ -243,16 +243,21 @@ def test_a_person_plays_a_seat_in_the_browser_page(tmp_path) -> None:
 
 
 def test_a_pinned_host_key_over_tcp_refuses_another_sequencer(tmp_path) -> None:
+    # the host waits long enough for a member process started under load (2 s did not);
+    # it is stopped once the member has been refused
     host = subprocess.Popen([*LINGXI, "group", "host", "holdem", "--seats", "2", "--timeout",
-                             "2", "--json"], env=_env(tmp_path, "0"), stdout=subprocess.PIPE,
+                             "90", "--json"], env=_env(tmp_path, "0"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert host.stderr is not None
-    endpoint = host.stderr.readline().split(" on ")[1].split()[0]
-    member = subprocess.run([*LINGXI, "group", "join", endpoint, "--protocol", "holdem",
-                             "--seat", "1", "--host-key", "ab" * 32, "--json"],
-                            env=_env(tmp_path, "1"), capture_output=True, text=True,
-                            timeout=120)
-    host.communicate(timeout=120)
+    try:
+        endpoint = host.stderr.readline().split(" on ")[1].split()[0]
+        member = subprocess.run([*LINGXI, "group", "join", endpoint, "--protocol", "holdem",
+                                 "--seat", "1", "--host-key", "ab" * 32, "--json"],
+                                env=_env(tmp_path, "1"), capture_output=True, text=True,
+                                timeout=120)
+    finally:
+        host.kill()
+        host.communicate(timeout=120)
     assert member.returncode == 1, member.stdout
     assert json.loads(member.stdout)["error"]["code"] == "group.wrong_host"
     assert "Traceback" not in member.stderr
