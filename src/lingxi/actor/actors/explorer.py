@@ -99,7 +99,7 @@ class ExplorerActor(Actor):
             return board + key_arms + regions + rest
         return regions + key_arms + rest
 
-    def _target_arms(self, view: dict[str, Any], types: set[str]
+    def _target_arms(self, view: dict[str, Any], types: list[str]
                      ) -> tuple[list[tuple[str, Any]], list[tuple[str, Any]]]:
         """The board's arms (swaps, cell taps, neighbour drags) and the other regions' taps."""
         board: list[tuple[str, Any]] = []
