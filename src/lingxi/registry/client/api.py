@@ -503,47 +503,52 @@ class RegistryClient:
 
 
 def _check_ratings(answer: dict[str, Any], proven: Proven, agent_id: str) -> None:
-    """Every served rating is the ``after`` of the agent's newest logged rating record."""
+    """Every served rating is the ``after`` of the agent's newest logged rating record, and
+    every served table count the ``after`` of its newest logged group receipt."""
     for item in answer.get("items", []):
         if item.get("rating") is None:
             continue
-        sides = [
-            facts[k]
-            for r in proven.records
-            if r.get("kind") == "rating"
-            for facts in [r.get("server") or {}]
-            for k in ("host", "guest")
-            if facts.get("protocol_id") == item.get("protocol_id")
-            and isinstance(facts.get(k), dict)
-            and facts[k].get("agent_id") == agent_id
-        ]
-        last: dict[str, Any] = max(sides, key=lambda side: side.get("games", 0), default={})
+        last = _last_rating_side(proven, agent_id, item.get("protocol_id"))
         if (last.get("after"), last.get("games")) != (item["rating"], item["games"]):
             raise unproven(
                 f"the rating in {item.get('protocol_id')} is not the one its "
                 "last rating record gives"
             )
     for item in answer.get("tables", []):
-        seats = [
-            seat
-            for r in proven.records
-            if r.get("kind") == "group_receipt"
-            for facts in [r.get("server") or {}]
-            if facts.get("protocol_id") == item.get("protocol_id")
-            for seat in facts.get("seats") or []
-            if isinstance(seat, dict) and seat.get("agent_id") == agent_id
-        ]
         counts = {k: item.get(k) for k in ("completed", "left", "timed_out")}
-        afters: list[dict[str, Any]] = [
-            s["after"] for s in seats if isinstance(s.get("after"), dict)
-        ]
-        newest: dict[str, Any] | None = max(
-            afters,
-            key=lambda after: sum(v for v in after.values() if isinstance(v, int)),
-            default=None,
-        )
-        if newest != counts:
+        if _last_table_counts(proven, agent_id, item.get("protocol_id")) != counts:
             raise unproven(
                 f"the table counts in {item.get('protocol_id')} are not the ones its "
                 "last group receipt record gives"
             )
+
+
+def _last_rating_side(proven: Proven, agent_id: str, protocol_id: Any) -> dict[str, Any]:
+    """The agent's side (host or guest) of its newest logged rating record in a protocol."""
+    sides = [
+        facts[k]
+        for r in proven.records
+        if r.get("kind") == "rating"
+        for facts in [r.get("server") or {}]
+        for k in ("host", "guest")
+        if facts.get("protocol_id") == protocol_id
+        and isinstance(facts.get(k), dict)
+        and facts[k].get("agent_id") == agent_id
+    ]
+    return max(sides, key=lambda side: side.get("games", 0), default={})
+
+
+def _last_table_counts(proven: Proven, agent_id: str, protocol_id: Any) -> dict[str, Any] | None:
+    """The ``after`` counts of the agent's seat in its newest logged group receipt."""
+    afters: list[dict[str, Any]] = [
+        seat["after"]
+        for r in proven.records
+        if r.get("kind") == "group_receipt"
+        for facts in [r.get("server") or {}]
+        if facts.get("protocol_id") == protocol_id
+        for seat in facts.get("seats") or []
+        if isinstance(seat, dict) and seat.get("agent_id") == agent_id
+        and isinstance(seat.get("after"), dict)
+    ]
+    return max(afters, key=lambda after: sum(v for v in after.values() if isinstance(v, int)),
+               default=None)

@@ -84,6 +84,15 @@ def _bad(message: str) -> GroupReceiptProblem:
 
 def check_close(close: Any, table: str, seats: int) -> GroupClose:
     """The close entry of ``table`` (a table of ``seats`` seats), checked alone."""
+    head = _signed_close(close, table)
+    parsed = _named_seats(close["body"], seats)
+    _check_seating(parsed, seats, close["sender"])
+    return GroupClose(table, close["seq"] + 1, head, close["sender"], tuple(parsed))
+
+
+def _signed_close(close: Any, table: str) -> str:
+    """The head after ``close``, once it is the well-formed close of ``table`` signed by
+    its sender."""
     if not isinstance(close, dict) or set(close) - {"order"} != ENTRY_KEYS:
         raise _bad("close must be the log's last entry {group, seq, prev, sender, kind, "
                    "body, sig, order}")
@@ -99,7 +108,11 @@ def check_close(close: Any, table: str, seats: int) -> GroupClose:
         raise _bad("the close entry is not canonical JSON") from None
     if not ok:
         raise _bad("the close entry is not signed by its sender")
-    body = close["body"]
+    return head
+
+
+def _named_seats(body: Any, seats: int) -> list[Seat]:
+    """The seats the close's body names, each {seat 0..seats-1, member, status}."""
     named = body.get("seats") if isinstance(body, dict) and set(body) == {"seats"} else None
     if not isinstance(named, list) or not named:
         raise _bad("the close entry names no seats (a log closed before tables named them)")
@@ -111,6 +124,11 @@ def check_close(close: Any, table: str, seats: int) -> GroupClose:
             raise _bad(f"a seat of the close entry is not {{seat 0..{seats - 1}, member, "
                        "status}")
         parsed.append(Seat(item["seat"], item["member"], item["status"]))
+    return parsed
+
+
+def _check_seating(parsed: list[Seat], seats: int, sequencer: str) -> None:
+    """Every seat named, no identity twice, at most one seated per seat, the host at 0."""
     members = [s.member for s in parsed]
     if len(set(members)) != len(members):
         raise _bad("the close entry names one identity twice")
@@ -121,9 +139,8 @@ def check_close(close: Any, table: str, seats: int) -> GroupClose:
         if sum(1 for s in parsed if s.seat == seat and s.status == "seated") > 1:
             raise _bad(f"the close entry seats two identities at seat {seat}")
     host = [s for s in parsed if s.seat == 0]
-    if len(host) != 1 or host[0].member != close["sender"]:
+    if len(host) != 1 or host[0].member != sequencer:
         raise GroupReceiptProblem("wrong_seat", "seat 0 is not the sequencer's (the host's)")
-    return GroupClose(table, close["seq"] + 1, head, close["sender"], tuple(parsed))
 
 
 def check_receipts(close: GroupClose, receipts: Any) -> dict[str, dict[str, Any]]:
