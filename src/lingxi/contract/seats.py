@@ -19,6 +19,7 @@ from typing import Any
 
 from lingxi.contract.model import GROUP_DIRECTIONS, SCHEMA_DIRECTIONS
 from lingxi.errors import Report
+from lingxi.records import FrozenRecord
 
 GROUP_MODE = "group"
 MIN_SEATS = 2
@@ -26,8 +27,8 @@ MAX_SEATS = 16
 _ROLE = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 
-@dataclass(frozen=True)
-class Seats:
+@dataclass(frozen=True, repr=False, eq=False)
+class Seats(FrozenRecord):
     """How many members a group spec seats, and their role names if it names them."""
 
     min: int

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lingxi.records import FrozenRecord
 
-@dataclass(frozen=True)
-class HookMethod:
+
+@dataclass(frozen=True, repr=False, eq=False)
+class HookMethod(FrozenRecord):
     name: str
     signature: str  # parameters after ``self``, as written in a skeleton
     returns: str

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lingxi.errors import LingxiError
+from lingxi.records import FrozenRecord
 from lingxi.session.core.events import (
     CancelTimer,
     Compute,
@@ -21,22 +22,22 @@ from lingxi.session.core.events import (
 )
 
 
-@dataclass(frozen=True)
-class SendFrame:
+@dataclass(frozen=True, repr=False, eq=False)
+class SendFrame(FrozenRecord):
     """Put these bytes on the transport, in order (already signed, sealed and recorded)."""
 
     data: bytes
 
 
-@dataclass(frozen=True)
-class Emitted:
+@dataclass(frozen=True, repr=False, eq=False)
+class Emitted(FrozenRecord):
     """A record was written to events.jsonl; watchers (console, page) may show it."""
 
     record: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Refuse:
+@dataclass(frozen=True, repr=False, eq=False)
+class Refuse(FrozenRecord):
     """The session cannot start (no offer, an offer refused): end with ``error``.
 
     Frames before it (the abort telling the host why) are sent first.

@@ -31,6 +31,7 @@ from typing import Any
 
 from lingxi.contract.protocol_id import check_protocol_id
 from lingxi.errors import LingxiError
+from lingxi.records import Record
 from lingxi.session.conductor.actions import DriverAction, Emitted, Refuse, SendFrame
 from lingxi.session.conductor.link import (
     checkpoint_in,
@@ -67,8 +68,8 @@ SETTLED = ("decision.made", "decision.timeout_fallback", "decision.declined_fall
 NO_OFFER = "session.no_offer"
 
 
-@dataclass
-class Settlement:
+@dataclass(repr=False, eq=False)
+class Settlement(Record):
     """Both receipts of a finished side and what is wrong with the peer's."""
 
     outcome: Outcome

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from lingxi.records import Record
+
 ROLES = ("host", "guest")
 RANGE_CODES = ("message.out_of_range", "message.bad_value", "message.too_long",
                "message.too_large")
@@ -291,8 +293,8 @@ class Silent(Adversary):
 # ------------------------------------------------------------------- cases
 
 
-@dataclass
-class Case:
+@dataclass(repr=False, eq=False)
+class Case(Record):
     """A cheat, who commits it, and what the honest side must end with.
 
     By default the victim must abort the session itself with one of

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from lingxi.errors import InputError
+from lingxi.records import FrozenRecord
 
 CONTROL_MODES = ("autonomous", "hybrid", "human")
 DEFAULT_TIMEOUT = 120.0
 
 
-@dataclass(frozen=True)
-class DecisionPolicy:
+@dataclass(frozen=True, repr=False, eq=False)
+class DecisionPolicy(FrozenRecord):
     manual: bool
     timeout_seconds: float
     on_timeout: str  # "fallback" | "abort"
@@ -60,8 +61,8 @@ def legal_value(value: Any, legal: list[Any], bounds: tuple[Any, Any] | None) ->
     return True
 
 
-@dataclass(frozen=True)
-class DeciderContext:
+@dataclass(frozen=True, repr=False, eq=False)
+class DeciderContext(FrozenRecord):
     """What a decider may learn once, before its first point (its ``bind(context)``):
     the contract (rules, names) and a way to write its own events — a model's prompts
     and answers — into the session's events.jsonl."""

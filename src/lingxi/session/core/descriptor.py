@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from lingxi.canonical import canonical_json
 from lingxi.hooks.methods import HookMethod, ordered, required_names
+from lingxi.records import FrozenRecord
 
 if TYPE_CHECKING:
     from lingxi.session.core.adversaries import Case
@@ -49,8 +50,8 @@ def message_lines(events: Iterable[dict[str, Any]], hooks: Any) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
-class FlowMode:
+@dataclass(frozen=True, repr=False, eq=False)
+class FlowMode(FrozenRecord):
     """A flow mode as the runtime runs it.
 
     - ``machine_for(spec)``: the machine class for a spec of this mode;

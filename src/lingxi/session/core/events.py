@@ -12,6 +12,8 @@ from dataclasses import FrozenInstanceError, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from lingxi.records import FrozenRecord
+
 _set = object.__setattr__
 
 
@@ -307,8 +309,8 @@ class Status(StrEnum):
     ABORTED = "aborted"
 
 
-@dataclass(frozen=True)
-class Outcome:
+@dataclass(frozen=True, repr=False, eq=False)
+class Outcome(FrozenRecord):
     """How a session ended (``status`` given as a Status or its name)."""
 
     status: Status

@@ -15,11 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lingxi.records import FrozenRecord, Record
+
 BOTH = "both"
 
 
-@dataclass(frozen=True)
-class Step:
+@dataclass(frozen=True, repr=False, eq=False)
+class Step(FrozenRecord):
     message: str
     direction: str  # host_to_guest | guest_to_host | both
 
@@ -27,16 +29,16 @@ class Step:
         return self.message == message and self.direction in (direction, BOTH)
 
 
-@dataclass
-class PhasePlan:
+@dataclass(repr=False, eq=False)
+class PhasePlan(Record):
     name: str
     repeat: str | None
     steps: list[Step]
     has_game_over: bool = False
 
 
-@dataclass
-class FlowPlan:
+@dataclass(repr=False, eq=False)
+class FlowPlan(Record):
     phases: list[PhasePlan] = field(default_factory=list)
     in_exchange: set[str] = field(default_factory=set)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lingxi.canonical import canonical_bytes, sha256_hex
+from lingxi.records import Record
 from lingxi.session.errors import SessionError, SessionFailed
 
 ZERO = "0" * 64
@@ -48,8 +49,8 @@ def _recent() -> dict[str, deque[str]]:
     return {d: deque([ZERO], maxlen=RECENT) for d in DIRECTIONS}
 
 
-@dataclass
-class Transcript:
+@dataclass(repr=False, eq=False)
+class Transcript(Record):
     """The chains as they grow: counts, the recent heads, and the entry count."""
 
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DIRECTIONS, 0))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lingxi.contract.model import MessageSchema
+from lingxi.records import FrozenRecord
 from lingxi.session.core.flow import FlowPlan, build_plan
 
 
@@ -21,8 +22,8 @@ def _field_of_type(message: MessageSchema | None, kind: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class RoundLayout:
+@dataclass(frozen=True, repr=False, eq=False)
+class RoundLayout(FrozenRecord):
     """Which messages and fields carry a round's commit, reveal and result."""
 
     value_field: str
