@@ -11,7 +11,6 @@ import importlib
 
 import click
 
-
 gc_paused = False  # set by lingxi.cli.main, which starts up with the cyclic collector off
 
 

@@ -13,11 +13,10 @@ import hashlib
 import hmac
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from lingxi.canonical import canonical_json
-from lingxi.records import FrozenRecord
+from lingxi.records import FrozenRecord, frozen_record
 
 NONCE_MIN, NONCE_MAX, NONCE_DEFAULT = 16, 64, 16
 _HEX_CHARSET = re.compile(r"^\s*(lowercase\s+)?hex\b", re.IGNORECASE)
@@ -65,7 +64,7 @@ def matches(value: Any, nonce: Any, committed: Any) -> bool:
     return hmac.compare_digest(commitment(value, nonce), committed)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_record
 class CommitReveal(FrozenRecord):
     """A valid block's rule: nonces of ``nonce_length`` lowercase hex characters."""
 

@@ -6,11 +6,11 @@ a document that passed :mod:`lingxi.contract.check`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from lingxi.errors import Finding
-from lingxi.records import FrozenRecord
+from lingxi.records import FrozenRecord, frozen_record
 
 HOST_TO_GUEST = "host_to_guest"
 GUEST_TO_HOST = "guest_to_host"
@@ -31,7 +31,7 @@ KNOWN_SPEC_VERSIONS = ("1.0",)
 REPEAT_UNTIL_GAME_OVER = "until game_over"
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_record
 class Exchange(FrozenRecord):
     """One step of a phase: a message sent in a direction.
 
@@ -43,7 +43,7 @@ class Exchange(FrozenRecord):
     direction: str
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_record
 class Phase(FrozenRecord):
     """A named run of exchanges; ``repeat`` is "until game_over", a parameter name, or None."""
 
@@ -52,7 +52,7 @@ class Phase(FrozenRecord):
     exchange: list[Exchange]
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_record
 class RoundSpec(FrozenRecord):
     """simultaneous_round's contract: which revealed field carries each side's value."""
 
@@ -62,7 +62,7 @@ class RoundSpec(FrozenRecord):
     field: str = ""
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_record
 class Flow(FrozenRecord):
     mode: str = DEFAULT_MODE
     phases: list[Phase] = field(default_factory=list)
@@ -76,7 +76,7 @@ class Flow(FrozenRecord):
         return self.mode in SUPPORTED_MODES
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_record
 class MessageSchema(FrozenRecord):
     """One declared message: its name, direction and raw field definitions."""
 
@@ -92,14 +92,14 @@ class MessageSchema(FrozenRecord):
         return self.direction == BOTH or direction == self.direction
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_record
 class Decision(FrozenRecord):
     mode: str = "auto"
     timeout_seconds: float | None = None
     timeout_action: str = "fallback"
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_record
 class Options(FrozenRecord):
     """Checked options: declared keys only (defaults applied) plus warnings."""
 

@@ -25,7 +25,7 @@ import ast
 import json
 import keyword
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from lingxi import __version__
 from lingxi.canonical import canonical_bytes, sha256_hex
 from lingxi.hooks.errors import HooksError
 from lingxi.hooks.methods import HookMethod
-from lingxi.records import Record
+from lingxi.records import Record, record
 from lingxi.textsafe import terminal_safe
 
 SENTINEL = "LINGXI_SKELETON"
@@ -227,7 +227,7 @@ def write_skeleton(spec: Any, folder: str | Path, methods: list[HookMethod], *,
     return target
 
 
-@dataclass(repr=False, eq=False)
+@record
 class SkeletonStatus(Record):
     """Whether a hooks file is still a skeleton, and what is left to write."""
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from cryptography.exceptions import InvalidTag
 
 if TYPE_CHECKING:
-    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305 as ChaCha20Poly1305
 else:
     try:
         # The very class cryptography.hazmat.primitives.ciphers.aead names, from the

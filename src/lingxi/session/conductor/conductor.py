@@ -26,12 +26,12 @@ it is given, whose folder the driver chose (or none).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from lingxi.contract.protocol_id import check_protocol_id
 from lingxi.errors import LingxiError
-from lingxi.records import Record
+from lingxi.records import Record, record
 from lingxi.session.conductor.actions import DriverAction, Emitted, Refuse, SendFrame
 from lingxi.session.conductor.link import (
     checkpoint_in,
@@ -68,7 +68,7 @@ SETTLED = ("decision.made", "decision.timeout_fallback", "decision.declined_fall
 NO_OFFER = "session.no_offer"
 
 
-@dataclass(repr=False, eq=False)
+@record
 class Settlement(Record):
     """Both receipts of a finished side and what is wrong with the peer's."""
 

@@ -8,11 +8,11 @@ actions. Machines never touch sockets, clocks or global randomness.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import FrozenInstanceError, dataclass, field
+from dataclasses import FrozenInstanceError, field
 from enum import StrEnum
 from typing import Any
 
-from lingxi.records import FrozenRecord
+from lingxi.records import FrozenRecord, frozen_record
 
 _set = object.__setattr__
 
@@ -309,7 +309,7 @@ class Status(StrEnum):
     ABORTED = "aborted"
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_record
 class Outcome(FrozenRecord):
     """How a session ended (``status`` given as a Status or its name)."""
 

@@ -12,15 +12,15 @@ decide by what they send (or by waiting).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
-from lingxi.records import FrozenRecord, Record
+from lingxi.records import FrozenRecord, Record, frozen_record, record
 
 BOTH = "both"
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_record
 class Step(FrozenRecord):
     message: str
     direction: str  # host_to_guest | guest_to_host | both
@@ -29,7 +29,7 @@ class Step(FrozenRecord):
         return self.message == message and self.direction in (direction, BOTH)
 
 
-@dataclass(repr=False, eq=False)
+@record
 class PhasePlan(Record):
     name: str
     repeat: str | None
@@ -37,7 +37,7 @@ class PhasePlan(Record):
     has_game_over: bool = False
 
 
-@dataclass(repr=False, eq=False)
+@record
 class FlowPlan(Record):
     phases: list[PhasePlan] = field(default_factory=list)
     in_exchange: set[str] = field(default_factory=set)

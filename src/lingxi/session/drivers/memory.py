@@ -18,12 +18,12 @@ import random
 import uuid
 from collections import deque
 from collections.abc import Callable, Coroutine, Generator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from lingxi.canonical import canonical_bytes, sha256_hex
-from lingxi.records import Record
+from lingxi.records import Record, record
 from lingxi.session.conductor import Conductor, Emitted, Refuse, SendFrame, run_compute
 from lingxi.session.core.adversaries import Adversary
 from lingxi.session.core.decisions import Decline
@@ -54,7 +54,7 @@ PEER = {"host": "guest", "guest": "host"}
 Carry = Generator[tuple[str, bytes], bytes, "PairResult"]
 
 
-@dataclass(repr=False, eq=False)
+@record
 class PairResult(Record):
     host: Outcome
     guest: Outcome
@@ -159,7 +159,7 @@ def step_both(first: Coroutine[Any, Any, Any], second: Coroutine[Any, Any, Any],
     raise StuckError("the in-memory handshake did not finish")
 
 
-@dataclass(repr=False, eq=False)
+@record
 class Setup(Record):
     """Everything a seed decides before the first session message: who, which keys, when."""
 

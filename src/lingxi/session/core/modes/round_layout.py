@@ -7,11 +7,10 @@ check and the adversarial cases (``round_cases``) alike, so neither imports the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from lingxi.contract.model import MessageSchema
-from lingxi.records import FrozenRecord
+from lingxi.records import FrozenRecord, frozen_record
 from lingxi.session.core.flow import FlowPlan, build_plan
 
 
@@ -22,7 +21,7 @@ def _field_of_type(message: MessageSchema | None, kind: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+@frozen_record
 class RoundLayout(FrozenRecord):
     """Which messages and fields carry a round's commit, reveal and result."""
 
