@@ -1,4 +1,5 @@
-"""`lingxi` starts up with the cyclic GC paused and runs every command with it on again."""
+"""`lingxi` starts up with the cyclic GC paused and runs every command with it on again
+(a plain Click group's commands too: a relay or a group host runs for hours)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ main()
 
 
 @pytest.mark.parametrize("argv", [["protocol", "path", "rock-paper-scissors"],
-                                  ["protocol", "list", "--json"]])
+                                  ["protocol", "list", "--json"],
+                                  ["envelope", "--help"], ["group", "--help"]])
 def test_the_command_runs_with_the_collector_on(argv: list[str]) -> None:
     done = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True,
                           text=True, timeout=120)

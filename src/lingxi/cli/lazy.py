@@ -46,8 +46,8 @@ class LazyGroup(click.Group):
             command = super().get_command(ctx, name)
         if command is None:
             return None
-        if not isinstance(command, click.Group):
-            resume_gc()
+        if not isinstance(command, LazyGroup):  # a command, or a group with its commands
+            resume_gc()  # imported already: start-up is over
         return with_example(command, f"{prefix}{name}")
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
