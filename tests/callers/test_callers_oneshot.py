@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from lingxi.session import SessionConfig, answer_once, load_protocol, make_machine
+from lingxi.session import SessionConfig, load_protocol, make_machine
 from lingxi.session.core.events import (
     Compute,
     ComputeDone,
@@ -23,6 +23,7 @@ from lingxi.session.core.events import (
     SendControl,
     Start,
 )
+from lingxi.session.core.oneshot import answer_once
 
 WORD_COUNT = load_protocol("word-count")
 

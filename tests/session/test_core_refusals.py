@@ -17,7 +17,7 @@ from lingxi.cards.table import Deal
 from lingxi.contract.commit_reveal import commitment
 from lingxi.errors import InputError
 from lingxi.hooks import DecisionPoint, HookContext, HookResult, Hooks
-from lingxi.session import SessionConfig, answer_once, load_protocol, make_machine
+from lingxi.session import SessionConfig, load_protocol, make_machine
 from lingxi.session import errors as codes
 from lingxi.session.core.adversaries import (
     can_differ,
@@ -46,6 +46,7 @@ from lingxi.session.core.machine import SessionMachine
 from lingxi.session.core.modes.mental_poker import deal_of
 from lingxi.session.core.modes.reqres import MAX_PROGRESS, opening_cheat
 from lingxi.session.core.modes.round_cases import verify_commitments
+from lingxi.session.core.oneshot import answer_once
 from lingxi.wire.identity import Identity
 
 WORD_COUNT = load_protocol("word-count")

@@ -19,7 +19,8 @@ from session_helpers import LOOP_SPEC, PingPong
 from lingxi.cli import cli
 from lingxi.contract import SpecError, load_spec
 from lingxi.contract.commit_reveal import CommitReveal
-from lingxi.session import SessionConfig, load_protocol, run_adversarial, run_pair
+from lingxi.session import SessionConfig, load_protocol, run_pair
+from lingxi.session.adversarial import run_adversarial
 from lingxi.session.core.adversaries import MutateNth
 from lingxi.session.core.entropy import seeded
 from lingxi.session.core.events import Send, Start

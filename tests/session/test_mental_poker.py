@@ -89,7 +89,7 @@ def test_every_message_fits_the_frame_cap(played, name) -> None:
 
 @pytest.mark.parametrize("name", GAMES)
 def test_verify_runs_the_cards_audit_offline(played, name) -> None:
-    from lingxi.session import verify_session
+    from lingxi.session.api import verify_session
 
     _, folder = played[name]
     spec = load_protocol(name).spec
@@ -148,7 +148,7 @@ def test_verify_fails_on_an_altered_draw_share_and_pass(played) -> None:
 def test_verify_session_fails_on_an_altered_state_folder(played, tmp_path) -> None:
     import shutil
 
-    from lingxi.session import verify_session
+    from lingxi.session.api import verify_session
 
     _, folder = played["crazy-eights"]
     copy_dir = tmp_path / "host"
@@ -322,7 +322,7 @@ async def test_a_game_over_the_network_driver_in_memory(name, tmp_path) -> None:
 async def test_a_game_over_loopback_tcp(name, tmp_path) -> None:
     import asyncio
 
-    from lingxi.session import verify_session
+    from lingxi.session.api import verify_session
     from lingxi.session.net import guest_session, host_session
     from lingxi.wire.identity import Identity
 

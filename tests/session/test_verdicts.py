@@ -27,8 +27,7 @@ from verdict_helpers import (
 
 from lingxi.cards.cheats import CHEATS
 from lingxi.cli import cli
-from lingxi.session import verify_session
-from lingxi.session.api import compare_records
+from lingxi.session.api import compare_records, verify_session
 from lingxi.session.core.machine import SessionConfig
 from lingxi.session.core.modes.mental_poker_cases import (
     ForbiddenPlay,

@@ -258,3 +258,14 @@ async def test_tcp_sessions_are_sealed_too():
     await guest.close()
     server.close()
     await server.wait_closed()
+
+
+def test_the_cipher_is_cryptographys_own_chacha20poly1305() -> None:
+    """lingxi.wire.aead reads the class from cryptography's binding (skipping the import of
+    the whole ciphers package): the very class the public module names."""
+    from cryptography.hazmat.primitives.ciphers import aead as public
+
+    from lingxi.wire import aead, frames
+
+    assert aead.ChaCha20Poly1305 is public.ChaCha20Poly1305
+    assert frames.ChaCha20Poly1305 is public.ChaCha20Poly1305

@@ -148,6 +148,16 @@ def _fast_help(argv: list[str]) -> bool:
 def main() -> None:
     if _fast_help(sys.argv[1:]):
         return
+    import gc
+
+    # Start-up (Click, the command's modules) makes long-lived objects only: the cyclic
+    # collector would walk them again and again and free nothing. It is paused until the
+    # command to run is imported (lingxi.cli.lazy.resume_gc), then started again with
+    # what exists so far frozen out of its walks.
+    gc.disable()
+    from lingxi.cli import lazy
+
+    lazy.gc_paused = True
     _root()(prog_name="lingxi")
 
 

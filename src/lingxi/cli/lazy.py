@@ -6,9 +6,22 @@ the group knows only its import path and one-line help until it is invoked.
 
 from __future__ import annotations
 
+import gc
 import importlib
 
 import click
+
+gc_paused = False  # set by lingxi.cli.main, which starts up with the cyclic collector off
+
+
+def resume_gc() -> None:
+    """End the start-up ``lingxi.cli.main`` ran without the cyclic collector (the command
+    is imported): what exists now is frozen out of its walks, and it runs again."""
+    global gc_paused
+    if gc_paused:
+        gc_paused = False
+        gc.freeze()
+        gc.enable()
 
 
 class LazyGroup(click.Group):
@@ -29,9 +42,13 @@ class LazyGroup(click.Group):
             target, _ = self._lazy[name]
             module_name, attr = target.split(":")
             command = getattr(importlib.import_module(module_name), attr)
-            return with_example(command, f"{prefix}{name}")
-        command = super().get_command(ctx, name)
-        return with_example(command, f"{prefix}{name}") if command is not None else None
+        else:
+            command = super().get_command(ctx, name)
+        if command is None:
+            return None
+        if not isinstance(command, LazyGroup):  # a command, or a group with its commands
+            resume_gc()  # imported already: start-up is over
+        return with_example(command, f"{prefix}{name}")
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """List commands with their one-line help without importing them."""

@@ -125,16 +125,21 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
     the session completes with both receipts verified (and, with
     --adversarial, every cheat is detected), 1 otherwise, 2 for bad input.
     """
-    from lingxi.cli.group import group_spec_or_none, run_group_test
     from lingxi.session import SessionConfig, load_protocol
 
     options = parse_options(options_text)
-    group_spec = group_spec_or_none(protocol)
-    if group_spec is not None:  # A2N: every seat in memory on one group log
-        run_group_test(group_spec, seats=None, seed=seed, adversarial=adversarial,
+    folder_spec = _folder_and_spec(protocol)
+    if folder_spec is not None and _is_group(folder_spec[1]):  # A2N: every seat in memory
+        from lingxi.cli.group import run_group_test
+
+        run_group_test(folder_spec[1], seats=None, seed=seed, adversarial=adversarial,
                        as_json=as_json, options=options)
         return
-    loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
+    if folder_spec is None:  # not found or not a spec: load_protocol says why
+        loaded = load_protocol(protocol, allow_skeleton=allow_skeleton_hooks)
+    else:
+        loaded = load_protocol(folder_spec[0], allow_skeleton=allow_skeleton_hooks,
+                               spec=folder_spec[1])
     check_local_options(loaded.spec, options, strict_options)
     inputs = _inputs_file(inputs_file)
     if peer_timeout <= 0:
@@ -161,6 +166,25 @@ def test_cmd(protocol: str, options_text: str | None, seed: int, adversarial: bo
     _finish_test(_self_play(loaded, options, seed, config, folder, inputs, adversarial), as_json)
 
 
+def _folder_and_spec(protocol: str) -> tuple[Path, Any] | None:
+    """The folder of ``protocol`` and its spec, read once for the group check and the
+    run; None when either fails (``load_protocol`` then raises the error itself)."""
+    from lingxi.contract import load_spec
+    from lingxi.protocols.catalogue import ProtocolError, resolve_folder
+
+    try:
+        folder = resolve_folder(protocol)
+        return folder, load_spec(folder)
+    except (ProtocolError, InputError):
+        return None
+
+
+def _is_group(spec: Any) -> bool:
+    from lingxi.contract import GROUP_MODE
+
+    return bool(spec.flow.mode == GROUP_MODE)
+
+
 def _inputs_file(inputs_file: str | None) -> dict[str, list[str | None]] | None:
     """--inputs FILE: each side's scripted lines (a JSON object of two arrays)."""
     if not inputs_file:
@@ -172,7 +196,7 @@ def _inputs_file(inputs_file: str | None) -> dict[str, list[str | None]] | None:
 
 
 def _cheats(loaded: Any, options: dict[str, Any], seed: int, config: Any) -> AdversarialReport:
-    from lingxi.session import run_adversarial
+    from lingxi.session.adversarial import run_adversarial
 
     return run_adversarial(loaded, options=options, seed=seed, config=dataclasses.replace(config))
 

@@ -30,7 +30,7 @@ from lingxi.cli.session_compare import compare_cmd
 from lingxi.deciders.terminal import plain, shown
 from lingxi.errors import EXIT_FAILED, InputError, LingxiError
 from lingxi.home import sessions_dir
-from lingxi.session import verify_session
+from lingxi.session.api import verify_session
 from lingxi.session.core.decisions import legal_value
 from lingxi.session.core.verdicts import verdict_line
 from lingxi.session.errors import SessionFailed

@@ -17,10 +17,10 @@ measuring a hostile document costs at most :data:`MAX_VALUES` steps.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from lingxi.contract.errors import SpecError
+from lingxi.records import Record, record
 
 MAX_FILE_BYTES = 4 * 1024 * 1024  # a spec file, read before parsing (room for indentation)
 MAX_SPEC_BYTES = 1024 * 1024  # the document as compact JSON (UTF-8)
@@ -50,8 +50,8 @@ def check_file_size(size: int, origin: str) -> None:
         raise too_large("file bytes", size, MAX_FILE_BYTES, origin)
 
 
-@dataclass
-class _Measure:
+@record
+class _Measure(Record):
     values: int = 0
     text: int = 0  # characters of keys and strings
     deepest: int = 0

@@ -13,10 +13,10 @@ import hashlib
 import hmac
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from lingxi.canonical import canonical_json
+from lingxi.records import FrozenRecord, frozen_record
 
 NONCE_MIN, NONCE_MAX, NONCE_DEFAULT = 16, 64, 16
 _HEX_CHARSET = re.compile(r"^\s*(lowercase\s+)?hex\b", re.IGNORECASE)
@@ -64,8 +64,8 @@ def matches(value: Any, nonce: Any, committed: Any) -> bool:
     return hmac.compare_digest(commitment(value, nonce), committed)
 
 
-@dataclass(frozen=True)
-class CommitReveal:
+@frozen_record
+class CommitReveal(FrozenRecord):
     """A valid block's rule: nonces of ``nonce_length`` lowercase hex characters."""
 
     nonce_length: int = NONCE_DEFAULT

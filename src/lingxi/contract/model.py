@@ -6,10 +6,11 @@ a document that passed :mod:`lingxi.contract.check`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from lingxi.errors import Finding
+from lingxi.records import FrozenRecord, frozen_record
 
 HOST_TO_GUEST = "host_to_guest"
 GUEST_TO_HOST = "guest_to_host"
@@ -30,8 +31,8 @@ KNOWN_SPEC_VERSIONS = ("1.0",)
 REPEAT_UNTIL_GAME_OVER = "until game_over"
 
 
-@dataclass(frozen=True)
-class Exchange:
+@frozen_record
+class Exchange(FrozenRecord):
     """One step of a phase: a message sent in a direction.
 
     ``direction`` is the exchange's own direction, or the message's direction
@@ -42,8 +43,8 @@ class Exchange:
     direction: str
 
 
-@dataclass(frozen=True)
-class Phase:
+@frozen_record
+class Phase(FrozenRecord):
     """A named run of exchanges; ``repeat`` is "until game_over", a parameter name, or None."""
 
     name: str
@@ -51,8 +52,8 @@ class Phase:
     exchange: list[Exchange]
 
 
-@dataclass(frozen=True)
-class RoundSpec:
+@frozen_record
+class RoundSpec(FrozenRecord):
     """simultaneous_round's contract: which revealed field carries each side's value."""
 
     value_field: str
@@ -61,8 +62,8 @@ class RoundSpec:
     field: str = ""
 
 
-@dataclass(frozen=True)
-class Flow:
+@frozen_record
+class Flow(FrozenRecord):
     mode: str = DEFAULT_MODE
     phases: list[Phase] = field(default_factory=list)
     round: RoundSpec | None = None
@@ -75,8 +76,8 @@ class Flow:
         return self.mode in SUPPORTED_MODES
 
 
-@dataclass(frozen=True)
-class MessageSchema:
+@frozen_record
+class MessageSchema(FrozenRecord):
     """One declared message: its name, direction and raw field definitions."""
 
     name: str
@@ -91,15 +92,15 @@ class MessageSchema:
         return self.direction == BOTH or direction == self.direction
 
 
-@dataclass(frozen=True)
-class Decision:
+@frozen_record
+class Decision(FrozenRecord):
     mode: str = "auto"
     timeout_seconds: float | None = None
     timeout_action: str = "fallback"
 
 
-@dataclass(frozen=True)
-class Options:
+@frozen_record
+class Options(FrozenRecord):
     """Checked options: declared keys only (defaults applied) plus warnings."""
 
     values: dict[str, Any]

@@ -14,11 +14,11 @@ that order). The rules and their codes are in docs/groups.md.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from lingxi.contract.model import GROUP_DIRECTIONS, SCHEMA_DIRECTIONS
 from lingxi.errors import Report
+from lingxi.records import FrozenRecord, frozen_record
 
 GROUP_MODE = "group"
 MIN_SEATS = 2
@@ -26,8 +26,8 @@ MAX_SEATS = 16
 _ROLE = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 
-@dataclass(frozen=True)
-class Seats:
+@frozen_record
+class Seats(FrozenRecord):
     """How many members a group spec seats, and their role names if it names them."""
 
     min: int

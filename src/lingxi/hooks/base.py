@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lingxi.hooks.result import DecisionPoint, HookResult
+from lingxi.records import Record
 
 
-@dataclass
-class HookContext:
+@dataclass(repr=False, eq=False)
+class HookContext(Record):
     """What hooks may read: their role, the spec, the agreed options, an rng.
 
     ``rng`` is injected by the engine (seeded in ``protocol test``), so hooks

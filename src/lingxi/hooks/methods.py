@@ -8,11 +8,11 @@ and for the check that a loaded hooks class implements every required method.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from lingxi.records import FrozenRecord, frozen_record
 
 
-@dataclass(frozen=True)
-class HookMethod:
+@frozen_record
+class HookMethod(FrozenRecord):
     name: str
     signature: str  # parameters after ``self``, as written in a skeleton
     returns: str

@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from lingxi.records import Record
 
-@dataclass
-class HookResult:
+
+@dataclass(repr=False, eq=False)
+class HookResult(Record):
     """The answer of one hook call.
 
     ``response``: a payload (or a list of payloads, sent in order) this side
@@ -35,8 +37,8 @@ class HookResult:
         return [self.response]
 
 
-@dataclass
-class DecisionPoint:
+@dataclass(repr=False, eq=False)
+class DecisionPoint(Record):
     """A choice this side must make, as a decider is allowed to see it.
 
     ``legal``: the values a decision may take (empty = any value the hooks

@@ -25,7 +25,7 @@ import ast
 import json
 import keyword
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from lingxi import __version__
 from lingxi.canonical import canonical_bytes, sha256_hex
 from lingxi.hooks.errors import HooksError
 from lingxi.hooks.methods import HookMethod
+from lingxi.records import Record, record
 from lingxi.textsafe import terminal_safe
 
 SENTINEL = "LINGXI_SKELETON"
@@ -226,8 +227,8 @@ def write_skeleton(spec: Any, folder: str | Path, methods: list[HookMethod], *,
     return target
 
 
-@dataclass
-class SkeletonStatus:
+@record
+class SkeletonStatus(Record):
     """Whether a hooks file is still a skeleton, and what is left to write."""
 
     sentinel: bool = False
@@ -248,10 +249,33 @@ def _raises_placeholder(node: ast.AST) -> bool:
     return False
 
 
-def _sentinels(tree: ast.AST) -> list[str]:
+# Nodes that hold statements. An assignment or a function definition is a statement, and a
+# statement's parent is always one of these, so walking them alone (never into expressions)
+# meets every such node, in the order ast.walk meets them (breadth first, fields in order).
+_STATEMENT_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _statements(tree: ast.AST) -> list[ast.AST]:
+    """Every statement of ``tree`` in :func:`ast.walk`'s order, without entering expressions
+    (a hooks file is mostly expressions: this is a fraction of a full walk)."""
+    found: list[ast.AST] = []
+    queue = [tree]
+    for node in queue:  # grows while read: breadth first, as ast.walk
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for child in value:
+                    if isinstance(child, _STATEMENT_HOLDERS):
+                        queue.append(child)
+                        if isinstance(child, ast.stmt):
+                            found.append(child)
+    return found
+
+
+def _sentinel_names(statements: list[ast.AST]) -> list[str]:
     """Sentinel names assigned a true constant anywhere in the module (Lingxi's or the seed's)."""
     found: list[str] = []
-    for node in ast.walk(tree):
+    for node in statements:
         if isinstance(node, ast.Assign):
             targets, value = node.targets, node.value
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
@@ -297,9 +321,10 @@ def skeleton_status(hooks_path: str | Path) -> SkeletonStatus:
         raise HooksError("hooks.syntax_error", f"{path}:{error.lineno}: {error.msg}") from error
     except (ValueError, RecursionError, MemoryError) as error:  # null bytes, absurd nesting
         raise HooksError("hooks.syntax_error", f"{path}: {error}") from None
-    status.markers = _sentinels(tree)
+    statements = _statements(tree)
+    status.markers = _sentinel_names(statements)
     status.sentinel = bool(status.markers)
-    for walked in ast.walk(tree):
+    for walked in statements:
         if isinstance(walked, ast.FunctionDef | ast.AsyncFunctionDef) and any(
                 isinstance(stmt, ast.Raise) and _raises_placeholder(stmt) for stmt in walked.body):
             if walked.name not in status.pending:

@@ -168,13 +168,17 @@ class LoadedProtocol:
                 if role in ("host", "guest") and isinstance(lines, list)}
 
 
-def load_folder(folder: Path, methods: list[Any], *, allow_skeleton: bool | None = None
-                ) -> LoadedProtocol:
-    """Spec and hooks class of a local folder; ``methods`` come from the flow mode."""
+def load_folder(folder: Path, methods: list[Any], *, allow_skeleton: bool | None = None,
+                spec: Any = None) -> LoadedProtocol:
+    """Spec and hooks class of a local folder; ``methods`` come from the flow mode.
+
+    ``spec`` is the folder's spec when the caller has just loaded it (read once, not twice).
+    """
     from lingxi.contract import load_spec
     from lingxi.hooks.loader import load_hooks_class
 
-    spec = load_spec(folder)
+    if spec is None:
+        spec = load_spec(folder)
     cls = load_hooks_class(folder, methods=methods, mode=spec.flow.mode,
                            allow_skeleton=allow_skeleton)
     return LoadedProtocol(folder, spec, cls)

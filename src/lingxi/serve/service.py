@@ -166,7 +166,8 @@ class Service:
         return env, key
 
     def _answer(self, body: bytes) -> Answer:
-        from lingxi.session import answer_once, make_machine
+        from lingxi.session import make_machine
+        from lingxi.session.core.oneshot import answer_once
 
         env, key = self._accept(body)
         who = env.sender.agent_id

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from lingxi.records import Record
 from lingxi.session.core.adversaries import (
     RANGE_CODES,
     ROLES,
@@ -42,8 +43,8 @@ from lingxi.session.drivers.memory import StuckError
 from lingxi.session.runner import LoadedProtocol, run_pair
 
 
-@dataclass
-class CaseResult:
+@dataclass(repr=False, eq=False)
+class CaseResult(Record):
     name: str
     cheater: str
     victim: str
@@ -61,8 +62,8 @@ class CaseResult:
                 "detail": self.detail}
 
 
-@dataclass
-class AdversarialReport:
+@dataclass(repr=False, eq=False)
+class AdversarialReport(Record):
     protocol: str
     results: list[CaseResult] = field(default_factory=list)
     rules: list[Any] = field(default_factory=list)  # rule probes: reported, never counted

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from lingxi.records import Record
 from lingxi.session.core.adversaries import MutateNth
 from lingxi.session.core.machine import SessionConfig
 from lingxi.session.drivers.memory import StuckError
@@ -27,8 +28,8 @@ ENGINE_TYPES = frozenset({"hash", "nonce", "signature", "key", "ciphertext", "ot
 MAX_PROBES = 24
 
 
-@dataclass
-class ProbeResult:
+@dataclass(repr=False, eq=False)
+class ProbeResult(Record):
     name: str
     sender: str
     reaction: str  # aborted | ended | continued | engine | stuck

@@ -27,17 +27,24 @@ from lingxi.session.drivers.memory import LocalPair, PairResult
 __all__ = ["LoadedProtocol", "find_protocol", "load_protocol", "run_local", "run_pair"]
 
 
-def _load(folder: Path, allow_skeleton: bool | None) -> LoadedProtocol:
+def _load(folder: Path, allow_skeleton: bool | None, spec: Any = None) -> LoadedProtocol:
     from lingxi.contract import load_spec
 
-    mode = flow_mode(load_spec(folder).flow.mode)  # not supported: before any hooks load
-    return load_folder(folder, list(mode.hook_methods), allow_skeleton=allow_skeleton)
+    if spec is None:
+        spec = load_spec(folder)
+    mode = flow_mode(spec.flow.mode)  # not supported: before any hooks load
+    return load_folder(folder, list(mode.hook_methods), allow_skeleton=allow_skeleton,
+                       spec=spec)
 
 
-def load_protocol(name_or_dir: str | Path, *, allow_skeleton: bool | None = None
-                  ) -> LoadedProtocol:
-    """Spec + hooks class of a local protocol folder or built-in, refusing skeletons."""
-    return _load(resolve_folder(name_or_dir), allow_skeleton)
+def load_protocol(name_or_dir: str | Path, *, allow_skeleton: bool | None = None,
+                  spec: Any = None) -> LoadedProtocol:
+    """Spec + hooks class of a local protocol folder or built-in, refusing skeletons.
+
+    ``spec``: the folder's spec (``lingxi.contract.load_spec``) when the caller has
+    loaded it already, so the file is parsed and checked once.
+    """
+    return _load(resolve_folder(name_or_dir), allow_skeleton, spec)
 
 
 def find_protocol(protocol_id: str, *, allow_skeleton: bool | None = None) -> LoadedProtocol:

@@ -14,9 +14,23 @@ import base64
 import binascii
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305 as ChaCha20Poly1305
+else:
+    try:
+        # The very class cryptography.hazmat.primitives.ciphers.aead names, from the
+        # binding that module reads it from: that path first imports the whole `ciphers`
+        # package (algorithms, modes, the decrepit ciphers), about 2 % of a `protocol
+        # test`'s start-up, for one name. tests/wire/test_wire_sealing.py holds them one.
+        from cryptography.hazmat.bindings._rust import openssl as _rust_openssl
+
+        ChaCha20Poly1305 = _rust_openssl.aead.ChaCha20Poly1305
+    except (ImportError, AttributeError):  # another cryptography layout: the public name
+        from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
 from lingxi.wire.envelope import Envelope, decode_json_strict
 from lingxi.wire.errors import EnvelopeError

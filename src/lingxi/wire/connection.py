@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from lingxi.records import FrozenRecord
 from lingxi.wire.channel import SecureChannel
 from lingxi.wire.envelope import AgentEndpoint
 from lingxi.wire.errors import TransportError, WireError
@@ -66,8 +67,8 @@ DEFAULT_MAX_PENDING = 32
 HELLO_GUARD_CAPACITY = 100_000
 
 
-@dataclass(frozen=True)
-class PeerInfo:
+@dataclass(frozen=True, repr=False, eq=False)
+class PeerInfo(FrozenRecord):
     """Who won the session: authenticated key, the endpoint its hello claims, where it came from."""
 
     public_key: str           # Ed25519, hex (proved in the handshake)

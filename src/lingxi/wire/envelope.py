@@ -17,6 +17,7 @@ from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-
 from json.encoder import encode_basestring as _encode_string
 from typing import Any
 
+from lingxi.records import FrozenRecord
 from lingxi.wire.agent_fields import check_endpoint_fields
 from lingxi.wire.errors import EnvelopeError
 from lingxi.wire.timefmt import parse_rfc3339
@@ -177,8 +178,8 @@ _ENDPOINT_CACHE_SIZE = 4096
 _LAST_ENDPOINT: dict[str, tuple[bool, dict[str, Any], AgentEndpoint]] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class AgentEndpoint:
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class AgentEndpoint(FrozenRecord):
     """Who sends or receives: agent_id, system_id and endpoint are required.
 
     ``agent_id`` may not contain ``|``: it is the separator of the signed
@@ -269,8 +270,8 @@ class AgentEndpoint:
         return out
 
 
-@dataclass(frozen=True)
-class Envelope:
+@dataclass(frozen=True, repr=False, eq=False)
+class Envelope(FrozenRecord):
     """One Synapse message. Absent optional fields are ``None``; treat it as immutable."""
 
     id: str

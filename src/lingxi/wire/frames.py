@@ -24,8 +24,8 @@ from __future__ import annotations
 import struct
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
+from lingxi.wire.aead import ChaCha20Poly1305
 from lingxi.wire.errors import TransportError
 
 OVERHEAD = 8 + 16  # counter + Poly1305 tag

@@ -57,12 +57,13 @@ import inspect
 import os
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from lingxi.records import FrozenRecord, frozen_record
 
 try:
     # The binding X25519PrivateKey.from_private_bytes calls, without the check before it:
@@ -114,8 +115,8 @@ UNKNOWN_PEER = "unknown-peer"
 Authorizer = Callable[[str, "str | None"], "None | Awaitable[None]"]
 
 
-@dataclass(frozen=True)
-class DirectionKeys:
+@frozen_record
+class DirectionKeys(FrozenRecord):
     """The keys of one direction of a session, all derived from that direction's secret."""
 
     secret: bytes             # what a side discloses to let a third party check this direction
@@ -130,8 +131,8 @@ class DirectionKeys:
         return cls(secret, material[:32], material[32:64], material[64:])
 
 
-@dataclass(frozen=True)
-class SessionKeys:
+@frozen_record
+class SessionKeys(FrozenRecord):
     """What a finished handshake gives each side."""
 
     role: str                 # "guest" (client) or "host" (server)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lingxi.natsauth import NKey
+from lingxi.records import FrozenRecord
 from lingxi.roles import peer_of
 from lingxi.wire.errors import TransportError
 from lingxi.wire.relay_transport import ACCEPT, HEADER, OPEN, RelayTransport
@@ -35,8 +36,8 @@ from lingxi.wire.relay_transport import ACCEPT, HEADER, OPEN, RelayTransport
 MAX_CONNECTIONS = 32  # connection ids one host link keeps at once
 
 
-@dataclass(frozen=True)
-class RelayCredential:
+@dataclass(frozen=True, repr=False, eq=False)
+class RelayCredential(FrozenRecord):
     """What the registry's ``POST /v1/relay/credentials`` gave, with the user's own key."""
 
     servers: tuple[str, ...]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lingxi.errors import LingxiError
+from lingxi.records import FrozenRecord
 from lingxi.session.core.events import (
     CancelTimer,
     Compute,
@@ -21,28 +22,37 @@ from lingxi.session.core.events import (
 )
 
 
-@dataclass(frozen=True)
-class SendFrame:
+@dataclass(init=False, repr=False, eq=False)  # frozen by FrozenRecord
+class SendFrame(FrozenRecord):
     """Put these bytes on the transport, in order (already signed, sealed and recorded)."""
 
     data: bytes
 
+    def __init__(self, data: bytes) -> None:  # written out: nothing to compile at start-up
+        object.__setattr__(self, "data", data)
 
-@dataclass(frozen=True)
-class Emitted:
+
+@dataclass(init=False, repr=False, eq=False)  # frozen by FrozenRecord
+class Emitted(FrozenRecord):
     """A record was written to events.jsonl; watchers (console, page) may show it."""
 
     record: dict[str, Any]
 
+    def __init__(self, record: dict[str, Any]) -> None:  # written out: nothing to compile at start-up
+        object.__setattr__(self, "record", record)
 
-@dataclass(frozen=True)
-class Refuse:
+
+@dataclass(init=False, repr=False, eq=False)  # frozen by FrozenRecord
+class Refuse(FrozenRecord):
     """The session cannot start (no offer, an offer refused): end with ``error``.
 
     Frames before it (the abort telling the host why) are sent first.
     """
 
     error: LingxiError
+
+    def __init__(self, error: LingxiError) -> None:  # written out: nothing to compile at start-up
+        object.__setattr__(self, "error", error)
 
 
 DriverAction = SendFrame | Emitted | Refuse | SetTimer | CancelTimer | RequestDecision | Compute \

@@ -26,11 +26,12 @@ it is given, whose folder the driver chose (or none).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from lingxi.contract.protocol_id import check_protocol_id
 from lingxi.errors import LingxiError
+from lingxi.records import Record, record
 from lingxi.session.conductor.actions import DriverAction, Emitted, Refuse, SendFrame
 from lingxi.session.conductor.link import (
     checkpoint_in,
@@ -67,8 +68,8 @@ SETTLED = ("decision.made", "decision.timeout_fallback", "decision.declined_fall
 NO_OFFER = "session.no_offer"
 
 
-@dataclass
-class Settlement:
+@record
+class Settlement(Record):
     """Both receipts of a finished side and what is wrong with the peer's."""
 
     outcome: Outcome

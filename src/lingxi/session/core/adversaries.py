@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from lingxi.records import Record, record
 
 ROLES = ("host", "guest")
 RANGE_CODES = ("message.out_of_range", "message.bad_value", "message.too_long",
@@ -291,8 +292,8 @@ class Silent(Adversary):
 # ------------------------------------------------------------------- cases
 
 
-@dataclass
-class Case:
+@record
+class Case(Record):
     """A cheat, who commits it, and what the honest side must end with.
 
     By default the victim must abort the session itself with one of

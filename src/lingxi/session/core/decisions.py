@@ -14,17 +14,17 @@ the spec or its hash:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from lingxi.errors import InputError
+from lingxi.records import FrozenRecord, frozen_record
 
 CONTROL_MODES = ("autonomous", "hybrid", "human")
 DEFAULT_TIMEOUT = 120.0
 
 
-@dataclass(frozen=True)
-class DecisionPolicy:
+@frozen_record
+class DecisionPolicy(FrozenRecord):
     manual: bool
     timeout_seconds: float
     on_timeout: str  # "fallback" | "abort"
@@ -60,8 +60,8 @@ def legal_value(value: Any, legal: list[Any], bounds: tuple[Any, Any] | None) ->
     return True
 
 
-@dataclass(frozen=True)
-class DeciderContext:
+@frozen_record
+class DeciderContext(FrozenRecord):
     """What a decider may learn once, before its first point (its ``bind(context)``):
     the contract (rules, names) and a way to write its own events — a model's prompts
     and answers — into the session's events.jsonl."""

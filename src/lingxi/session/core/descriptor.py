@@ -8,11 +8,11 @@ means writing its machine and one descriptor, and registering it in
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lingxi.canonical import canonical_json
 from lingxi.hooks.methods import HookMethod, ordered, required_names
+from lingxi.records import FrozenRecord, frozen_record
 
 if TYPE_CHECKING:
     from lingxi.session.core.adversaries import Case
@@ -49,8 +49,8 @@ def message_lines(events: Iterable[dict[str, Any]], hooks: Any) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
-class FlowMode:
+@frozen_record
+class FlowMode(FrozenRecord):
     """A flow mode as the runtime runs it.
 
     - ``machine_for(spec)``: the machine class for a spec of this mode;

@@ -8,9 +8,11 @@ actions. Machines never touch sockets, clocks or global randomness.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import FrozenInstanceError, dataclass, field
+from dataclasses import FrozenInstanceError, field
 from enum import StrEnum
 from typing import Any
+
+from lingxi.records import FrozenRecord, frozen_record
 
 _set = object.__setattr__
 
@@ -307,8 +309,8 @@ class Status(StrEnum):
     ABORTED = "aborted"
 
 
-@dataclass(frozen=True)
-class Outcome:
+@frozen_record
+class Outcome(FrozenRecord):
     """How a session ended (``status`` given as a Status or its name)."""
 
     status: Status

@@ -12,14 +12,16 @@ decide by what they send (or by waiting).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from lingxi.records import FrozenRecord, Record, frozen_record, record
 
 BOTH = "both"
 
 
-@dataclass(frozen=True)
-class Step:
+@frozen_record
+class Step(FrozenRecord):
     message: str
     direction: str  # host_to_guest | guest_to_host | both
 
@@ -27,16 +29,16 @@ class Step:
         return self.message == message and self.direction in (direction, BOTH)
 
 
-@dataclass
-class PhasePlan:
+@record
+class PhasePlan(Record):
     name: str
     repeat: str | None
     steps: list[Step]
     has_game_over: bool = False
 
 
-@dataclass
-class FlowPlan:
+@record
+class FlowPlan(Record):
     phases: list[PhasePlan] = field(default_factory=list)
     in_exchange: set[str] = field(default_factory=set)
 

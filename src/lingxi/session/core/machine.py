@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -27,6 +26,7 @@ from lingxi.contract.model import MessageSchema
 from lingxi.errors import LingxiError
 from lingxi.hooks.base import Hooks
 from lingxi.hooks.result import DecisionPoint, HookResult
+from lingxi.records import Record, record
 from lingxi.session import errors as codes
 from lingxi.session.core.decisions import DecisionPolicy, legal_value
 from lingxi.session.core.descriptor import describe
@@ -88,8 +88,8 @@ LIMIT_DEFAULTS = {"max_messages": 100_000, "max_bytes": 64 * 1024 * 1024,
                   "max_state_bytes": 256 * 1024 * 1024}
 
 
-@dataclass
-class SessionConfig:
+@record
+class SessionConfig(Record):
     """Local run-time settings; none of them touches the spec or its hash.
 
     The three limits bound what one session may cost: messages and envelope

@@ -23,6 +23,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from lingxi.records import FrozenRecord
 from lingxi.session.core.events import (
     Action,
     Compute,
@@ -43,8 +44,8 @@ from lingxi.session.core.machine import SessionMachine
 _NO_DECIDER = "a one-shot request has no decider"
 
 
-@dataclass(frozen=True)
-class OneShot:
+@dataclass(frozen=True, repr=False, eq=False)
+class OneShot(FrozenRecord):
     """What the host did with the one request.
 
     ``replies``: the payloads it sent, in order (already checked against the

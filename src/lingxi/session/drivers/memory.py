@@ -18,11 +18,12 @@ import random
 import uuid
 from collections import deque
 from collections.abc import Callable, Coroutine, Generator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from lingxi.canonical import canonical_bytes, sha256_hex
+from lingxi.records import Record, record
 from lingxi.session.conductor import Conductor, Emitted, Refuse, SendFrame, run_compute
 from lingxi.session.core.adversaries import Adversary
 from lingxi.session.core.decisions import Decline
@@ -53,8 +54,8 @@ PEER = {"host": "guest", "guest": "host"}
 Carry = Generator[tuple[str, bytes], bytes, "PairResult"]
 
 
-@dataclass
-class PairResult:
+@record
+class PairResult(Record):
     host: Outcome
     guest: Outcome
     heads: dict[str, str]
@@ -158,8 +159,8 @@ def step_both(first: Coroutine[Any, Any, Any], second: Coroutine[Any, Any, Any],
     raise StuckError("the in-memory handshake did not finish")
 
 
-@dataclass
-class Setup:
+@record
+class Setup(Record):
     """Everything a seed decides before the first session message: who, which keys, when."""
 
     seed: int

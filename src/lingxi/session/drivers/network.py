@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lingxi.records import Record
 from lingxi.session.conductor import SETTLED, Conductor, Emitted, Refuse, SendFrame, run_compute
 from lingxi.session.core.decisions import DeciderContext, Decline
 from lingxi.session.core.events import (
@@ -51,8 +52,8 @@ SNAPSHOT_EVERY = 0.5
 INTERRUPT_GRACE = 2.0  # seconds to tell the peer we stopped, after Ctrl-C
 
 
-@dataclass
-class DriveResult:
+@dataclass(repr=False, eq=False)
+class DriveResult(Record):
     outcome: Outcome
     state_dir: Path | None
     head: str

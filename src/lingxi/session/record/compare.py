@@ -23,6 +23,7 @@ from typing import Any
 
 from lingxi.canonical import canonical_bytes
 from lingxi.errors import InputError
+from lingxi.records import Record
 from lingxi.session.core.verdicts import ROLES, UNDECIDED, verdict, verdict_line
 from lingxi.session.record.recorder import SNAPSHOT, TRANSCRIPT
 from lingxi.session.record.snapshot import read_object
@@ -31,8 +32,8 @@ from lingxi.session.record.transcript import DIRECTIONS, load_transcript
 OFFER = "session.offer"
 
 
-@dataclass
-class SessionRecord:
+@dataclass(repr=False, eq=False)
+class SessionRecord(Record):
     """One side's record: its entries, and what it says about itself."""
 
     source: str

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lingxi.errors import InputError, LingxiError
+from lingxi.records import FrozenRecord
 from lingxi.session.errors import SessionFailed
 from lingxi.session.record.recorder import EVENTS, LOCK, SNAPSHOT, is_running
 from lingxi.session.record.snapshot import read_object
@@ -54,8 +55,8 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-@dataclass(frozen=True)
-class SessionFolder:
+@dataclass(frozen=True, repr=False, eq=False)
+class SessionFolder(FrozenRecord):
     """One session's state folder (read-only: the recorder is its only writer)."""
 
     path: Path

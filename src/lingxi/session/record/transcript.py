@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from lingxi.canonical import canonical_bytes, sha256_hex
+from lingxi.records import Record, record
 from lingxi.session.errors import SessionError, SessionFailed
 
 ZERO = "0" * 64
@@ -48,8 +49,8 @@ def _recent() -> dict[str, deque[str]]:
     return {d: deque([ZERO], maxlen=RECENT) for d in DIRECTIONS}
 
 
-@dataclass
-class Transcript:
+@record
+class Transcript(Record):
     """The chains as they grow: counts, the recent heads, and the entry count."""
 
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DIRECTIONS, 0))

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lingxi.errors import LingxiError
+from lingxi.records import Record
 from lingxi.session.core.verdicts import contradicted, is_fault, verdict_line
 from lingxi.session.errors import SessionError
 from lingxi.session.record.receipts import RECEIPT_DOMAIN, check_receipt, shape_problems
@@ -35,8 +36,8 @@ from lingxi.session.record.transcript import DIRECTIONS, Transcript, load_transc
 RECORD_CUT = "session.record_cut"
 
 
-@dataclass
-class Verification:
+@dataclass(repr=False, eq=False)
+class Verification(Record):
     state_dir: str
     entries: int = 0
     head: str | None = None

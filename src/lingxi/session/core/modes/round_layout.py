@@ -7,10 +7,10 @@ check and the adversarial cases (``round_cases``) alike, so neither imports the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from lingxi.contract.model import MessageSchema
+from lingxi.records import FrozenRecord, frozen_record
 from lingxi.session.core.flow import FlowPlan, build_plan
 
 
@@ -21,8 +21,8 @@ def _field_of_type(message: MessageSchema | None, kind: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class RoundLayout:
+@frozen_record
+class RoundLayout(FrozenRecord):
     """Which messages and fields carry a round's commit, reveal and result."""
 
     value_field: str
