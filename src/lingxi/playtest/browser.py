@@ -536,7 +536,9 @@ class GamePage:
         before = self._seen() if wait and arrive else None
         self._send_nowait("Input.dispatchMouseEvent", params)
         if wait:
-            self._settle_sent()
+            # a move is delivered with the next animation frame, so its frame is forced at
+            # once (a press or a release usually needs none)
+            self._settle_sent(frame_first=kind == "mouseMoved")
             if before is not None:
                 self._arrived(MOUSE_EVENTS[kind], before)
 
@@ -707,13 +709,18 @@ class GamePage:
                 raise PlayError("play.stalled", f"the browser did not answer {method}") from error
             raise PlayError("play.page_failed", f"{method} failed: {error}") from error
 
-    def _settle_sent(self) -> None:
+    def _settle_sent(self, *, frame_first: bool = False) -> None:
         """Wait until every queued command is acknowledged, forcing frames meanwhile.
 
         Virtual time stays paused meanwhile, so the input lands at a known virtual
-        instant and runs replay identically.
+        instant and runs replay identically. ``frame_first``: a command that cannot be
+        acknowledged before a frame (a mouse move, aligned with animation frames) gets
+        its frame forced at once rather than after a first look (that look was a round
+        trip of real time per move spent on a reply that could not have come).
         """
         deadline = time.monotonic() + REAL_TIMEOUT_S
+        if frame_first and any(not task.done() for task in self._pending):
+            self._force_frame()
         while any(not task.done() for task in self._pending):
             self._page.wait_for_timeout(1)
             if any(not task.done() for task in self._pending):

@@ -653,7 +653,16 @@ SNAPSHOT_JS = r"""
   };
   const rect = (r) => [Math.round(r.left * 2) / 2, Math.round(r.top * 2) / 2,
                        Math.round(r.width * 2) / 2, Math.round(r.height * 2) / 2];
-  const pointer = (el) => el.matches(INTERACTIVE) || getComputedStyle(el).cursor === 'pointer';
+  // a parent is asked about for each of its children: each element's answer is kept
+  const pointers = new Map();
+  const pointer = (el) => {
+    let out = pointers.get(el);
+    if (out === undefined) {
+      out = el.matches(INTERACTIVE) || getComputedStyle(el).cursor === 'pointer';
+      pointers.set(el, out);
+    }
+    return out;
+  };
   const hit = (el, r) => {
     const x = Math.min(Math.max(r.left + r.width / 2, 0), W - 1);
     const y = Math.min(Math.max(r.top + r.height / 2, 0), H - 1);

@@ -276,8 +276,13 @@ def layout_kept(fitted: Any, image: Any, lattice: Any) -> bool:
         return False
     if fitted is image:
         return True
-    changed = np.abs(fitted.astype(np.int16) - image.astype(np.int16)).sum(axis=2) > PIXEL_CHANGE
-    height, width = changed.shape
+    height, width = image.shape[:2]
+    changed = np.zeros((height, width), dtype=bool)
+    rows = np.flatnonzero((fitted != image).reshape(height, -1).any(axis=1))
+    if rows.size:  # only the rows where some byte differs are compared in full
+        top, bottom = int(rows[0]), int(rows[-1]) + 1
+        band = np.abs(fitted[top:bottom].astype(np.int16) - image[top:bottom].astype(np.int16))
+        changed[top:bottom] = band.sum(axis=2) > PIXEL_CHANGE
     x0, y0 = max(lattice.x, 0), max(lattice.y, 0)
     x1, y1 = min(lattice.x + lattice.width, width), min(lattice.y + lattice.height, height)
     rim = max(3, int(min(lattice.pitch_x, lattice.pitch_y) / 4))
