@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import math
 import os
 import time
@@ -122,6 +123,23 @@ def _exact_frame(png: bytes) -> bytes:
     out = io.BytesIO()
     frame.save(out, format="PNG")
     return out.getvalue()
+
+
+def _snapshot_value(text: Any) -> Any:
+    """The layout snapshot from SNAPSHOT_JS's JSON text (``"-0"`` read back as -0.0), or
+    None when the page gave something else (a page that replaced JSON, say)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text, object_hook=_negative_zeros)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _negative_zeros(obj: dict[str, Any]) -> dict[str, Any]:
+    return {key: [[-0.0 if v == "-0" else v for v in rect] if isinstance(rect, list) else rect
+                  for rect in value] if isinstance(value, list) else value
+            for key, value in obj.items()}
 
 
 class Browser:
@@ -463,9 +481,10 @@ class GamePage:
     def snapshot(self) -> dict[str, Any]:
         """Element rectangles for the catalog (see page_scripts.SNAPSHOT_JS), in frame pixels."""
         try:
-            snap = self._page.evaluate(SNAPSHOT_JS)
+            text = self._page.evaluate(SNAPSHOT_JS)
         except Exception as error:
             raise PlayError("play.page_failed", f"cannot read the page layout: {error}") from error
+        snap = _snapshot_value(text)
         if not isinstance(snap, dict):
             return {}
         if self.scale != 1:

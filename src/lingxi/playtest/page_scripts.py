@@ -690,6 +690,23 @@ SNAPSHOT_JS = r"""
     if (pointer(el) && !(el.parentElement && pointer(el.parentElement)) && hit(el, r))
       interactive.push(rect(r));
   }
-  return { interactive, boxes, canvases };
+  // As JSON text: one string crosses to the harness instead of a tree of numbers that
+  // Playwright would serialize and check value by value. Written here, not by
+  // JSON.stringify (a page's toJSON on Array.prototype would change it); -0 (a box a hair
+  // left of the window) is written "-0" so that the harness reads the number it read before.
+  const list = (rects) => {
+    let out = '[';
+    for (let i = 0; i < rects.length; i++) {
+      out += (i ? ',[' : '[');
+      for (let j = 0; j < rects[i].length; j++) {
+        const v = rects[i][j];
+        out += (j ? ',' : '') + (Object.is(v, -0) ? '"-0"' : String(v));
+      }
+      out += ']';
+    }
+    return out + ']';
+  };
+  return '{"interactive":' + list(interactive) + ',"boxes":' + list(boxes) +
+         ',"canvases":' + list(canvases) + '}';
 }
 """
