@@ -26,7 +26,8 @@ each mode (median of the runs, start-up taken off the same way). The phases are 
 by wrapping the harness's functions (:class:`Phases`); a call's time goes to the
 innermost phase running, so the phases add up to the step (``other`` is the rest:
 Playwright's loop outside these calls, the loop's own Python). The baseline is split
-into its click and its screenshot.
+into its click and its screenshot. Last, the harness process's own CPU time per step
+(not a phase: the wall phases above include waiting for Chromium).
 """
 
 from __future__ import annotations
@@ -91,6 +92,9 @@ class Phases:
 
 
 PHASES = Phases()
+# The harness process's own CPU time per step (its Python, numpy, Playwright's client; not
+# Chromium's): what the loop costs itself, less at the mercy of other jobs than wall time.
+CPU = "harness process CPU"
 PHASE_ORDER = ("virtual time (advance)", "input delivery", "capture", "PNG decode/encode",
                "frame diff", "page activity/events read", "layout snapshot + catalog",
                "harness vision", "view build/validation", "actor decide", "actor vision",
@@ -185,15 +189,18 @@ def harness_loop(browser, game: str, actor, actions: int, tmp: Path,
 
     def timed(budget: int) -> tuple[float, dict[str, float]]:
         before = PHASES.snapshot()
+        cpu = time.process_time()
         started = time.perf_counter()
         play(game, Timed(actor()), actor_name="bench", actor_options={}, seed=1,
              budget=budget, brief=load_brief(None),
              out=tmp / f"b{budget}-{time.perf_counter_ns()}", run_id="bench",
              browser=browser, **mode)
         elapsed = time.perf_counter() - started
+        cpu = time.process_time() - cpu
         after = PHASES.snapshot()
         phases = {k: v - before.get(k, 0.0) for k, v in after.items()}
         phases["other"] = elapsed - sum(phases.values())
+        phases[CPU] = cpu
         return elapsed, phases
 
     (long, long_phases), (short, short_phases) = timed(actions + 1), timed(1)
@@ -249,7 +256,7 @@ def main() -> int:
         print(f"  where a step goes, actor {actor_name} (ms/step per phase):")
         names = list(MODES)
         print("    " + " " * 28 + "".join(f"{SHORT[m]:>12s}" for m in names))
-        for phase in PHASE_ORDER:
+        for phase in (*PHASE_ORDER, CPU):
             cells = [statistics.median(s.get(phase, 0.0) for s in phases[(actor_name, m)])
                      for m in names]
             print(f"    {phase:28s}" + "".join(f"{v:12.1f}" for v in cells))

@@ -129,7 +129,7 @@ def _exact_frame(png: bytes) -> bytes:
 
 def _snapshot_value(text: Any) -> Any:
     """The layout snapshot from SNAPSHOT_JS's JSON text (``"-0"`` read back as -0.0), or
-    None when the page gave something else (a page that replaced JSON, say)."""
+    None when the evaluation gave something else."""
     if not isinstance(text, str):
         return None
     try:

@@ -23,8 +23,8 @@ def decode(png: bytes) -> np.ndarray:
     """height×width×3 uint8 RGB array of a PNG (read-only).
 
     A PNG decoded lately is not decoded again: the same bytes give the same array object,
-    so a settle's frames, the step's pre and post frames, the diffs and the actor's vision
-    share one decode, and comparing a frame with an identical one costs nothing (the diffs
+    so a settle's frames, the step's pre and post frames and the diffs share one decode
+    (nobody writes into it), and comparing a frame with an identical one costs nothing (the diffs
     see the same object). The last DECODED_KEPT are kept."""
     pixels = _decoded.get(png)
     if pixels is None:
