@@ -79,9 +79,13 @@ class Phases:
         timed.__wrapped__ = fn  # type: ignore[attr-defined]
         return timed
 
-    def patch(self, owner: Any, name: str, phase: str | Callable[[], str]) -> None:
+    def patch(self, owner: Any, name: str, phase: str | Callable[[], str], *,
+              optional: bool = False) -> None:
         """Wrap ``owner.name`` (a module function or a class's method); it must exist, so
-        a renamed function fails the benchmark instead of leaving a phase empty."""
+        a renamed function fails the benchmark instead of leaving a phase empty
+        (``optional``: a function older trees lack, skipped there)."""
+        if optional and not hasattr(owner, name):
+            return
         setattr(owner, name, self.wrap(getattr(owner, name), phase))
 
     def vision_phase(self) -> str:
@@ -113,6 +117,7 @@ def instrument() -> None:
     P.patch(page, "capture", "capture")
     for name in ("activity", "drain_events", "_seen", "risks", "fit_camera"):
         P.patch(page, name, "page activity/events read")
+    P.patch(page, "shown_score", "page activity/events read", optional=True)
     P.patch(page, "snapshot", "layout snapshot + catalog")
     P.patch(runner, "build_catalog", "layout snapshot + catalog")
     P.patch(runner, "is_standard_board", "layout snapshot + catalog")
