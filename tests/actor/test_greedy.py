@@ -170,3 +170,48 @@ def test_presses_the_most_button_like_region_and_remembers_it():
     board, _ = render(random_kinds(8, 8, 5, seed=3), pitch=45, origin=(15, 140), style=Style())
     actor.select(_answered(make_view(board), True), board)
     assert actor.led_to_board == [(round(best.center[0]), round(best.center[1]))]
+
+
+def _best_gain(kinds, view, sel):
+    a, b = _pair_of(view, sel["candidateId"])
+    return swap_gain(kinds, a, b)
+
+
+def test_the_board_is_fitted_once_while_the_layout_stays():
+    # Boards after swaps: other pieces, the same place. One lattice search serves them all,
+    # and each pick is as good as a fresh actor's (which fits every frame).
+    actor = create_actor("greedy-match3", seed=1, options={})
+    for seed in range(20, 24):
+        kinds = random_kinds(8, 8, 5, seed=seed)
+        png, _ = render(kinds, pitch=45, origin=(15, 140), style=Style())
+        view = make_view(png)
+        sel = actor.select(view, png)
+        fresh = create_actor("greedy-match3", seed=1, options={}).select(view, png)
+        assert _best_gain(kinds, view, sel) == _best_gain(kinds, view, fresh)
+        assert actor.last_board is not None
+    assert actor.fits == 1
+
+
+def test_a_board_that_moved_is_fitted_again():
+    actor = create_actor("greedy-match3", seed=1, options={})
+    kinds = random_kinds(8, 8, 5, seed=30)
+    first, _ = render(kinds, pitch=45, origin=(15, 140), style=Style())
+    actor.select(make_view(first), first)
+    # the same target set (the view does not show geometry), the board 30 px lower
+    kinds = random_kinds(8, 8, 5, seed=32)
+    moved, _ = render(kinds, pitch=45, origin=(15, 170), style=Style())
+    view = make_view(moved)
+    sel = actor.select(view, moved)
+    assert actor.fits == 2
+    best = max(swap_gain(kinds, p, q) for p, q in adjacent_pairs(8, 8))
+    assert _best_gain(kinds, view, sel) == best
+
+
+def test_a_new_target_set_means_a_new_fit():
+    actor = create_actor("greedy-match3", seed=1, options={})
+    kinds = random_kinds(8, 8, 5, seed=31)
+    png, _ = render(kinds, pitch=45, origin=(15, 140), style=Style())
+    actor.select(make_view(png), png)
+    view = make_view(png, regions=2)  # another target: the layout changed
+    actor.select(view, png)
+    assert actor.fits == 2

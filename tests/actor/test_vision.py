@@ -176,3 +176,24 @@ def test_small_pieces_in_large_cells(n, pitch):
     assert lattice is not None and (lattice.rows, lattice.columns) == (n, n)
     assert abs(lattice.x - ox) <= 3 and abs(lattice.y - oy) <= 3
     assert _same_partition(classify_cells(png, lattice), kinds)
+
+
+@pytest.mark.parametrize(("style", "rows", "columns", "kinds"), CASES[:6])
+def test_cell_features_blur_only_the_board_and_read_the_same(style, rows, columns, kinds,
+                                                            monkeypatch):
+    # the blur of the board's box alone gives the features of the whole frame's blur
+    from scipy import ndimage
+
+    from lingxi.actor import vision
+
+    png, _, _ = _board(style, rows, columns, kinds)
+    image = load_image(png)
+    lattice = find_lattice(image)
+    assert lattice is not None
+    got = vision.cell_features(image, lattice)
+    kinds_got = classify_cells(image, lattice)
+    monkeypatch.setattr(vision, "_blurred", lambda pix, _lattice: ndimage.uniform_filter(
+        pix.astype(np.float32), size=(3, 3, 1)))
+    want = vision.cell_features(image, lattice)
+    assert np.array_equal(got, want)
+    assert vision.classify_cells(image, lattice) == kinds_got

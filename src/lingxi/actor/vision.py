@@ -497,7 +497,7 @@ def cell_features(image: Any, lattice: Lattice, *, grid: int = 3, inner: float =
     well; a cell whose centre is nearly all well colour keeps its colours.
     """
     # A light blur makes the features robust to the 1 px sampling shifts of fractional pitches.
-    img = ndimage.uniform_filter(load_image(image).astype(np.float32), size=(3, 3, 1))
+    img = _blurred(load_image(image), lattice)
     height, width = img.shape[:2]
     wells = _well_colours(img, lattice) if ignore_well else []
     feats = []
@@ -524,6 +524,28 @@ def cell_features(image: Any, lattice: Lattice, *, grid: int = 3, inner: float =
                     parts.append(block.reshape(-1, 3).mean(axis=0) if block.size else np.zeros(3))
             feats.append(np.concatenate(parts))
     return np.asarray(feats, dtype=np.float32)
+
+
+BLUR_MARGIN = 3  # px round the lattice that are blurred too (the 3×3 blur reads one more)
+
+
+def _blurred(pix: np.ndarray, lattice: Lattice) -> np.ndarray:
+    """The 3×3 box blur of ``pix`` (float32) where the cells are read: only the lattice's
+    box and BLUR_MARGIN px round it are blurred (the rest of the frame stays 0 and is
+    never read), so a board a third of the frame costs a third. Inside that area the values
+    are the full frame's blur: each blurred pixel reads only its 3×3 neighbourhood, and at
+    the frame's edge the crop's edge is the frame's."""
+    height, width = pix.shape[:2]
+    x0, y0 = max(lattice.x - BLUR_MARGIN, 0), max(lattice.y - BLUR_MARGIN, 0)
+    x1 = min(lattice.x + lattice.width + BLUR_MARGIN, width)
+    y1 = min(lattice.y + lattice.height + BLUR_MARGIN, height)
+    if x0 == 0 and y0 == 0 and x1 == width and y1 == height:
+        return np.asarray(ndimage.uniform_filter(pix.astype(np.float32), size=(3, 3, 1)))
+    out = np.zeros(pix.shape, dtype=np.float32)
+    if x1 > x0 and y1 > y0:
+        out[y0:y1, x0:x1] = ndimage.uniform_filter(pix[y0:y1, x0:x1].astype(np.float32),
+                                                   size=(3, 3, 1))
+    return out
 
 
 def _well_colours(img: np.ndarray, lattice: Lattice) -> list[np.ndarray]:

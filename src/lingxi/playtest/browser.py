@@ -12,8 +12,10 @@ when the camera is zoomed out (:meth:`GamePage.fit_camera`).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
+import json
 import math
 import os
 import time
@@ -82,6 +84,7 @@ TOUCH_DESYNC_RISK = ("touch-ack: Chromium did not answer a touch event in time, 
                      "derives (a click) may land at a real-time moment")
 LATE_INPUT_RISK = ("input-late: the page had not seen an input event when virtual time ran "
                    "on, so it may land at a real-time moment")
+SENT_LOOK_S = 0.01  # real time given to queued input's replies before a frame is forced
 FORCE_FRAME_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
 CLOCK_PATH = "/__lingxi-clock/"  # the page's holds on the virtual clock (page_scripts)
 MAX_HOLDS = 256  # open holds kept; beyond, a hold is answered at once (a page gone wild)
@@ -122,6 +125,23 @@ def _exact_frame(png: bytes) -> bytes:
     out = io.BytesIO()
     frame.save(out, format="PNG")
     return out.getvalue()
+
+
+def _snapshot_value(text: Any) -> Any:
+    """The layout snapshot from SNAPSHOT_JS's JSON text (``"-0"`` read back as -0.0), or
+    None when the evaluation gave something else."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return json.loads(text, object_hook=_negative_zeros)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _negative_zeros(obj: dict[str, Any]) -> dict[str, Any]:
+    return {key: [[-0.0 if v == "-0" else v for v in rect] if isinstance(rect, list) else rect
+                  for rect in value] if isinstance(value, list) else value
+            for key, value in obj.items()}
 
 
 class Browser:
@@ -210,6 +230,7 @@ class GamePage:
         self._page.set_default_timeout(REAL_TIMEOUT_S * 1000)
         self._cdp = context.new_cdp_session(self._page)
         self._expired = 0
+        self._expiry_waiters: list[Any] = []  # futures _on_expired resolves
         self._pending: list[Any] = []
         self._touch_at: dict[str, float] | None = None  # where the touch is (CSS pixels)
         self._touch_out_of_step = False  # Chromium's touch replies no longer match events
@@ -316,6 +337,9 @@ class GamePage:
 
     def _on_expired(self, _params: Any) -> None:
         self._expired += 1
+        for woken in self._expiry_waiters:
+            if not woken.done():
+                woken.set_result(None)
 
     def load(self) -> None:
         self._send("Input.setInterceptDrags", {"enabled": True})
@@ -364,14 +388,35 @@ class GamePage:
         before = self._expired
         self._send("Emulation.setVirtualTimePolicy",
                        {"policy": "pauseIfNetworkFetchesPending", "budget": ms})
-        deadline = time.monotonic() + REAL_TIMEOUT_S
-        while self._expired == before:
-            self._page.wait_for_timeout(1)
-            if time.monotonic() > deadline:
-                raise PlayError("play.stalled",
-                                f"the page did not advance {ms} ms of virtual time in "
-                                f"{REAL_TIMEOUT_S:.0f} s (a pending request, or a busy loop)")
+        if self._expired == before and not self._wait_expired(before, REAL_TIMEOUT_S):
+            raise PlayError("play.stalled",
+                            f"the page did not advance {ms} ms of virtual time in "
+                            f"{REAL_TIMEOUT_S:.0f} s (a pending request, or a busy loop)")
         self.virtual_time_ms += ms
+
+    def _wait_expired(self, before: int, timeout_s: float) -> bool:
+        """Run Playwright's loop until the budget after ``before`` expired (True) or
+        ``timeout_s`` of real time passed: woken by the event itself, not by polling (each
+        poll was a round trip to Playwright's driver, and noticed the expiry up to a
+        round trip late)."""
+        loop = self._cdp._loop
+        woken = loop.create_future()
+        self._expiry_waiters.append(woken)
+        try:
+            if self._expired != before:
+                return True
+            self._page._sync(asyncio.wait([woken], timeout=timeout_s))
+        finally:
+            self._expiry_waiters.remove(woken)
+            if not woken.done():
+                woken.cancel()
+        return self._expired != before
+
+    def _wait_tasks(self, tasks: list[Any], timeout_s: float) -> None:
+        """Run Playwright's loop until every task is done or ``timeout_s`` passed."""
+        pending = [task for task in tasks if not task.done()]
+        if pending:
+            self._page._sync(asyncio.wait(pending, timeout=timeout_s))
 
     def _seen(self) -> dict[str, int]:
         try:
@@ -463,9 +508,10 @@ class GamePage:
     def snapshot(self) -> dict[str, Any]:
         """Element rectangles for the catalog (see page_scripts.SNAPSHOT_JS), in frame pixels."""
         try:
-            snap = self._page.evaluate(SNAPSHOT_JS)
+            text = self._page.evaluate(SNAPSHOT_JS)
         except Exception as error:
             raise PlayError("play.page_failed", f"cannot read the page layout: {error}") from error
+        snap = _snapshot_value(text)
         if not isinstance(snap, dict):
             return {}
         if self.scale != 1:
@@ -536,7 +582,9 @@ class GamePage:
         before = self._seen() if wait and arrive else None
         self._send_nowait("Input.dispatchMouseEvent", params)
         if wait:
-            self._settle_sent()
+            # a move is delivered with the next animation frame, so its frame is forced at
+            # once (a press or a release usually needs none)
+            self._settle_sent(frame_first=kind == "mouseMoved")
             if before is not None:
                 self._arrived(MOUSE_EVENTS[kind], before)
 
@@ -707,15 +755,20 @@ class GamePage:
                 raise PlayError("play.stalled", f"the browser did not answer {method}") from error
             raise PlayError("play.page_failed", f"{method} failed: {error}") from error
 
-    def _settle_sent(self) -> None:
+    def _settle_sent(self, *, frame_first: bool = False) -> None:
         """Wait until every queued command is acknowledged, forcing frames meanwhile.
 
         Virtual time stays paused meanwhile, so the input lands at a known virtual
-        instant and runs replay identically.
+        instant and runs replay identically. ``frame_first``: a command that cannot be
+        acknowledged before a frame (a mouse move, aligned with animation frames) gets
+        its frame forced at once rather than after a first look (that look was a round
+        trip of real time per move spent on a reply that could not have come).
         """
         deadline = time.monotonic() + REAL_TIMEOUT_S
+        if frame_first and any(not task.done() for task in self._pending):
+            self._force_frame()
         while any(not task.done() for task in self._pending):
-            self._page.wait_for_timeout(1)
+            self._wait_tasks(self._pending, SENT_LOOK_S)
             if any(not task.done() for task in self._pending):
                 self._force_frame()
             if time.monotonic() > deadline:

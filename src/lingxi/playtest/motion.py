@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from lingxi.playtest.frames import PIXEL_THRESHOLD
+from lingxi.playtest.frames import changed_mask
 from lingxi.playtest.geometry import Box, Grid
 
 BLOCK = 8
@@ -27,9 +27,7 @@ def changed_pixels(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     """H×W bool: pixels whose summed RGB difference exceeds the frame threshold."""
     if before.shape != after.shape:
         return np.ones(after.shape[:2], dtype=bool)
-    if before is after:
-        return np.zeros(after.shape[:2], dtype=bool)
-    return np.abs(before.astype(np.int16) - after.astype(np.int16)).sum(axis=2) > PIXEL_THRESHOLD
+    return changed_mask(before, after)
 
 
 def blocks_of(pixels: np.ndarray) -> np.ndarray:
@@ -71,6 +69,7 @@ class Motion:
         # page signals seen without input (timers pending, DOM mutations, bridge events):
         # those cannot tell a busy game from an idle one, so settling ignores them
         self.idle_signals: set[int] = set()
+        self._mask: tuple[np.ndarray, tuple[int, int], np.ndarray] | None = None
 
     def learn_activity(self, before: Activity | None, after: Activity | None) -> None:
         """Note which page signals were active in a chunk without input (idle probe)."""
@@ -100,10 +99,17 @@ class Motion:
         return 0.0 if self.idle is None else round(float(self.idle.mean()), 4)
 
     def mask_pixels(self, shape: tuple[int, ...]) -> np.ndarray | None:
+        """The idle mask in pixels (made once per mask and frame size, then reused)."""
         if self.idle is None or not self.idle.any():
             return None
         h, w = shape[:2]
-        return np.repeat(np.repeat(self.idle, BLOCK, axis=0), BLOCK, axis=1)[:h, :w]
+        cached = self._mask
+        if cached is not None and cached[0] is self.idle and cached[1] == (h, w):
+            return cached[2]
+        mask = np.repeat(np.repeat(self.idle, BLOCK, axis=0), BLOCK, axis=1)[:h, :w]
+        mask.flags.writeable = False
+        self._mask = (self.idle, (h, w), mask)
+        return mask
 
     def changes(self, before: np.ndarray, after: np.ndarray) -> np.ndarray:
         """Changed pixels outside the idle mask."""
@@ -115,6 +121,14 @@ class Motion:
         return significant(self.changes(before, after))
 
 
+def _extent(diff: np.ndarray) -> tuple[slice, slice]:
+    """The bounding rows and columns of the set pixels of ``diff`` (some are set): regions
+    found there are those of the whole mask, for less labelling."""
+    rows = np.flatnonzero(diff.any(axis=1))
+    columns = np.flatnonzero(diff.any(axis=0))
+    return slice(int(rows[0]), int(rows[-1]) + 1), slice(int(columns[0]), int(columns[-1]) + 1)
+
+
 def _large_parts(diff: np.ndarray) -> np.ndarray:
     """``diff`` without its connected regions smaller than MIN_MOTION_PX (twinkles are
     ignored anyway, and masking them would blind the harness where they fell)."""
@@ -122,10 +136,13 @@ def _large_parts(diff: np.ndarray) -> np.ndarray:
         return np.zeros_like(diff)
     from scipy import ndimage
 
-    labels, count = ndimage.label(diff)
+    where = _extent(diff)
+    labels, count = ndimage.label(diff[where])
     sizes = np.bincount(labels.ravel())
     sizes[0] = 0
-    return sizes[labels] >= MIN_MOTION_PX
+    out = np.zeros_like(diff)
+    out[where] = sizes[labels] >= MIN_MOTION_PX
+    return out
 
 
 def significant(diff: np.ndarray) -> bool:
@@ -137,7 +154,7 @@ def significant(diff: np.ndarray) -> bool:
         return False
     from scipy import ndimage
 
-    labels, count = ndimage.label(diff)
+    labels, count = ndimage.label(diff[_extent(diff)])
     return count > 0 and int(np.bincount(labels.ravel())[1:].max()) >= MIN_MOTION_PX
 
 

@@ -653,7 +653,16 @@ SNAPSHOT_JS = r"""
   };
   const rect = (r) => [Math.round(r.left * 2) / 2, Math.round(r.top * 2) / 2,
                        Math.round(r.width * 2) / 2, Math.round(r.height * 2) / 2];
-  const pointer = (el) => el.matches(INTERACTIVE) || getComputedStyle(el).cursor === 'pointer';
+  // a parent is asked about for each of its children: each element's answer is kept
+  const pointers = new Map();
+  const pointer = (el) => {
+    let out = pointers.get(el);
+    if (out === undefined) {
+      out = el.matches(INTERACTIVE) || getComputedStyle(el).cursor === 'pointer';
+      pointers.set(el, out);
+    }
+    return out;
+  };
   const hit = (el, r) => {
     const x = Math.min(Math.max(r.left + r.width / 2, 0), W - 1);
     const y = Math.min(Math.max(r.top + r.height / 2, 0), H - 1);
@@ -681,6 +690,23 @@ SNAPSHOT_JS = r"""
     if (pointer(el) && !(el.parentElement && pointer(el.parentElement)) && hit(el, r))
       interactive.push(rect(r));
   }
-  return { interactive, boxes, canvases };
+  // As JSON text: one string crosses to the harness instead of a tree of numbers that
+  // Playwright would serialize and check value by value. Written here, not by
+  // JSON.stringify (a page's toJSON on Array.prototype would change it); -0 (a box a hair
+  // left of the window) is written "-0" so that the harness reads the number it read before.
+  const list = (rects) => {
+    let out = '[';
+    for (let i = 0; i < rects.length; i++) {
+      out += (i ? ',[' : '[');
+      for (let j = 0; j < rects[i].length; j++) {
+        const v = rects[i][j];
+        out += (j ? ',' : '') + (Object.is(v, -0) ? '"-0"' : String(v));
+      }
+      out += ']';
+    }
+    return out + ']';
+  };
+  return '{"interactive":' + list(interactive) + ',"boxes":' + list(boxes) +
+         ',"canvases":' + list(canvases) + '}';
 }
 """

@@ -65,6 +65,8 @@ class GreedyMatch3Actor(Actor):
         self._seed = seed
         self._without_swaps = 0
         self.explorer: Any = None  # the ExplorerActor playing a game that is not Match-3
+        self._fit: tuple[Any, Any, Any] | None = None  # (layout key, lattice, frame fitted on)
+        self.fits = 0  # lattice searches made (the rest of the views reused the last fit)
 
     def select(self, view: dict[str, Any], frame_png: bytes) -> dict[str, Any]:
         if swap_candidates(view):
@@ -91,7 +93,7 @@ class GreedyMatch3Actor(Actor):
         return selection
 
     def _select(self, view: dict[str, Any], frame_png: bytes) -> dict[str, Any]:
-        from lingxi.actor.vision import classify_cells, find_lattice
+        from lingxi.actor.vision import classify_cells, load_image
 
         lattice_target = self._lattice_target(view)
         last, self._last = self._last, None
@@ -105,11 +107,12 @@ class GreedyMatch3Actor(Actor):
                 self.led_to_board.append(last["point"])
         dims = lattice_target["dimensions"]
         rows, columns = int(dims["rows"]), int(dims["columns"])
-        lattice = find_lattice(frame_png, rows=rows, columns=columns)
+        image = load_image(frame_png)  # decoded once, for the fit and the kinds
+        lattice = self._lattice(view, image, rows, columns)
         if lattice is None:
             return self._fallback(view, lattice_target, rows, columns, "no board found in the frame",
                                   view.get("currentFrameHash", ""))
-        board = classify_cells(frame_png, lattice)
+        board = classify_cells(image, lattice)
         self.last_board = board
         board_key = tuple(tuple(row) for row in board)
         if last is not None and last["kind"] == "swap" and answered is not None:
@@ -133,6 +136,28 @@ class GreedyMatch3Actor(Actor):
                       "line": longest_line(board, a, b)}
         reason = f"swap {a}-{b} clears {gain} (lines of {self.min_line}+)"
         return self._swap(view, lattice_target, a, b, candidate_id, reason)
+
+    # ------------------------------------------------------------------ the board's place
+
+    def _lattice(self, view: dict[str, Any], image: Any, rows: int, columns: int) -> Any:
+        """The board's lattice in ``image``: the last fit while the layout is the same, else
+        a new fit (:func:`lingxi.actor.vision.find_lattice`, the costly part of a view).
+
+        The layout is the same when the view's target set (the harness's geometry of every
+        target: a board that moves, a camera move, a panel that opens change it) and the
+        lattice's size are those of the fit, and the frame outside the board is still that
+        of the fit (:func:`layout_kept`): a swap changes only the pieces inside the board.
+        """
+        from lingxi.actor.vision import find_lattice
+
+        key = (_target_set(view), rows, columns, image.shape)
+        if self._fit is not None and self._fit[0] == key and layout_kept(
+                self._fit[2], image, self._fit[1]):
+            return self._fit[1]
+        lattice = find_lattice(image, rows=rows, columns=columns)
+        self.fits += 1
+        self._fit = (key, lattice, image) if lattice is not None else None
+        return lattice
 
     # ------------------------------------------------------------------ learning
 
@@ -233,6 +258,49 @@ class GreedyMatch3Actor(Actor):
             self._last = {"kind": "swap", "board": key, "pair": (a, b),
                           "line": longest_line(board, a, b)}
         return self._swap(view, target, a, b, candidate_id, f"{why}; exploring {a}-{b}")
+
+
+PIXEL_CHANGE = 24  # summed RGB difference above which a pixel counts as changed
+OUTSIDE_CHANGED = 0.02  # share of the frame outside the board that may change (a score)
+RIM_CHANGED = 0.05  # share of a thin rim round the board that may change (it moved if more)
+
+
+def layout_kept(fitted: Any, image: Any, lattice: Any) -> bool:
+    """True when ``image`` shows the board where ``fitted`` (the frame its lattice was fitted
+    on) did: outside the board at most OUTSIDE_CHANGED of the pixels changed (a score, a
+    counter), and of the rim just round it (a quarter of a cell wide, where a board that
+    moved or grew would show first) at most RIM_CHANGED."""
+    import numpy as np
+
+    if fitted.shape != image.shape:
+        return False
+    if fitted is image:
+        return True
+    height, width = image.shape[:2]
+    changed = np.zeros((height, width), dtype=bool)
+    rows = np.flatnonzero((fitted != image).reshape(height, -1).any(axis=1))
+    if rows.size:  # only the rows where some byte differs are compared in full
+        top, bottom = int(rows[0]), int(rows[-1]) + 1
+        band = np.abs(fitted[top:bottom].astype(np.int16) - image[top:bottom].astype(np.int16))
+        changed[top:bottom] = band.sum(axis=2) > PIXEL_CHANGE
+    x0, y0 = max(lattice.x, 0), max(lattice.y, 0)
+    x1, y1 = min(lattice.x + lattice.width, width), min(lattice.y + lattice.height, height)
+    rim = max(3, int(min(lattice.pitch_x, lattice.pitch_y) / 4))
+    rx0, ry0 = max(x0 - rim, 0), max(y0 - rim, 0)
+    rx1, ry1 = min(x1 + rim, width), min(y1 + rim, height)
+    inside = int(changed[y0:y1, x0:x1].sum()) if x1 > x0 and y1 > y0 else 0
+    grown = int(changed[ry0:ry1, rx0:rx1].sum())
+    rim_area = (ry1 - ry0) * (rx1 - rx0) - max(x1 - x0, 0) * max(y1 - y0, 0)
+    outside_area = height * width - max(x1 - x0, 0) * max(y1 - y0, 0)
+    outside = int(changed.sum()) - inside
+    if rim_area > 0 and (grown - inside) > RIM_CHANGED * rim_area:
+        return False
+    return outside_area <= 0 or outside <= OUTSIDE_CHANGED * outside_area
+
+
+def _target_set(view: dict[str, Any]) -> Any:
+    catalog = view.get("visualTargetCatalog") or {}
+    return catalog.get("targetSetHash")
 
 
 def _last_answered(view: dict[str, Any]) -> bool | None:
