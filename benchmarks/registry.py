@@ -6,8 +6,14 @@ settings:
              invitation-shaped objects as JSON (the baseline for browse);
   bare-post  a bare Starlette endpoint parsing a JSON body and answering JSON
              (the baseline for post);
-  browse     GET /v1/invitations?limit=20 on a registry holding 1,000 open
-             invitations;
+  browse     GET /v1/invitations?limit=20 on a registry holding ``--invitations``
+             (default 1,000) open invitations: one query string, so after the
+             first request it is answered from the list cache;
+  uncached   GET /v1/invitations?limit=20&cursor=C with C a random page start
+             among the open invitations: the cache holds at most 512 answers and
+             there are as many cursors as invitations, so nearly every request
+             runs the query (keyset page, joins, JSON) — what a page costs after
+             a write, or the pages behind the first;
   post       POST /v1/invitations, each request freshly Ed25519-signed, the
              options checked against the spec, one logged transaction each;
              ``--hosts`` hosts (default 16) take turns, so each host's count of
@@ -344,6 +350,22 @@ def post_maker(hosts, pid: str):
     return make
 
 
+def page_maker(last_seq: int):
+    """Browse pages starting at random points of the log (``last_seq``: about its size),
+    each a query string of its own, so the list cache seldom holds the answer."""
+    import random
+
+    from lingxi.registry.models.records import encode_cursor
+
+    pick = random.Random(7)
+
+    def make() -> bytes:
+        before = pick.randint(min(40, last_seq), max(40, last_seq))
+        return get_request(f"/v1/invitations?limit=20&cursor={encode_cursor(before)}")
+
+    return make
+
+
 def postgres_database() -> tuple[str, callable] | None:
     try:
         import psycopg
@@ -466,13 +488,18 @@ async def main() -> None:
                 path = "/v1/invitations?limit=20"
                 await load(port, lambda p=path: get_request(p), 1.0, args.concurrency)
                 await load(bare_port, lambda: get_request("/bare"), 1.0, args.concurrency)
-                gets, posts = [], []
+                gets, uncached, posts = [], [], []
                 make_post = post_maker(hosts, pid)
+                make_page = page_maker(args.invitations + args.hosts + 1)
                 for _ in range(args.rounds):
                     base = await load(bare_port, lambda: get_request("/bare"), args.seconds,
                                       args.concurrency, bare.pid)
                     gets.append((await load(port, lambda p=path: get_request(p), args.seconds,
                                             args.concurrency, server.pid), base))
+                    base = await load(bare_port, lambda: get_request("/bare"), args.seconds,
+                                      args.concurrency, bare.pid)
+                    uncached.append((await load(port, make_page, args.seconds,
+                                                args.concurrency, server.pid), base))
                     base = await load(bare_port, lambda: post_request("/bare", bare_body, {}),
                                       args.seconds, args.concurrency, bare.pid)
                     posts.append((await load(port, make_post, args.seconds, args.concurrency,
@@ -484,6 +511,7 @@ async def main() -> None:
                       f"bare POST {bare_post['rps']:.0f} req/s p99 {bare_post['p99_ms']:.2f} ms "
                       f"CPU {bare_post['cpu_ms']:.2f} ms/req")
                 print("  " + ratio_line("browse", gets))
+                print("  " + ratio_line("browse uncached", uncached))
                 print("  " + ratio_line("post", posts))
             finally:
                 server.terminate()

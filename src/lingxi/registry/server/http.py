@@ -8,7 +8,7 @@ signature is checked against the raw path and body before any handler sees its d
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -120,20 +120,24 @@ def protocol_id(request: Request) -> str:
 class PageCache:
     """Encoded answers of list reads, reused while no write happened anywhere.
 
-    An entry holds the log size it was computed at and is reused only while
-    the log has that size (one indexed one-row read, seen by every process on
-    the database) and for at most ``ttl`` seconds, which bounds how late a
-    purely time-driven change (an invitation expiring, a claim lapsing)
-    shows in a list. Writes show at once.
+    An entry holds the store's change token taken before it was computed and is
+    reused only while the token is unchanged (``storage.changes``: on SQLite the
+    log size, one indexed one-row read; on PostgreSQL a count this process moves
+    on its own commits and on every other process's ``NOTIFY``, with no query)
+    and for at most ``ttl`` seconds, which bounds how late a purely time-driven
+    change (an invitation expiring, a claim lapsing) shows in a list. A write
+    shows at once through the process that made it and, on SQLite, through
+    every process; on PostgreSQL another process shows it once the
+    notification arrives (at its commit), and never later than ``ttl``.
     """
 
     def __init__(self, store: Store, ttl: float = 1.0, size: int = 512) -> None:
         self.store, self.ttl, self.size = store, ttl, size
-        self._entries: dict[str, tuple[int, float, bytes]] = {}
+        self._entries: dict[str, tuple[Hashable, float, bytes]] = {}
 
     def get(self, request: Request, compute: Callable[[], dict[str, Any]]) -> Response:
         key = request.url.path + "?" + request.url.query
-        version = self.store.version()
+        version = self.store.change_token()  # before computing: a later write moves it
         now = self.store.clock()
         hit = self._entries.get(key)
         if hit is not None and hit[0] == version and hit[1] > now:

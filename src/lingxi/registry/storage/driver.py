@@ -43,8 +43,11 @@ class WriteSQL:
         self.node_add = insert_sql("merkle_nodes", ("id", "hash"), p)
         self.head = "SELECT size, head FROM log_head WHERE id = 1"
         self.head_locked = self.head + (" FOR UPDATE" if p else "")
+        # on PostgreSQL moving the head also notifies every listening process, at commit
+        # (``changes``): no statement of its own
         self.head_set = (f"UPDATE log_head SET size = {param('new_size')}, "
-                         f"head = {param('new_head')} WHERE id = 1")
+                         f"head = {param('new_head')} WHERE id = 1"
+                         + (" RETURNING pg_notify('lingxi_log', '')" if p else ""))
         self.invitation_add = insert_sql("invitations", (
             "invitation_id", "protocol_id", "host_agent_id", "host_public_key", "endpoint",
             "options", "note", "status", "created_at", "expires_at", "seq", "session_id",

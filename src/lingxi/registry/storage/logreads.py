@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from lingxi.registry.models.log import sign_head
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage import tree
+from lingxi.registry.storage.changes import Changes
 from lingxi.registry.storage.common import bad, not_found
 from lingxi.registry.storage.unit import HEAD, UnitOfWork
 
@@ -24,8 +25,11 @@ class LogReads:
     def __init__(self, uow: UnitOfWork) -> None:
         self.uow = uow
         self._raw = threading.local()
+        self.changes = Changes(uow.reader, uow.postgres, self.version)
+        uow.after_commit = self.changes.committed
 
     def close(self) -> None:
+        self.changes.close()
         raw = getattr(self._raw, "conn", None)
         if raw is not None:
             self._raw.conn = None

@@ -82,6 +82,8 @@ class UnitOfWork:
         self._thread = threading.local()
         self._frontier: tuple[int, str, tree.Frontier] | None = None  # see append
         self.commits = GroupCommit(self.transaction, finish=self.move_head)
+        # told after every committed write transaction (``changes``, for the list cache)
+        self.after_commit: Callable[[], None] = lambda: None
         self.set_limits(writes_per_minute, claims_per_minute)
 
     def close(self) -> None:
@@ -94,6 +96,7 @@ class UnitOfWork:
         """A write transaction holding the log head row; yields ``(conn, head)``."""
         with self._local_writes or nullcontext(), self.writer.begin() as conn:
             yield conn, conn.exec_driver_sql(self.sql.head_locked).one()
+        self.after_commit()  # reached only once the commit returned
 
     # ------------------------------------------------------------------ rate charges
     def set_limits(self, writes_per_minute: int | None, claims_per_minute: int | None) -> None:
