@@ -33,6 +33,7 @@ from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.batch import GroupCommit
 from lingxi.registry.storage.driver import WriteSQL
 from lingxi.registry.storage.engine import make_engines
+from lingxi.registry.storage.rawreads import RawReads
 
 HEAD = select(t.log_head.c.size, t.log_head.c.head).where(t.log_head.c.id == 1)
 _ENTRY_COLUMNS = ("seq", "kind", "record_id", "record_sha256", "hash", "time")
@@ -71,6 +72,7 @@ class UnitOfWork:
                  writes_per_minute: int | None, claims_per_minute: int | None) -> None:
         self.reader, self.writer = make_engines(url)
         self.postgres = self.writer.dialect.name == "postgresql"
+        self.raw = RawReads(self.reader)  # one-statement hot reads (browse, the log size)
         self.clock = clock
         self.window = window
         # the statements every write runs, as driver SQL (see ``driver``)
@@ -87,6 +89,7 @@ class UnitOfWork:
         self.set_limits(writes_per_minute, claims_per_minute)
 
     def close(self) -> None:
+        self.raw.close()
         self.reader.dispose()
         if self.writer is not self.reader:
             self.writer.dispose()
