@@ -7,11 +7,13 @@ signature is checked against the raw path and body before any handler sees its d
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+import weakref
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -75,13 +77,90 @@ async def read_signed(request: Request, store: Store, cap: int = MAX_BODY
     return signed, data, text, body
 
 
+class WriteQueue:
+    """The process's writer thread: logged writes run there, not in the shared pool.
+
+    Each write is a whole action (authenticate, check, decide, log) queued by a handler
+    that awaits its future. The thread takes everything queued and runs it as one
+    group commit (``GroupCommit.run_many``: one transaction, a savepoint per write, one
+    commit), then settles the batch's futures with one wake-up of each event loop. So a
+    write costs no thread-pool hand-off, no contended commit lock and no wake-up of its
+    own, and is answered only after the commit that holds it returned. The thread is
+    started on demand and ends after ``idle`` seconds without work.
+    """
+
+    def __init__(self, store: Store, limit: int = 64, idle: float = 0.5) -> None:
+        self.store, self.limit, self.idle = store, limit, idle
+        self._jobs: list[tuple[Callable[[], dict[str, Any]], asyncio.AbstractEventLoop,
+                               asyncio.Future[dict[str, Any]]]] = []
+        self._ready = threading.Condition()
+        self._running = False
+
+    async def run(self, action: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        with self._ready:
+            self._jobs.append((action, loop, future))
+            if not self._running:
+                self._running = True
+                threading.Thread(target=self._work, name="lingxi-registry-writer",
+                                 daemon=True).start()
+            else:
+                self._ready.notify()
+        return await future
+
+    def _work(self) -> None:
+        while True:
+            with self._ready:
+                if not self._jobs:
+                    self._ready.wait(self.idle)
+                if not self._jobs:
+                    self._running = False
+                    return
+                batch, self._jobs = self._jobs[:self.limit], self._jobs[self.limit:]
+            try:
+                outcomes = self.store.uow.commits.run_many([job[0] for job in batch])
+            except BaseException as error:  # noqa: BLE001 - never strand the waiting writers
+                outcomes = [(None, error)] * len(batch)
+            by_loop: dict[asyncio.AbstractEventLoop, list[Any]] = {}
+            for (_, loop, future), outcome in zip(batch, outcomes, strict=True):
+                by_loop.setdefault(loop, []).append((future, outcome))
+            for loop, settled in by_loop.items():
+                try:
+                    loop.call_soon_threadsafe(_settle, settled)
+                except RuntimeError:  # that loop is closed: nobody waits for these
+                    pass
+
+
+def _settle(settled: list[Any]) -> None:
+    for future, (result, error) in settled:
+        if future.done():  # its request was cancelled (the client left)
+            continue
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+
+_QUEUES: weakref.WeakKeyDictionary[Store, WriteQueue] = weakref.WeakKeyDictionary()
+
+
+def write_queue(store: Store) -> WriteQueue:
+    """``store``'s writer thread (one per store in this process)."""
+    queue = _QUEUES.get(store)
+    if queue is None:
+        queue = _QUEUES[store] = WriteQueue(store)
+    return queue
+
+
 async def signed_write(store: Store, request: Request, action: Callable[..., dict[str, Any]],
                        *args: Any, cap: int = MAX_BODY) -> Response:
-    """A logged write: signature checked, run once per idempotency key in the thread pool
-    (the event loop keeps serving reads), 201 when it created something."""
+    """A logged write: signature checked, run once per idempotency key on the writer
+    thread (the event loop keeps serving reads), 201 when it created something."""
     signed, data, text, _ = await read_signed(request, store, cap)
     key = request.headers.get("idempotency-key")
-    result = await run_in_threadpool(store.idempotent(key, action), signed, *args, data, text)
+    act = store.idempotent(key, action)
+    result = await write_queue(store).run(lambda: act(signed, *args, data, text))
     return JSONAnswer(result, status_code=201 if result.get("created") else 200)
 
 

@@ -256,10 +256,10 @@ class UnitOfWork:
         holds is the one that append made (same size and root), so no other writer has
         appended since; otherwise the tree's nodes are read. It is set under the lock."""
         seq = head.size + 1
-        entry = make_entry(seq, kind, record_id, record, int(now))
+        text = canonical_json(record)
+        entry = make_entry(seq, kind, record_id, record, int(now), text)
         conn.exec_driver_sql(
-            self.sql.log_add,
-            {"record": canonical_json(record), **{k: entry[k] for k in _ENTRY_COLUMNS}},
+            self.sql.log_add, {"record": text, **{k: entry[k] for k in _ENTRY_COLUMNS}}
         )
         cached = self._frontier
         known = cached[2] if cached and cached[:2] == (head.size, head.head) else None
