@@ -75,7 +75,7 @@ class GroupCommit:
         with self._commit_lock:
             try:
                 with self._begin() as (conn, start):
-                    heads, broken = [start], []
+                    heads, broken = [start], list[BaseException]()
                     self._here.batch = (conn, heads, broken)
                     try:
                         outcomes = [_attempt(action) for action in actions]
