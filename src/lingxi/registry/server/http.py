@@ -14,8 +14,10 @@ import weakref
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from lingxi.errors import LingxiError
 from lingxi.registry.errors import RegistryError
@@ -221,8 +223,28 @@ class PageCache:
         hit = self._entries.get(key)
         if hit is not None and hit[0] == version and hit[1] > now:
             return Response(hit[2], media_type="application/json")
-        body = bytes(JSONAnswer(compute()).body)
-        if len(self._entries) >= self.size:
-            self._entries.clear()
-        self._entries[key] = (version, now + self.ttl, body)
-        return Response(body, media_type="application/json")
+
+        def answer() -> bytes:
+            body = bytes(JSONAnswer(compute()).body)
+            if len(self._entries) >= self.size:
+                self._entries.clear()
+            self._entries[key] = (version, now + self.ttl, body)
+            return body
+
+        if self.store.postgres:  # the query waits on the network: not on the event loop
+            return _ComputedWhenSent(answer)
+        return Response(answer(), media_type="application/json")
+
+
+class _ComputedWhenSent(Response):
+    """A JSON answer computed in the thread pool as it is sent, so the event loop serves
+    other requests while its query waits on the database. A refusal raised there reaches
+    the app's error handlers as any handler's does (nothing is sent before it)."""
+
+    def __init__(self, compute: Callable[[], bytes]) -> None:
+        super().__init__(b"", media_type="application/json")
+        self.compute = compute
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await run_in_threadpool(self.compute)
+        await Response(body, media_type="application/json")(scope, receive, send)
