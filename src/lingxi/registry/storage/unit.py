@@ -258,12 +258,11 @@ class UnitOfWork:
         seq = head.size + 1
         text = canonical_json(record)
         entry = make_entry(seq, kind, record_id, record, int(now), text)
-        conn.exec_driver_sql(
-            self.sql.log_add, {"record": text, **{k: entry[k] for k in _ENTRY_COLUMNS}}
-        )
+        log_row = {"record": text, **{k: entry[k] for k in _ENTRY_COLUMNS}}
         cached = self._frontier
         known = cached[2] if cached and cached[:2] == (head.size, head.head) else None
-        root, frontier = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]), known)
+        root, frontier = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]), known,
+                                     log_row)
         if move_head:
             conn.exec_driver_sql(self.sql.head_set, {"new_size": seq, "new_head": root.hex()})
         self._frontier = (seq, root.hex(), frontier)
