@@ -18,6 +18,9 @@ settings:
              options checked against the spec, one logged transaction each;
              ``--hosts`` hosts (default 16) take turns, so each host's count of
              open invitations (checked per post against its cap) is its share.
+The first 1,000 invitations are posted through the HTTP API, the rest (with
+``--invitations 20000``, say) through a ``Store`` of this process on the same
+database: the same signed write path, without the HTTP client's cost.
 Beside req/s each line gives the CPU the server process spent per request (from
 /proc, all threads), which the load of other programs moves far less than req/s.
 The load generator is a small keep-alive HTTP/1.1 client on asyncio in this
