@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-KEEP = 4  # idle connections kept for the next read
+KEEP = 16  # idle connections kept for the next read (a server's concurrent reads)
 
 
 class RawReads:
