@@ -6,12 +6,21 @@ settings:
              invitation-shaped objects as JSON (the baseline for browse);
   bare-post  a bare Starlette endpoint parsing a JSON body and answering JSON
              (the baseline for post);
-  browse     GET /v1/invitations?limit=20 on a registry holding 1,000 open
-             invitations;
+  browse     GET /v1/invitations?limit=20 on a registry holding ``--invitations``
+             (default 1,000) open invitations: one query string, so after the
+             first request it is answered from the list cache;
+  uncached   GET /v1/invitations?limit=20&cursor=C with C a random page start
+             among the open invitations: the cache holds at most 512 answers and
+             there are as many cursors as invitations, so nearly every request
+             runs the query (keyset page, joins, JSON) — what a page costs after
+             a write, or the pages behind the first;
   post       POST /v1/invitations, each request freshly Ed25519-signed, the
              options checked against the spec, one logged transaction each;
              ``--hosts`` hosts (default 16) take turns, so each host's count of
              open invitations (checked per post against its cap) is its share.
+The first 1,000 invitations are posted through the HTTP API, the rest (with
+``--invitations 20000``, say) through a ``Store`` of this process on the same
+database: the same signed write path, without the HTTP client's cost.
 Beside req/s each line gives the CPU the server process spent per request (from
 /proc, all threads), which the load of other programs moves far less than req/s.
 The load generator is a small keep-alive HTTP/1.1 client on asyncio in this
@@ -328,6 +337,46 @@ async def populate(url: str, count: int, hosts: int = 1):
     return made, pid
 
 
+def post_direct(database_url: str, key_file: str | None, hosts, pid: str, count: int,
+                threads: int = 8) -> None:
+    """``count`` open invitations posted through a ``Store`` of this process on the
+    server's database (the same write path, signed requests included, without the HTTP
+    client's cost): filling a registry with 20,000 through HTTP takes minutes here."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lingxi.registry.models.signing import parse_signed, sign_request
+    from lingxi.registry.storage.store import Store
+
+    store = Store(database_url, key_file=key_file, writes_per_minute=None,
+                  presence_timeout=3600)
+    store.max_open_invitations = 10 ** 9
+
+    def one(i: int) -> None:
+        text = json.dumps({"protocol_id": pid, "endpoint": f"tcp://127.0.0.1:{2000 + i % 60000}",
+                           "options": {"best_of": 3}})
+        raw = text.encode()
+        headers = sign_request(hosts[i % len(hosts)], "POST", "/v1/invitations", raw)
+        signed = parse_signed(headers, "POST", "/v1/invitations", raw, now=time.time())
+        store.post_invitation(signed, json.loads(text), text)
+
+    try:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(one, range(count)))
+    finally:
+        store.close()
+
+
+def analyze(database_url: str) -> None:
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(database_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("ANALYZE"))
+    finally:
+        engine.dispose()
+
+
 def post_maker(hosts, pid: str):
     """Fresh signed posts, the hosts taking turns."""
     from lingxi.registry.models.signing import sign_request
@@ -340,6 +389,22 @@ def post_maker(hosts, pid: str):
                            "options": {"best_of": 3}}).encode()
         return post_request("/v1/invitations", body,
                             sign_request(hosts[n % len(hosts)], "POST", "/v1/invitations", body))
+
+    return make
+
+
+def page_maker(last_seq: int):
+    """Browse pages starting at random points of the log (``last_seq``: about its size),
+    each a query string of its own, so the list cache seldom holds the answer."""
+    import random
+
+    from lingxi.registry.models.records import encode_cursor
+
+    pick = random.Random(7)
+
+    def make() -> bytes:
+        before = pick.randint(min(40, last_seq), max(40, last_seq))
+        return get_request(f"/v1/invitations?limit=20&cursor={encode_cursor(before)}")
 
     return make
 
@@ -461,18 +526,30 @@ async def main() -> None:
                             "--rate-limit", "0", "--presence-timeout", "3600"],  # unthrottled
                            port, str(work / backend))
             try:
-                hosts, pid = await populate(f"http://127.0.0.1:{port}", args.invitations,
-                                            args.hosts)
+                http_share = min(args.invitations, 1000)  # the rest straight to the store
+                hosts, pid = await populate(f"http://127.0.0.1:{port}", http_share, args.hosts)
+                if args.invitations > http_share:
+                    key_file = (None if backend == "sqlite"
+                                else str(work / backend / "registry" / "server.key"))
+                    await asyncio.to_thread(post_direct, url, key_file, hosts, pid,
+                                            args.invitations - http_share)
+                    if backend == "postgres":  # as autovacuum would have by then: a table
+                        analyze(url)  # grown from 0 to 20,000 in a minute has no statistics
                 path = "/v1/invitations?limit=20"
                 await load(port, lambda p=path: get_request(p), 1.0, args.concurrency)
                 await load(bare_port, lambda: get_request("/bare"), 1.0, args.concurrency)
-                gets, posts = [], []
+                gets, uncached, posts = [], [], []
                 make_post = post_maker(hosts, pid)
+                make_page = page_maker(args.invitations + args.hosts + 1)
                 for _ in range(args.rounds):
                     base = await load(bare_port, lambda: get_request("/bare"), args.seconds,
                                       args.concurrency, bare.pid)
                     gets.append((await load(port, lambda p=path: get_request(p), args.seconds,
                                             args.concurrency, server.pid), base))
+                    base = await load(bare_port, lambda: get_request("/bare"), args.seconds,
+                                      args.concurrency, bare.pid)
+                    uncached.append((await load(port, make_page, args.seconds,
+                                                args.concurrency, server.pid), base))
                     base = await load(bare_port, lambda: post_request("/bare", bare_body, {}),
                                       args.seconds, args.concurrency, bare.pid)
                     posts.append((await load(port, make_post, args.seconds, args.concurrency,
@@ -484,6 +561,7 @@ async def main() -> None:
                       f"bare POST {bare_post['rps']:.0f} req/s p99 {bare_post['p99_ms']:.2f} ms "
                       f"CPU {bare_post['cpu_ms']:.2f} ms/req")
                 print("  " + ratio_line("browse", gets))
+                print("  " + ratio_line("browse uncached", uncached))
                 print("  " + ratio_line("post", posts))
             finally:
                 server.terminate()

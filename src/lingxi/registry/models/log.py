@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lingxi.canonical import canonical_bytes, sha256_hex
+from lingxi.canonical import canonical_bytes, canonical_json, sha256_hex
 from lingxi.registry.models.checkpoint import CheckpointError, open_checkpoint, sign_checkpoint
 from lingxi.registry.models.keys import ServerKey, is_hex
 from lingxi.registry.models.merkle import EMPTY, MemoryTree, leaf_hash
@@ -40,9 +40,13 @@ def entry_leaf(entry: dict[str, Any]) -> bytes:
 
 
 def make_entry(seq: int, kind: str, record_id: str, record: dict[str, Any],
-               time: int) -> dict[str, Any]:
+               time: int, record_text: str | None = None) -> dict[str, Any]:
+    """The log entry of ``record``; ``record_text``, when the caller has it, is
+    ``canonical_json(record)`` (what the log stores), so it is not encoded twice."""
+    if record_text is None:
+        record_text = canonical_json(record)
     entry = {"seq": seq, "kind": kind, "record_id": record_id,
-             "record_sha256": record_hash(record), "time": int(time)}
+             "record_sha256": sha256_hex(record_text.encode("utf-8")), "time": int(time)}
     return {**entry, "hash": entry_leaf(entry).hex()}
 
 

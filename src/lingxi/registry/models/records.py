@@ -28,8 +28,9 @@ def iso(ts: float | None) -> str | None:
     """RFC 3339 UTC with millisecond precision, or None."""
     if ts is None:
         return None
-    moment = datetime.fromtimestamp(ts, UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    # isoformat truncates to the millisecond (as microsecond // 1000 does) and ends
+    # in "+00:00"; it is several times cheaper than strftime, and lists call it per row
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def new_id(prefix: str) -> str:

@@ -7,13 +7,17 @@ signature is checked against the raw path and body before any handler sees its d
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Awaitable, Callable
+import threading
+import weakref
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from lingxi.errors import LingxiError
 from lingxi.registry.errors import RegistryError
@@ -75,13 +79,90 @@ async def read_signed(request: Request, store: Store, cap: int = MAX_BODY
     return signed, data, text, body
 
 
+class WriteQueue:
+    """The process's writer thread: logged writes run there, not in the shared pool.
+
+    Each write is a whole action (authenticate, check, decide, log) queued by a handler
+    that awaits its future. The thread takes everything queued and runs it as one
+    group commit (``GroupCommit.run_many``: one transaction, a savepoint per write, one
+    commit), then settles the batch's futures with one wake-up of each event loop. So a
+    write costs no thread-pool hand-off, no contended commit lock and no wake-up of its
+    own, and is answered only after the commit that holds it returned. The thread is
+    started on demand and ends after ``idle`` seconds without work.
+    """
+
+    def __init__(self, store: Store, limit: int = 64, idle: float = 0.5) -> None:
+        self.store, self.limit, self.idle = store, limit, idle
+        self._jobs: list[tuple[Callable[[], dict[str, Any]], asyncio.AbstractEventLoop,
+                               asyncio.Future[dict[str, Any]]]] = []
+        self._ready = threading.Condition()
+        self._running = False
+
+    async def run(self, action: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        with self._ready:
+            self._jobs.append((action, loop, future))
+            if not self._running:
+                self._running = True
+                threading.Thread(target=self._work, name="lingxi-registry-writer",
+                                 daemon=True).start()
+            else:
+                self._ready.notify()
+        return await future
+
+    def _work(self) -> None:
+        while True:
+            with self._ready:
+                if not self._jobs:
+                    self._ready.wait(self.idle)
+                if not self._jobs:
+                    self._running = False
+                    return
+                batch, self._jobs = self._jobs[:self.limit], self._jobs[self.limit:]
+            try:
+                outcomes = self.store.uow.commits.run_many([job[0] for job in batch])
+            except BaseException as error:  # noqa: BLE001 - never strand the waiting writers
+                outcomes = [(None, error)] * len(batch)
+            by_loop: dict[asyncio.AbstractEventLoop, list[Any]] = {}
+            for (_, loop, future), outcome in zip(batch, outcomes, strict=True):
+                by_loop.setdefault(loop, []).append((future, outcome))
+            for loop, settled in by_loop.items():
+                try:
+                    loop.call_soon_threadsafe(_settle, settled)
+                except RuntimeError:  # that loop is closed: nobody waits for these
+                    pass
+
+
+def _settle(settled: list[Any]) -> None:
+    for future, (result, error) in settled:
+        if future.done():  # its request was cancelled (the client left)
+            continue
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+
+_QUEUES: weakref.WeakKeyDictionary[Store, WriteQueue] = weakref.WeakKeyDictionary()
+
+
+def write_queue(store: Store) -> WriteQueue:
+    """``store``'s writer thread (one per store in this process)."""
+    queue = _QUEUES.get(store)
+    if queue is None:
+        queue = _QUEUES[store] = WriteQueue(store)
+    return queue
+
+
 async def signed_write(store: Store, request: Request, action: Callable[..., dict[str, Any]],
                        *args: Any, cap: int = MAX_BODY) -> Response:
-    """A logged write: signature checked, run once per idempotency key in the thread pool
-    (the event loop keeps serving reads), 201 when it created something."""
+    """A logged write: signature checked, run once per idempotency key on the writer
+    thread (the event loop keeps serving reads), 201 when it created something."""
     signed, data, text, _ = await read_signed(request, store, cap)
     key = request.headers.get("idempotency-key")
-    result = await run_in_threadpool(store.idempotent(key, action), signed, *args, data, text)
+    act = store.idempotent(key, action)
+    result = await write_queue(store).run(lambda: act(signed, *args, data, text))
     return JSONAnswer(result, status_code=201 if result.get("created") else 200)
 
 
@@ -120,26 +201,50 @@ def protocol_id(request: Request) -> str:
 class PageCache:
     """Encoded answers of list reads, reused while no write happened anywhere.
 
-    An entry holds the log size it was computed at and is reused only while
-    the log has that size (one indexed one-row read, seen by every process on
-    the database) and for at most ``ttl`` seconds, which bounds how late a
-    purely time-driven change (an invitation expiring, a claim lapsing)
-    shows in a list. Writes show at once.
+    An entry holds the store's change token taken before it was computed and is
+    reused only while the token is unchanged (``storage.changes``: on SQLite the
+    log size, one indexed one-row read; on PostgreSQL a count this process moves
+    on its own commits and on every other process's ``NOTIFY``, with no query)
+    and for at most ``ttl`` seconds, which bounds how late a purely time-driven
+    change (an invitation expiring, a claim lapsing) shows in a list. A write
+    shows at once through the process that made it and, on SQLite, through
+    every process; on PostgreSQL another process shows it once the
+    notification arrives (at its commit), and never later than ``ttl``.
     """
 
     def __init__(self, store: Store, ttl: float = 1.0, size: int = 512) -> None:
         self.store, self.ttl, self.size = store, ttl, size
-        self._entries: dict[str, tuple[int, float, bytes]] = {}
+        self._entries: dict[str, tuple[Hashable, float, bytes]] = {}
 
     def get(self, request: Request, compute: Callable[[], dict[str, Any]]) -> Response:
         key = request.url.path + "?" + request.url.query
-        version = self.store.version()
+        version = self.store.change_token()  # before computing: a later write moves it
         now = self.store.clock()
         hit = self._entries.get(key)
         if hit is not None and hit[0] == version and hit[1] > now:
             return Response(hit[2], media_type="application/json")
-        body = bytes(JSONAnswer(compute()).body)
-        if len(self._entries) >= self.size:
-            self._entries.clear()
-        self._entries[key] = (version, now + self.ttl, body)
-        return Response(body, media_type="application/json")
+
+        def answer() -> bytes:
+            body = bytes(JSONAnswer(compute()).body)
+            if len(self._entries) >= self.size:
+                self._entries.clear()
+            self._entries[key] = (version, now + self.ttl, body)
+            return body
+
+        if self.store.postgres:  # the query waits on the network: not on the event loop
+            return _ComputedWhenSent(answer)
+        return Response(answer(), media_type="application/json")
+
+
+class _ComputedWhenSent(Response):
+    """A JSON answer computed in the thread pool as it is sent, so the event loop serves
+    other requests while its query waits on the database. A refusal raised there reaches
+    the app's error handlers as any handler's does (nothing is sent before it)."""
+
+    def __init__(self, compute: Callable[[], bytes]) -> None:
+        super().__init__(b"", media_type="application/json")
+        self.compute = compute
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await run_in_threadpool(self.compute)
+        await Response(body, media_type="application/json")(scope, receive, send)

@@ -57,9 +57,52 @@ class GroupCommit:
         self._queue_lock = threading.Lock()
         self._commit_lock = threading.Lock()
         self.batches = 0  # how many transactions committed, for tests and benchmarks
+        self._here = threading.local()  # the batch run_many holds open on this thread
+
+    def run_many(self, actions: list[Callable[[], Any]]) -> list[tuple[Any, BaseException | None]]:
+        """Run whole write actions (each one making its writes through :meth:`run`) in one
+        transaction and one commit, in order, on the calling thread (a process's one
+        writer thread: no other thread waits on the commit lock or is woken per write).
+
+        Each action's writes get their own savepoint, as a queued batch's do; an action
+        that raises is told its own error and cannot fail the others; a failed commit
+        fails every action, so none is acknowledged that did not commit. One action
+        alone takes the lone-write path (no savepoint). Returns ``(result, error)`` per
+        action, in order."""
+        if len(actions) == 1:
+            return [_attempt(actions[0])]
+        outcomes: list[tuple[Any, BaseException | None]] = []
+        with self._commit_lock:
+            try:
+                with self._begin() as (conn, start):
+                    heads, broken = [start], list[BaseException]()
+                    self._here.batch = (conn, heads, broken)
+                    try:
+                        outcomes = [_attempt(action) for action in actions]
+                    finally:
+                        self._here.batch = None
+                    if broken:
+                        raise broken[0]  # rolls the whole transaction back
+                    self._finish(conn, start, heads[-1])
+                self.batches += 1
+            except BaseException as error:  # noqa: BLE001 - the commit failed: nobody succeeded
+                return [(None, error) for _ in actions]
+        return outcomes
 
     def run(self, work: Work, refused: Refused) -> dict[str, Any]:
         job = _Job(work, refused)
+        open_batch = getattr(self._here, "batch", None)
+        if open_batch is not None:  # inside run_many on this thread: join its transaction
+            conn, heads, broken = open_batch
+            try:
+                heads.append(self._one(conn, heads[-1], job))
+            except BaseException as error:
+                broken.append(error)  # not this write's own refusal: the batch cannot commit
+                raise
+            if job.error is not None:
+                raise job.error
+            assert job.answer is not None
+            return job.answer
         with self._queue_lock:
             self._queue.append(job)
         with self._commit_lock:
@@ -116,6 +159,7 @@ class GroupCommit:
 
     @staticmethod
     def _one(conn: Connection, head: Any, job: _Job) -> Any:
+        """``job`` in its own savepoint of the open transaction; the head after it."""
         driver.savepoint(conn)
         try:
             job.answer, after = job.work(conn, head)
@@ -126,3 +170,10 @@ class GroupCommit:
             return head
         driver.release(conn)
         return after
+
+
+def _attempt(action: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+    try:
+        return action(), None
+    except Exception as error:  # noqa: BLE001 - the action's own failure, told to it alone
+        return None, error

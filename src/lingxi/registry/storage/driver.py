@@ -10,6 +10,7 @@ columns hold only strings, integers and floats, which both drivers bind as they 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from sqlalchemy.engine import Connection
@@ -41,10 +42,19 @@ class WriteSQL:
         self.log_add = insert_sql("log", ("seq", "kind", "record_id", "record_sha256", "hash",
                                           "time", "record"), p)
         self.node_add = insert_sql("merkle_nodes", ("id", "hash"), p)
+        # PostgreSQL: the log entry and the tree nodes it completes in one statement (one
+        # round trip); a data-modifying WITH runs whether or not it is referenced
+        self.log_and_nodes_add = (
+            f"WITH entry AS ({self.log_add}) INSERT INTO merkle_nodes (id, hash) "
+            "SELECT * FROM unnest(%(node_ids)s::bigint[], %(node_hashes)s::text[])"
+            if p else None)
         self.head = "SELECT size, head FROM log_head WHERE id = 1"
         self.head_locked = self.head + (" FOR UPDATE" if p else "")
+        # on PostgreSQL moving the head also notifies every listening process, at commit
+        # (``changes``): no statement of its own
         self.head_set = (f"UPDATE log_head SET size = {param('new_size')}, "
-                         f"head = {param('new_head')} WHERE id = 1")
+                         f"head = {param('new_head')} WHERE id = 1"
+                         + (" RETURNING pg_notify('lingxi_log', '')" if p else ""))
         self.invitation_add = insert_sql("invitations", (
             "invitation_id", "protocol_id", "host_agent_id", "host_public_key", "endpoint",
             "options", "note", "status", "created_at", "expires_at", "seq", "session_id",
@@ -62,6 +72,64 @@ class WriteSQL:
 
 _BY_BACKEND = {False: WriteSQL(False), True: WriteSQL(True)}
 
+_BROWSE_COLUMNS = ("invitation_id", "protocol_id", "host_agent_id", "host_public_key",
+                   "endpoint", "options", "note", "status", "created_at", "expires_at",
+                   "session_id", "guest_agent_id", "claim_deadline", "host_seen_at", "seq")
+
+
+@functools.cache
+def browse_sql(postgres: bool, protocol: bool, host: bool, kind: bool, name: bool,
+               cursor: bool) -> str:
+    """Browse's page of open invitations, newest first, with the filters that are set
+    (parameters ``now``, ``seen``, ``n`` and ``protocol``, ``host``, ``type``, ``name``,
+    ``before``).
+
+    An invitation is browsable while stored ``open``, or ``claimed`` with the claim
+    lapsed. Each of the two is a range of ``ix_invitations_status_seq`` read backwards
+    from the cursor, stopping after ``n`` matches; their union, at most ``2n`` rows, is
+    joined and cut to ``n``. (One ``status IN (…)`` would make either database read every
+    open invitation and sort them for each page.)"""
+    def param(name: str) -> str:
+        return _param(name, postgres)
+
+    def branch(alias: str, state: str) -> str:
+        joined = kind or name
+        where = [f"{alias}.status = '{state}'", f"{alias}.expires_at > {param('now')}",
+                 f"{alias}.host_seen_at > {param('seen')}"]
+        if state == "claimed":
+            where.append(f"{alias}.claim_deadline <= {param('now')}")
+        if protocol:
+            where.append(f"{alias}.protocol_id = {param('protocol')}")
+        if host:
+            where.append(f"{alias}.host_agent_id = {param('host')}")
+        if kind:
+            where.append(f"{alias}p.type = {param('type')}")
+        if name:
+            where.append(f"lower({alias}p.name) LIKE {param('name')} ESCAPE '\\'")
+        if cursor:
+            where.append(f"{alias}.seq < {param('before')}")
+        join = (f" JOIN protocols {alias}p ON {alias}p.protocol_id = {alias}.protocol_id"
+                if joined else "")
+        return (f"SELECT seq FROM (SELECT {alias}.seq FROM invitations {alias}{join} "
+                f"WHERE {' AND '.join(where)} ORDER BY {alias}.seq DESC "
+                f"LIMIT {param('n')}) AS {alias}_page")
+
+    columns = ", ".join(f"i.{c}" for c in _BROWSE_COLUMNS)
+    return (
+        f"SELECT {columns}, p.name AS protocol_name, p.type AS protocol_type, "
+        "a.nickname AS host_nickname, r.rating AS host_rating, r.games AS host_games, "
+        "ts.completed AS host_tables_completed, ts.\"left\" AS host_tables_left, "
+        "ts.timed_out AS host_tables_timed_out "
+        "FROM invitations i JOIN protocols p ON p.protocol_id = i.protocol_id "
+        "LEFT OUTER JOIN agents a ON a.agent_id = i.host_agent_id "
+        "LEFT OUTER JOIN ratings r ON r.agent_id = i.host_agent_id "
+        "AND r.protocol_id = i.protocol_id "
+        "LEFT OUTER JOIN table_standings ts ON ts.agent_id = i.host_agent_id "
+        "AND ts.protocol_id = i.protocol_id "
+        f"WHERE i.seq IN ({branch('o', 'open')} UNION ALL {branch('c', 'claimed')}) "
+        f"ORDER BY i.seq DESC LIMIT {param('n')}"
+    )
+
 
 def sql_for(conn: Connection) -> WriteSQL:
     """The statements in ``conn``'s dialect."""
@@ -73,7 +141,11 @@ def savepoint(conn: Connection) -> None:
 
 
 def release(conn: Connection) -> None:
-    conn.exec_driver_sql("RELEASE SAVEPOINT write")
+    """Keep what was done since :func:`savepoint`. On PostgreSQL nothing is sent: the next
+    write's ``SAVEPOINT write`` shadows this one (a rollback goes to the newest of the
+    name) and the commit ends them all, so a batched write saves a round trip."""
+    if conn.dialect.name != "postgresql":
+        conn.exec_driver_sql("RELEASE SAVEPOINT write")
 
 
 def roll_back(conn: Connection) -> None:

@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import select
 from sqlalchemy.engine import Connection
 
 from lingxi.canonical import canonical_json
@@ -28,7 +28,7 @@ from lingxi.registry.models.signing import SignedRequest
 from lingxi.registry.storage import proofs
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.common import bad, like, not_found, page_limit
-from lingxi.registry.storage.driver import sql_for
+from lingxi.registry.storage.driver import browse_sql, sql_for
 from lingxi.registry.storage.identities import Identities
 from lingxi.registry.storage.protocols import Protocols
 from lingxi.registry.storage.unit import Change, UnitOfWork
@@ -235,56 +235,13 @@ class Invitations:
         """Open invitations, newest first: unexpired, unclaimed or with a lapsed claim, and
         their host heard from within the presence timeout."""
         limit, before, now = page_limit(limit), decode_cursor(cursor), self.uow.clock()
-        inv = t.invitations
-        query = (
-            select(
-                inv,
-                t.protocols.c.name.label("protocol_name"),
-                t.protocols.c.type.label("protocol_type"),
-                t.agents.c.nickname.label("host_nickname"),
-                t.ratings.c.rating.label("host_rating"),
-                t.ratings.c.games.label("host_games"),
-                t.table_standings.c.completed.label("host_tables_completed"),
-                t.table_standings.c.left.label("host_tables_left"),
-                t.table_standings.c.timed_out.label("host_tables_timed_out"),
-            )
-            .join(t.protocols, t.protocols.c.protocol_id == inv.c.protocol_id)
-            .outerjoin(t.agents, t.agents.c.agent_id == inv.c.host_agent_id)
-            .outerjoin(
-                t.ratings,
-                and_(
-                    t.ratings.c.agent_id == inv.c.host_agent_id,
-                    t.ratings.c.protocol_id == inv.c.protocol_id,
-                ),
-            )
-            .outerjoin(
-                t.table_standings,
-                and_(
-                    t.table_standings.c.agent_id == inv.c.host_agent_id,
-                    t.table_standings.c.protocol_id == inv.c.protocol_id,
-                ),
-            )
-            .where(
-                inv.c.expires_at > now,
-                inv.c.host_seen_at > now - self.rules.presence_timeout,
-                or_(
-                    inv.c.status == "open",
-                    and_(inv.c.status == "claimed", inv.c.claim_deadline <= now),
-                ),
-            )
-        )
-        if protocol_id:
-            query = query.where(inv.c.protocol_id == protocol_id)
-        if host:
-            query = query.where(inv.c.host_agent_id == host)
-        if type:
-            query = query.where(t.protocols.c.type == type)
-        if name:
-            query = query.where(func.lower(t.protocols.c.name).like(like(name), escape="\\"))
-        if before is not None:
-            query = query.where(inv.c.seq < before)
-        with self.uow.reader.connect() as conn:
-            rows = conn.execute(query.order_by(inv.c.seq.desc()).limit(limit + 1)).mappings().all()
+        params: dict[str, Any] = {"now": now, "seen": now - self.rules.presence_timeout,
+                                  "n": limit + 1, "protocol": protocol_id, "host": host,
+                                  "type": type, "name": like(name) if name else None,
+                                  "before": before}
+        sql = browse_sql(self.uow.postgres, bool(protocol_id), bool(host), bool(type),
+                         bool(name), before is not None)
+        rows = self.uow.raw.rows(sql, params)  # one statement: its own snapshot
         items = [view(self.rules, r, now) for r in rows[:limit]]
         return {
             "items": items,

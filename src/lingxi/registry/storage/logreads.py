@@ -4,7 +4,6 @@ checkpoint, inclusion and consistency proofs, entries and records. No lock is ta
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
 from sqlalchemy import func, select
@@ -12,6 +11,7 @@ from sqlalchemy import func, select
 from lingxi.registry.models.log import sign_head
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage import tree
+from lingxi.registry.storage.changes import Changes
 from lingxi.registry.storage.common import bad, not_found
 from lingxi.registry.storage.unit import HEAD, UnitOfWork
 
@@ -19,44 +19,24 @@ _ENTRY = ["seq", "kind", "record_id", "record_sha256", "hash", "time"]
 
 
 class LogReads:
-    """The log as readers see it, with a raw connection per thread for ``version``."""
+    """The log as readers see it."""
 
     def __init__(self, uow: UnitOfWork) -> None:
         self.uow = uow
-        self._raw = threading.local()
+        self.changes = Changes(uow.reader, uow.postgres, self.version)
+        uow.after_commit = self.changes.committed
 
     def close(self) -> None:
-        raw = getattr(self._raw, "conn", None)
-        if raw is not None:
-            self._raw.conn = None
-            raw.close()
+        self.changes.close()
 
     def version(self) -> int:
         """The log size: it grows with every accepted write, in any server process.
 
-        Read on a raw autocommit connection kept per thread: this runs on every
-        cached list read, where the pool checkout and transaction of a normal
-        read would cost more than the answer itself.
-        """
-        raw = getattr(self._raw, "conn", None)
-        try:
-            if raw is None:
-                raw = self._raw.conn = self.uow.reader.raw_connection()
-                if self.uow.postgres:
-                    raw.driver_connection.autocommit = True  # type: ignore[union-attr]
-            cursor = raw.cursor()
-            try:
-                cursor.execute("SELECT size FROM log_head WHERE id = 1")
-                row = cursor.fetchone()
-                assert row is not None  # log_head always has its one row
-                return int(row[0])
-            finally:
-                cursor.close()
-        except Exception:
-            self._raw.conn = None
-            if raw is not None:
-                raw.invalidate()
-            raise
+        One statement on an autocommit driver connection (``rawreads``): on SQLite this
+        runs for every cached list read, where a pooled read's checkout and transaction
+        would cost more than the answer itself."""
+        _, rows = self.uow.raw.fetch("SELECT size FROM log_head WHERE id = 1", {})
+        return int(rows[0][0])  # log_head always has its one row
 
     def head(self) -> dict[str, Any]:
         """The signed checkpoint of the tree as it is now."""

@@ -158,6 +158,8 @@ invitations = Table(
     Index("ix_invitations_host_open", "host_agent_id", "status", "expires_at", "host_seen_at",
           "claim_deadline"),
     Index("ix_invitations_open", "status", "expires_at"),
+    # browse: each status read newest first from the cursor, one page (0010)
+    Index("ix_invitations_status_seq", "status", "seq"),
     Index("ix_invitations_protocol", "protocol_id"),
 )
 

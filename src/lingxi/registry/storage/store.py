@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from lingxi.contract import Spec
@@ -170,6 +170,11 @@ class Store:
     def version(self) -> int:
         """The log size: it grows with every accepted write, in any server process."""
         return self.log_reads.version()
+
+    def change_token(self) -> Hashable:
+        """Equal to an earlier token only if no write committed since (``changes``): what
+        the server's list cache keys on, without a query per request on PostgreSQL."""
+        return self.log_reads.changes.token()
 
     def head(self) -> dict[str, Any]:
         return self.log_reads.head()

@@ -4,6 +4,7 @@ own transaction (so a leaf and the subtrees it completes commit or vanish togeth
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
@@ -35,10 +36,12 @@ Frontier = dict[merkle.Node, bytes]  # the hashes of the root's subtrees: all an
 
 
 def append(conn: Connection, index: int, leaf: bytes,
-           frontier: Frontier | None = None) -> tuple[bytes, Frontier]:
+           frontier: Frontier | None = None,
+           log_row: dict[str, Any] | None = None) -> tuple[bytes, Frontier]:
     """Store leaf ``index`` and the subtrees it completes; the new root of ``index + 1`` and
     the new frontier. ``frontier`` (the tree of ``index`` leaves' root subtrees, if the
-    caller knows it) saves reading them from the database."""
+    caller knows it) saves reading them from the database. ``log_row``: the log entry
+    of the leaf, stored with the nodes (on PostgreSQL in the same statement)."""
     siblings, level, i = [], 0, index
     while i % 2 == 1:
         siblings.append((level, i - 1))
@@ -51,8 +54,16 @@ def append(conn: Connection, index: int, leaf: bytes,
     else:
         known = read_nodes(conn, needed)
     added = merkle.appended_nodes(index, leaf, lambda lv, ix: known[(lv, ix)])
-    conn.exec_driver_sql(sql_for(conn).node_add,
-                         [{"id": node_id(lv, ix), "hash": h.hex()} for lv, ix, h in added])
+    sql = sql_for(conn)
+    if log_row is not None and sql.log_and_nodes_add is not None:
+        conn.exec_driver_sql(sql.log_and_nodes_add, {
+            **log_row, "node_ids": [node_id(lv, ix) for lv, ix, _ in added],
+            "node_hashes": [h.hex() for _, _, h in added]})
+    else:
+        if log_row is not None:
+            conn.exec_driver_sql(sql.log_add, log_row)
+        conn.exec_driver_sql(sql.node_add,
+                             [{"id": node_id(lv, ix), "hash": h.hex()} for lv, ix, h in added])
     known.update({(lv, ix): h for lv, ix, h in added})
     new_frontier = {n: known[n] for n in merkle.root_nodes(size)}
     return merkle.hash_range(0, size, lambda lv, ix: known[(lv, ix)]), new_frontier

@@ -33,6 +33,7 @@ from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.batch import GroupCommit
 from lingxi.registry.storage.driver import WriteSQL
 from lingxi.registry.storage.engine import make_engines
+from lingxi.registry.storage.rawreads import RawReads
 
 HEAD = select(t.log_head.c.size, t.log_head.c.head).where(t.log_head.c.id == 1)
 _ENTRY_COLUMNS = ("seq", "kind", "record_id", "record_sha256", "hash", "time")
@@ -71,6 +72,7 @@ class UnitOfWork:
                  writes_per_minute: int | None, claims_per_minute: int | None) -> None:
         self.reader, self.writer = make_engines(url)
         self.postgres = self.writer.dialect.name == "postgresql"
+        self.raw = RawReads(self.reader)  # one-statement hot reads (browse, the log size)
         self.clock = clock
         self.window = window
         # the statements every write runs, as driver SQL (see ``driver``)
@@ -82,9 +84,12 @@ class UnitOfWork:
         self._thread = threading.local()
         self._frontier: tuple[int, str, tree.Frontier] | None = None  # see append
         self.commits = GroupCommit(self.transaction, finish=self.move_head)
+        # told after every committed write transaction (``changes``, for the list cache)
+        self.after_commit: Callable[[], None] = lambda: None
         self.set_limits(writes_per_minute, claims_per_minute)
 
     def close(self) -> None:
+        self.raw.close()
         self.reader.dispose()
         if self.writer is not self.reader:
             self.writer.dispose()
@@ -94,6 +99,7 @@ class UnitOfWork:
         """A write transaction holding the log head row; yields ``(conn, head)``."""
         with self._local_writes or nullcontext(), self.writer.begin() as conn:
             yield conn, conn.exec_driver_sql(self.sql.head_locked).one()
+        self.after_commit()  # reached only once the commit returned
 
     # ------------------------------------------------------------------ rate charges
     def set_limits(self, writes_per_minute: int | None, claims_per_minute: int | None) -> None:
@@ -250,14 +256,13 @@ class UnitOfWork:
         holds is the one that append made (same size and root), so no other writer has
         appended since; otherwise the tree's nodes are read. It is set under the lock."""
         seq = head.size + 1
-        entry = make_entry(seq, kind, record_id, record, int(now))
-        conn.exec_driver_sql(
-            self.sql.log_add,
-            {"record": canonical_json(record), **{k: entry[k] for k in _ENTRY_COLUMNS}},
-        )
+        text = canonical_json(record)
+        entry = make_entry(seq, kind, record_id, record, int(now), text)
+        log_row = {"record": text, **{k: entry[k] for k in _ENTRY_COLUMNS}}
         cached = self._frontier
         known = cached[2] if cached and cached[:2] == (head.size, head.head) else None
-        root, frontier = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]), known)
+        root, frontier = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]), known,
+                                     log_row)
         if move_head:
             conn.exec_driver_sql(self.sql.head_set, {"new_size": seq, "new_head": root.hex()})
         self._frontier = (seq, root.hex(), frontier)
