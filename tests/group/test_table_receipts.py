@@ -6,35 +6,18 @@ counts show in `lingxi registry rating` and `lingxi browse`, and `lingxi registr
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
 
+from group.tablehelpers import embedded, posted_seats, register
 from lingxi.registry.storage.store import Store
 from net.relayhelpers import lingxi, processes  # noqa: F401  (processes: a fixture)
 
-SEAT = re.compile(r"seat (\d+): invitation (inv-[0-9a-f]+) posted")
 HANG = 300
 
 
-def _embedded(tmp_path: Path) -> dict:
-    return {"LINGXI_DATABASE_URL": f"sqlite:///{tmp_path / 'registry.db'}",
-            "LINGXI_REGISTRY_KEY_FILE": str(tmp_path / "server.key")}
 
-
-def _register(root: Path, names, env: dict) -> dict[str, str]:
-    ids = {}
-    for name in names:
-        done = lingxi(root / name, "register", "--nickname", name, "--json", env=env)
-        assert done.returncode == 0, done.stdout + done.stderr
-        ids[name] = json.loads(done.stdout)["agent_id"]
-    return ids
-
-
-def _seats(host, count: int) -> dict[int, str]:
-    text = host.wait_for(f"seat {count - 1}: invitation", 60)
-    return {int(s): inv for s, inv in SEAT.findall(text)}
 
 
 def _store(tmp_path: Path) -> Store:
@@ -44,11 +27,11 @@ def _store(tmp_path: Path) -> Store:
 @pytest.mark.slow
 def test_a_vote_table_posts_its_group_receipt_settles_and_counts(
         tmp_path, processes) -> None:  # noqa: F811
-    env = _embedded(tmp_path)
-    ids = _register(tmp_path, ["host", "ann", "bob"], env)
+    env = embedded(tmp_path)
+    ids = register(tmp_path, ["host", "ann", "bob"], env)
     host = processes(tmp_path / "host", "group", "host", "group-vote", "--seats", "3",
                      "--post", "--via", "direct", "--json", env=env)
-    seats = _seats(host, 3)
+    seats = posted_seats(host, 3)
     members = [processes(tmp_path / "ann", "join", seats[1], "--json", env=env),
                processes(tmp_path / "bob", "join", seats[2], "--json", env=env)]
     for member in members:
@@ -81,7 +64,7 @@ def test_a_vote_table_posts_its_group_receipt_settles_and_counts(
     # the host's next table shows its count in browse
     again = processes(tmp_path / "host", "group", "host", "group-vote", "--seats", "3",
                       "--post", "--via", "direct", env=env)
-    _seats(again, 3)
+    posted_seats(again, 3)
     shown = lingxi(tmp_path / "ann", "browse", env=env).stdout
     assert "[1 table (1 completed, 0 left, 0 timed out)]" in shown, shown
     again.stop()

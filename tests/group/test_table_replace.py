@@ -12,34 +12,18 @@ from pathlib import Path
 
 import pytest
 
+from group.tablehelpers import embedded, posted_seats, register
 from lingxi.contract import load_spec
 from lingxi.errors import LingxiError
 from lingxi.group import verify_records
 from lingxi.protocols.catalogue import resolve_folder
 from net.relayhelpers import lingxi, processes  # noqa: F401  (processes: a fixture)
 
-SEAT = re.compile(r"seat (\d+): invitation (inv-[0-9a-f]+) posted")
 AGAIN = re.compile(r"seat (\d+): invitation (inv-[0-9a-f]+) posted again")
 HANG = 300
 
 
-def _embedded(tmp_path: Path) -> dict:
-    return {"LINGXI_DATABASE_URL": f"sqlite:///{tmp_path / 'registry.db'}",
-            "LINGXI_REGISTRY_KEY_FILE": str(tmp_path / "server.key")}
 
-
-def _register(root: Path, names, env: dict) -> dict[str, str]:
-    ids = {}
-    for name in names:
-        done = lingxi(root / name, "register", "--nickname", name, "--json", env=env)
-        assert done.returncode == 0, done.stdout + done.stderr
-        ids[name] = json.loads(done.stdout)["agent_id"]
-    return ids
-
-
-def _seats(host, count: int) -> dict[int, str]:
-    text = host.wait_for(f"seat {count - 1}: invitation", 60)
-    return {int(s): inv for s, inv in SEAT.findall(text)}
 
 
 def _record(home: Path) -> dict:
@@ -50,11 +34,11 @@ def _record(home: Path) -> dict:
 @pytest.mark.slow
 def test_a_member_killed_mid_vote_is_replaced_by_a_new_join(
         tmp_path, processes) -> None:  # noqa: F811
-    env = _embedded(tmp_path)
-    ids = _register(tmp_path, ["host", "ann", "bob", "cid"], env)
+    env = embedded(tmp_path)
+    ids = register(tmp_path, ["host", "ann", "bob", "cid"], env)
     host = processes(tmp_path / "host", "group", "host", "group-vote", "--seats", "3",
                      "--post", "--via", "direct", "--json", env=env)
-    seats = _seats(host, 3)
+    seats = posted_seats(host, 3)
     ann = processes(tmp_path / "ann", "join", seats[1], "--json", env=env)
     # bob votes by hand and never answers: the vote waits on his commitment
     bob = processes(tmp_path / "bob", "join", seats[2], "--control-mode", "human", env=env,
@@ -94,13 +78,13 @@ def test_a_member_killed_mid_vote_is_replaced_by_a_new_join(
 
 @pytest.mark.slow
 def test_a_holdem_table_plays_the_hosts_options(tmp_path, processes) -> None:  # noqa: F811
-    env = _embedded(tmp_path)
-    _register(tmp_path, ["host", "ann", "bob"], env)
+    env = embedded(tmp_path)
+    register(tmp_path, ["host", "ann", "bob"], env)
     options = {"stack": 50, "small_blind": 2, "big_blind": 4}
     host = processes(tmp_path / "host", "host", "--protocol", "holdem", "--seats", "3",
                      "--post", "--endpoint", "tcp://127.0.0.1:0", "--options",
                      json.dumps(options), "--json", env=env)
-    seats = _seats(host, 3)
+    seats = posted_seats(host, 3)
     shown = lingxi(tmp_path / "ann", "browse", env=env).stdout
     assert json.dumps(options, sort_keys=True) in shown, shown
     members = [processes(tmp_path / "ann", "join", seats[1], "--json", env=env),
@@ -116,7 +100,7 @@ def test_a_holdem_table_plays_the_hosts_options(tmp_path, processes) -> None:  #
 
 
 def test_posted_table_options_are_checked_like_two_party_ones(tmp_path) -> None:
-    env = _embedded(tmp_path)
+    env = embedded(tmp_path)
     spec = load_spec(resolve_folder("holdem"))
     with pytest.raises(LingxiError) as refused:
         spec.check_options({"stack": 5})
