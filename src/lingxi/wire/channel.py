@@ -383,26 +383,26 @@ class SecureChannel:
             task = asyncio.ensure_future(self._pong_later(payload, ping.id))
             task.add_done_callback(lambda t: t.cancelled() or t.exception())
             return
-        try:
-            _, frame = self._build(payload, reply_to=ping.id)
-        except TransportError as error:
-            self._end(error)
-            return
-        with contextlib.suppress(TransportError):
-            # the peer went away: as for a ping, the reader ends the channel with what it
-            # still has to read (the peer's close and its reason), not this pong
-            send_nowait(frame)
+        frame = self._pong_frame(payload, ping.id)
+        if frame is not None:
+            with contextlib.suppress(TransportError):
+                # the peer went away: as for a ping, the reader ends the channel with what
+                # it still has to read (the peer's close and its reason), not this pong
+                send_nowait(frame)
 
     async def _pong_later(self, payload: dict[str, Any], reply_to: str) -> None:
-        if self._terminal is not None:
-            return
+        frame = self._pong_frame(payload, reply_to) if self._terminal is None else None
+        if frame is not None:
+            with contextlib.suppress(TransportError):
+                await self.transport.send(frame)
+
+    def _pong_frame(self, payload: dict[str, Any], reply_to: str) -> bytes | None:
+        """The pong's frame, numbered now; None when it cannot be built (the channel ends)."""
         try:
-            _, frame = self._build(payload, reply_to=reply_to)
+            return self._build(payload, reply_to=reply_to)[1]
         except TransportError as error:
             self._end(error)
-            return
-        with contextlib.suppress(TransportError):
-            await self.transport.send(frame)
+            return None
 
     def _fail_now(self, error: TransportError) -> None:
         self._cancel_gap_timer()
