@@ -386,19 +386,40 @@ _BRIDGE = r"""
   let holdSeq = 0;
   let lastHeld = Promise.resolve();
   const canHold = () => nativeFetch !== null && /^https?:$/.test(location.protocol);
+  // Decodes pending together share one hold, released when the last of them settles, so
+  // their results come back at one virtual instant however the decoder spreads them in
+  // real time (a hold each let a late one's completion land 10 ms later under load).
+  let batch = null;
   const holdClock = (start) => {
     if (!canHold()) return start();
-    const id = holdToken + '-' + (++holdSeq);
-    const path = '/__lingxi-clock/';
-    const hold = nativeFetch(path + 'hold/' + id, { cache: 'no-store' }).catch(() => {});
+    if (batch === null) {
+      const id = holdToken + '-' + (++holdSeq);
+      const path = '/__lingxi-clock/';
+      const hold = nativeFetch(path + 'hold/' + id, { cache: 'no-store' }).catch(() => {});
+      let open = true;
+      batch = { pending: 0, done: null, release: null };
+      const ended = new Promise((resolve) => { batch.release = () => {
+        if (!open) return;
+        open = false;
+        nativeFetch(path + 'release/' + id, { cache: 'no-store' }).catch(() => {});
+        resolve();
+      }; });
+      batch.done = ended.then(() => hold);
+    }
+    const mine = batch;
+    mine.pending += 1;
+    const end = () => {
+      mine.pending -= 1;
+      if (mine.pending === 0) {
+        if (batch === mine) batch = null;
+        mine.release();
+      }
+      return mine.done;
+    };
     let work;
     try { work = Promise.resolve(start()); } catch (e) { work = Promise.reject(e); }
-    const release = () => {
-      nativeFetch(path + 'release/' + id, { cache: 'no-store' }).catch(() => {});
-      return hold;
-    };
-    const settled = work.then((value) => release().then(() => value),
-                              (error) => release().then(() => { throw error; }));
+    const settled = work.then((value) => end().then(() => value),
+                              (error) => end().then(() => { throw error; }));
     const ordered = lastHeld.then(() => settled, () => settled);
     lastHeld = ordered.catch(() => {});
     return ordered;
