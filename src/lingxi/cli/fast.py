@@ -155,11 +155,21 @@ def protocol_test(argv: list[str]) -> bool:
     params = parse(argv[2:])
     if params is None:
         return False
-    from lingxi.cli import selfplay
-    from lingxi.cli.plain import guarded, resume_gc
+    from lingxi.cli.plain import guarded
 
-    resume_gc()  # the command is imported: start-up is over
-    guarded(argv, lambda: selfplay.run_test(**params), _clicks_own)
+    guarded(argv, lambda: _run(params), _clicks_own)
+
+
+def _run(params: dict[str, Any]) -> None:
+    """The command, once the runtime it imports first (``lingxi.session``) is imported
+    with the cyclic collector still paused (it would walk the runtime's long-lived
+    objects while they are made); then the collector runs again, as in Click's path."""
+    import lingxi.session  # noqa: F401  # what run_test imports first
+    from lingxi.cli import selfplay
+    from lingxi.cli.plain import resume_gc
+
+    resume_gc()  # start-up is over
+    selfplay.run_test(**params)
 
 
 def _clicks_own(error: Exception, as_json: bool) -> None:
