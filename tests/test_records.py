@@ -175,3 +175,48 @@ def test_the_decorators_make_dataclasses_that_compile_nothing(monkeypatch) -> No
         record(Point)
     with pytest.raises(TypeError):
         frozen_record(Box)
+
+
+def test_an_undocumented_record_gets_the_docstring_dataclass_writes(monkeypatch) -> None:
+    """From its fields, without inspect.signature (which parses object's text signature)."""
+    import inspect
+
+    @dataclass
+    class Plain:
+        a: int
+        b: str = "x"
+        c: list[int] = field(default_factory=list)
+        d: int = field(default=5, init=False)
+        e: Any = None
+        f: int = field(default=1, kw_only=True)
+
+    asked: list[Any] = []
+    monkeypatch.setattr(inspect, "signature", lambda *a, **k: asked.append(a))
+
+    @record
+    class Rec(Record):
+        a: int
+        b: str = "x"
+        c: list[int] = field(default_factory=list)
+        d: int = field(default=5, init=False)
+        e: Any = None
+        f: int = field(default=1, kw_only=True)
+
+    @frozen_record
+    class Documented(FrozenRecord):
+        """Its own words."""
+
+        a: int
+
+    monkeypatch.undo()
+    assert asked == []
+    assert Rec.__doc__ is not None and Plain.__doc__ is not None
+    assert Rec.__doc__.replace("Rec", "Plain") == Plain.__doc__
+    assert Documented.__doc__ == "Its own words."
+
+    class Kind:
+        pass
+
+    made = type("Typed", (Record,), {"__annotations__": {"k": Kind, "n": int}})
+    plain = dataclass(type("Typed", (), {"__annotations__": {"k": Kind, "n": int}}))
+    assert record(made).__doc__ == plain.__doc__

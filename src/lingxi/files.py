@@ -8,6 +8,10 @@ it when the target must not be replaced), and the folder is fsynced. Files
 are created 0600 and folders 0700: the state is the user's alone. Failures
 are :class:`~lingxi.errors.WriteFailed` (``io.write_failed``), never a raw
 OSError. Stdlib-only; sits below every layer, like :mod:`lingxi.errors`.
+
+Inside :func:`unsynced` (a self-play's own folders, which nobody else checks and one
+command with the same seed makes again) the writes are as atomic as ever but not
+fsynced: a reader still never sees half a file; only a power cut may lose them.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +28,17 @@ from lingxi.errors import WriteFailed
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+_SYNCED: ContextVar[bool] = ContextVar("lingxi_files_synced", default=True)
+
+
+@contextlib.contextmanager
+def unsynced() -> Iterator[None]:
+    """Writes in this block (this thread or task only) are atomic but not fsynced."""
+    token = _SYNCED.set(False)
+    try:
+        yield
+    finally:
+        _SYNCED.reset(token)
 
 
 def _reason(error: OSError) -> str:
@@ -39,6 +54,24 @@ def private_dir(path: str | os.PathLike[str]) -> Path:
     except OSError as error:
         raise WriteFailed(f"cannot create folder {folder}: {_reason(error)}") from None
     return folder
+
+
+_CREATE = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)  # as tempfile
+_NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_"
+
+
+def _temporary(folder: Path, prefix: str, suffix: str) -> tuple[int, str]:
+    """``tempfile.mkstemp(dir=folder, prefix=prefix, suffix=suffix)``: a new 0600 file of
+    a random name, opened exclusively; :mod:`tempfile` itself would import :mod:`shutil`
+    and with it bz2, lzma and zlib at every start (a twentieth of a ``protocol test``)."""
+    for _ in range(100):
+        name = "".join(_NAME_CHARS[b % 37] for b in os.urandom(8))
+        path = os.path.join(folder, f"{prefix}{name}{suffix}")
+        try:
+            return os.open(path, _CREATE, FILE_MODE), os.path.abspath(path)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name in {folder}")
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -64,16 +97,18 @@ def write_private(path: str | os.PathLike[str], data: bytes, *,
     """
     target = Path(path)
     folder = private_dir(target.parent)
+    synced = _SYNCED.get()
     tmp: str | None = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+        fd, tmp = _temporary(folder, f".{target.name}.", ".tmp")
         try:
             os.fchmod(fd, FILE_MODE)
             view = memoryview(data)
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
-            os.fsync(fd)
+            if synced:
+                os.fsync(fd)
         finally:
             os.close(fd)
         if exclusive:
@@ -81,7 +116,8 @@ def write_private(path: str | os.PathLike[str], data: bytes, *,
         else:
             os.replace(tmp, target)
             tmp = None
-        _fsync_dir(folder)
+        if synced:
+            _fsync_dir(folder)
     except FileExistsError:
         raise
     except OSError as error:

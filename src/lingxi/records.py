@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from _thread import get_ident
 from collections.abc import Callable
-from dataclasses import MISSING, FrozenInstanceError, dataclass, field, fields
+from dataclasses import MISSING, Field, FrozenInstanceError, dataclass, field, fields
 from typing import Any, TypeVar, dataclass_transform
 
 T = TypeVar("T", bound=type)
@@ -157,14 +157,50 @@ def record_init(cls: T) -> T:
     return cls
 
 
+def _parameter_text(item: Field[Any]) -> str:
+    """One ``__init__`` parameter as :func:`inspect.signature` writes it for the
+    ``__init__`` ``@dataclass`` generates (its annotation is the field's type)."""
+    kind = item.type
+    shown = repr(kind) if isinstance(kind, str) else \
+        kind.__qualname__ if isinstance(kind, type) and kind.__module__ == "builtins" else \
+        (f"{kind.__module__}.{kind.__qualname__}" if isinstance(kind, type) else repr(kind))
+    text = f"{item.name}: {shown}"
+    if item.default is not MISSING:
+        text += f" = {item.default!r}"
+    elif item.default_factory is not MISSING:
+        text += " = <factory>"
+    return text
+
+
+def _made(cls: T) -> T:
+    """The class as ``@dataclass(init=False, repr=False, eq=False)`` makes it, then given
+    its :func:`record_init` ``__init__`` and, without a docstring of its own, the one
+    ``@dataclass`` writes (``Name(field: 'type' = default, ...)``), here from the fields:
+    ``@dataclass`` asks :func:`inspect.signature`, which for a class without an
+    ``__init__`` of its own yet parses ``object``'s text signature (``ast`` and the
+    tokenizer's patterns, at every start)."""
+    undocumented = not cls.__doc__
+    if undocumented:
+        cls.__doc__ = cls.__name__  # dataclass writes none over it
+    dataclass(init=False, repr=False, eq=False)(cls)  # in place: no slots
+    record_init(cls)
+    if undocumented:
+        params = [f for f in fields(cls) if f.init]
+        texts = [_parameter_text(f) for f in params if not f.kw_only]
+        named = [_parameter_text(f) for f in params if f.kw_only]
+        if named:
+            texts += ["*", *named]
+        cls.__doc__ = f"{cls.__name__}({', '.join(texts)})"
+    return cls
+
+
 @dataclass_transform(field_specifiers=(field,))
 def record(cls: T) -> T:
     """``@dataclass`` for a :class:`Record` made rarely: its ``__init__`` from
     :func:`record_init`, eq/repr from the base (nothing compiled when it is created)."""
     if not issubclass(cls, Record) or issubclass(cls, FrozenRecord):
         raise TypeError(f"@record is for subclasses of Record, not {cls.__qualname__}")
-    dataclass(init=False, repr=False, eq=False)(cls)  # in place: no slots
-    return record_init(cls)
+    return _made(cls)
 
 
 @dataclass_transform(field_specifiers=(field,), frozen_default=True)
@@ -172,5 +208,4 @@ def frozen_record(cls: T) -> T:
     """``@dataclass(frozen=True)`` for a :class:`FrozenRecord` made rarely (see :func:`record`)."""
     if not issubclass(cls, FrozenRecord):
         raise TypeError(f"@frozen_record is for subclasses of FrozenRecord, not {cls.__qualname__}")
-    dataclass(init=False, repr=False, eq=False)(cls)  # in place: no slots
-    return record_init(cls)
+    return _made(cls)

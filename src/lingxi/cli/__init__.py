@@ -10,7 +10,9 @@ This module itself imports nothing but the standard library: ``lingxi
 printed from :data:`COMMANDS` without loading Click at all, which is most of
 a start-up's cost on a busy machine. The Click group (:data:`cli`) is built
 on first use by :func:`lingxi.cli.lazy.build_root`; ``tests/cli`` holds the
-two renderings of the help equal.
+two renderings of the help equal. A plain ``lingxi protocol test …`` runs
+without Click too (:mod:`lingxi.cli.fast`: Click parses every line that one is
+not sure of).
 """
 
 from __future__ import annotations
@@ -152,12 +154,16 @@ def main() -> None:
 
     # Start-up (Click, the command's modules) makes long-lived objects only: the cyclic
     # collector would walk them again and again and free nothing. It is paused until the
-    # command to run is imported (lingxi.cli.lazy.resume_gc), then started again with
+    # command to run is imported (lingxi.cli.plain.resume_gc), then started again with
     # what exists so far frozen out of its walks.
     gc.disable()
-    from lingxi.cli import lazy
+    from lingxi.cli import plain
 
-    lazy.gc_paused = True
+    plain.gc_paused = True
+    from lingxi.cli.fast import protocol_test
+
+    if protocol_test(sys.argv[1:]):  # a plain `protocol test`, without Click (it exits)
+        return
     _root()(prog_name="lingxi")
 
 

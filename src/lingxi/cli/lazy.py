@@ -6,22 +6,11 @@ the group knows only its import path and one-line help until it is invoked.
 
 from __future__ import annotations
 
-import gc
 import importlib
 
 import click
 
-gc_paused = False  # set by lingxi.cli.main, which starts up with the cyclic collector off
-
-
-def resume_gc() -> None:
-    """End the start-up ``lingxi.cli.main`` ran without the cyclic collector (the command
-    is imported): what exists now is frozen out of its walks, and it runs again."""
-    global gc_paused
-    if gc_paused:
-        gc_paused = False
-        gc.freeze()
-        gc.enable()
+from lingxi.cli.plain import resume_gc  # the start-up's end, once a command is imported
 
 
 class LazyGroup(click.Group):

@@ -20,8 +20,9 @@ from lingxi.wire.timefmt import format_rfc3339
 _RANDOM_POOL: list[str] = []
 
 
-def _uuid4(h: str) -> str:
-    """32 random hex digits as a version 4 UUID string."""
+def uuid4_text(h: str) -> str:
+    """32 random hex digits as a version 4 UUID string: ``str(uuid.UUID(hex=h, version=4))``,
+    without importing :mod:`uuid` (and :mod:`platform` with it) at start-up."""
     variant = "89ab"[int(h[16], 16) & 3]
     return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{variant}{h[17:20]}-{h[20:]}"
 
@@ -30,7 +31,7 @@ def random_id() -> str:
     """A random (version 4) UUID string; 256 ids are drawn and formatted at a time."""
     if not _RANDOM_POOL:
         block = os.urandom(16 * 256).hex()
-        _RANDOM_POOL.extend(_uuid4(block[i:i + 32]) for i in range(0, len(block), 32))
+        _RANDOM_POOL.extend(uuid4_text(block[i:i + 32]) for i in range(0, len(block), 32))
     return _RANDOM_POOL.pop()
 
 

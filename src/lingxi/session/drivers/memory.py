@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import random
-import uuid
 from collections import deque
 from collections.abc import Callable, Coroutine, Generator, Iterator
 from dataclasses import field
@@ -42,6 +41,7 @@ from lingxi.session.core.events import (
 )
 from lingxi.session.core.machine import SessionMachine
 from lingxi.session.record.recorder import EVENTS, Recorder
+from lingxi.wire.builder import uuid4_text
 from lingxi.wire.codec import SessionCodec
 from lingxi.wire.envelope import AgentEndpoint
 from lingxi.wire.handshake import SessionKeys, client_handshake, server_handshake
@@ -98,8 +98,9 @@ class StuckError(RuntimeError):
 
 
 def _uuids(rng: random.Random) -> Callable[[], str]:
-    """Envelope ids from a seeded generator (reproducible self-play)."""
-    return lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    """Envelope ids from a seeded generator (reproducible self-play): what
+    ``str(uuid.UUID(int=rng.getrandbits(128), version=4))`` gives."""
+    return lambda: uuid4_text(f"{rng.getrandbits(128):032x}")
 
 
 def _bytes(rng: random.Random) -> Callable[[int], bytes]:
