@@ -251,8 +251,8 @@ class SecureChannel:
         """
         if self._terminal is not None:
             raise self._terminal
-        env, frame = self._build(payload, type=type, reply_to=reply_to,
-                                 correlation_id=correlation_id, ttl=ttl, encrypt=encrypt)
+        env, frame = self.codec.build(payload, type=type, reply_to=reply_to,
+                                      correlation_id=correlation_id, ttl=ttl, encrypt=encrypt)
         try:
             await self.transport.send(frame)
         except TransportError as error:

@@ -70,13 +70,21 @@ class SessionCodec:
         self.opener = FrameOpener(keys.receiving.frame) if keys.sealed else None
 
     def build(self, payload: dict[str, Any], *, encrypt: bool | None = None,
-              **options: Any) -> tuple[Envelope, bytes]:
+              type: str | None = None, reply_to: str | None = None,
+              correlation_id: str | None = None, ttl: int | None = None
+              ) -> tuple[Envelope, bytes]:
         """The envelope as recorded (opened form when sealed) and the frame that carries it.
 
         Sealing the frame in the same step as building keeps the frame counter
         in the order the frames are handed to a transport.
         """
-        env, data = self.envelope(payload, encrypt=encrypt, **options)
+        sealer = self.sealer
+        if sealer is not None and correlation_id is None and ttl is None \
+                and encrypt is not False:  # a sealed session's usual envelope: one pass
+            env = self.builder.build_sealed_opened(payload, type=type, reply_to=reply_to)
+            return env, sealer.seal(env.__dict__["_wire"])
+        env, data = self.envelope(payload, encrypt=encrypt, type=type, reply_to=reply_to,
+                                  correlation_id=correlation_id, ttl=ttl)
         return env, self.frame_for(data)
 
     def envelope(self, payload: dict[str, Any], *, encrypt: bool | None = None,
