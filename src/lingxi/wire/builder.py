@@ -160,9 +160,7 @@ class EnvelopeBuilder:
         mac, head, frames = self._session_template()
         payload_json = env.payload_json()
         timestamp = state["timestamp"].encode()
-        mac = mac.copy()
-        mac.update(head + timestamp + b"|" + payload_json)
-        signature = state["signature"] = mac.hexdigest()
+        signature = state["signature"] = mac.hexdigest(head + timestamp + b"|" + payload_json)
         if broadcast is None and correlation_id is None and ttl is None:
             state["_bytes"] = self._fill(frames, state, False, True, payload_json, signature)
         return env
@@ -212,9 +210,7 @@ class EnvelopeBuilder:
         sealed_json = b'%s%s","nonce":"%s"}' % (
             _SEALED_OPEN, b2a_base64(cipher.encrypt(nonce, payload_json, header), newline=False),
             nonce.hex().encode())
-        mac = mac.copy()
-        mac.update(head + stamp + b"|" + sealed_json)
-        signature = mac.hexdigest()
+        signature = mac.hexdigest(head + stamp + b"|" + sealed_json)
         if reply_to is None:
             wire = frames[(False, True, True)] % (id_json, sealed_json, signature.encode(),
                                                   stamp, type_json)
@@ -265,9 +261,7 @@ class EnvelopeBuilder:
             and state["ttl"] is None
         header = self._fill(frames, state, True, False) if templated else env.header_bytes()
         sealed, sealed_json = sealed_payload(nonce, cipher.encrypt(nonce, payload_json, header))
-        mac = mac.copy()
-        mac.update(head + state["timestamp"].encode() + b"|" + sealed_json)
-        signature = mac.hexdigest()
+        signature = mac.hexdigest(head + state["timestamp"].encode() + b"|" + sealed_json)
         opened = dict(state)
         opened["signature"] = signature
         state.update(payload=sealed, _payload_json=sealed_json, signature=signature)

@@ -30,20 +30,20 @@ class DigestGuard(ReplayGuard):
     """A replay guard that remembers a 128-bit BLAKE2b digest of each signature.
 
     The same verdicts as :class:`ReplayGuard` (a 128-bit digest does not
-    collide by chance, and a collision would refuse, never admit), at a third
-    of the memory per live envelope: a session that sends fast keeps a whole
-    window's envelopes in it.
+    collide by chance, and a collision would refuse, never admit), at a fraction
+    of the memory per live envelope (16 bytes, not a 64- or 128-character
+    string): a session that sends fast keeps a whole window's envelopes in it.
     """
 
-    def __contains__(self, key: str) -> bool:
-        return super().__contains__(_digest(key))
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str | bytes) and super().__contains__(_digest(key))
 
-    def check_and_remember(self, key: str, expires_at: float, now: float) -> None:
+    def check_and_remember(self, key: str | bytes, expires_at: float, now: float) -> None:
         super().check_and_remember(_digest(key), expires_at, now)
 
 
-def _digest(key: str) -> str:
-    return blake2b(key.encode(), digest_size=16).hexdigest()
+def _digest(key: str | bytes) -> bytes:
+    return blake2b(key.encode() if isinstance(key, str) else key, digest_size=16).digest()
 
 
 class SessionCodec:

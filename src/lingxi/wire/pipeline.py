@@ -22,7 +22,7 @@ from lingxi.wire.envelope import PREFIXES, AgentEndpoint, Envelope, decode_json_
 from lingxi.wire.errors import EnvelopeError
 from lingxi.wire.replay import ReplayGuard
 from lingxi.wire.shape import SealedShape
-from lingxi.wire.signature import as_key, keyed_hmac, verify_signature
+from lingxi.wire.signature import KeyedHmac, as_key, keyed_hmac, verify_signature
 from lingxi.wire.timefmt import parse_rfc3339
 
 DEFAULT_WINDOW_SECONDS = 120.0
@@ -133,10 +133,10 @@ class ReceivePipeline:
         self.expect_sender = expect_sender
         self.expect_receiver = expect_receiver
         # keyed HMACs of this pipeline's senders and its AEAD cipher: they live and die with it
-        self._keyed: dict[tuple[bytes, str], hmac.HMAC] = {}
+        self._keyed: dict[tuple[bytes, str], KeyedHmac] = {}
         self._aead: tuple[bytes, Any] | None = None
         self._shape: SealedShape | None = None  # read the peer's sealed envelopes fast
-        self._shape_mac: hmac.HMAC | None = None  # the keyed HMAC of the shape's algorithm
+        self._shape_mac: KeyedHmac | None = None  # the keyed HMAC of the shape's algorithm
 
     def key_for(self, agent_id: str) -> bytes:
         try:
@@ -224,9 +224,8 @@ class ReceivePipeline:
             return None
         env_id, payload_json, ciphertext, nonce, reply_to, signature, timestamp, kind = \
             match.groups()
-        mac = mac.copy()
-        mac.update(shape.signed_head + timestamp + b"|" + payload_json)
-        if not _compare(mac.hexdigest().encode(), signature):
+        expected = mac.hexdigest(shape.signed_head + timestamp + b"|" + payload_json)
+        if not _compare(expected.encode(), signature):
             return None
         try:
             plain = cipher.decrypt(a2b_hex(nonce), a2b_base64(ciphertext, strict_mode=True),

@@ -12,19 +12,21 @@ import heapq
 
 from lingxi.wire.errors import EnvelopeError
 
+_push = heapq.heappush
+
 
 class ReplayGuard:
     def __init__(self, capacity: int = 100_000) -> None:
         if capacity < 1:
             raise ValueError("capacity must be positive")
         self.capacity = capacity
-        self._expiry: dict[str, float] = {}
-        self._heap: list[tuple[float, str]] = []
+        self._expiry: dict[str | bytes, float] = {}
+        self._heap: list[tuple[float, str | bytes]] = []
 
     def __len__(self) -> int:
         return len(self._expiry)
 
-    def __contains__(self, key: str) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self._expiry
 
     def purge(self, now: float) -> None:
@@ -34,15 +36,17 @@ class ReplayGuard:
             _, key = heapq.heappop(heap)
             expiry.pop(key, None)
 
-    def check_and_remember(self, key: str, expires_at: float, now: float) -> None:
+    def check_and_remember(self, key: str | bytes, expires_at: float, now: float) -> None:
         """Reject ``key`` if seen; otherwise remember it until ``expires_at``."""
-        if key in self._expiry:
+        expiry, heap = self._expiry, self._heap
+        if key in expiry:
             raise EnvelopeError("envelope.replay", "this envelope was already accepted",
                                 path="$.signature")
-        self.purge(now)
-        if len(self._expiry) >= self.capacity:
+        if heap and heap[0][0] < now:
+            self.purge(now)
+        if len(expiry) >= self.capacity:
             raise EnvelopeError("envelope.replay_capacity",
                                 f"replay guard holds {self.capacity} live envelopes; refusing more "
                                 "until some leave the window")
-        self._expiry[key] = expires_at
-        heapq.heappush(self._heap, (expires_at, key))
+        expiry[key] = expires_at
+        _push(heap, (expires_at, key))
