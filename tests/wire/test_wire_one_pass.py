@@ -313,14 +313,18 @@ def test_pipelines_the_one_pass_check_does_not_cover_still_accept():
     assert pipeline.accept(sent[2].wire, check_clock=False).id == sent[2].id  # no guard asked
 
 
-def test_the_digest_guard_remembers_text_and_bytes_keys():
-    guard = DigestGuard(4)
-    guard.check_and_remember("ab" * 32, 10.0, 0.0)
-    guard.check_and_remember(b"\x01" * 32, 10.0, 0.0)
-    assert "ab" * 32 in guard and b"\x01" * 32 in guard and 7 not in guard
-    assert "cd" * 32 not in guard
+def test_the_digest_guard_keeps_128_bits_of_each_signature():
+    guard = DigestGuard(8)
+    signature = "ab" * 32
+    guard.check_and_remember(signature, 10.0, 0.0)
+    assert signature in guard and "ab" * 16 + "cd" * 16 in guard  # its first 128 bits
+    assert "cd" * 32 not in guard and 7 not in guard
+    for other in ("not hex at all, but long enough to slice", "ab", "ab " * 16 + "x"):
+        guard.check_and_remember(other, 10.0, 0.0)  # any other key: its BLAKE2b digest
+        assert other in guard
+    assert "ab " * 16 + "y" not in guard and len(guard) == 4
     with pytest.raises(EnvelopeError) as info:
-        guard.check_and_remember("ab" * 32, 10.0, 1.0)
+        guard.check_and_remember(signature, 10.0, 1.0)
     assert info.value.code == "envelope.replay"
-    guard.check_and_remember("ef" * 32, 20.0, 11.0)  # the first two left the window
-    assert len(guard) == 1 and "ab" * 32 not in guard
+    guard.check_and_remember("ef" * 32, 20.0, 11.0)  # the first four left the window
+    assert len(guard) == 1 and signature not in guard

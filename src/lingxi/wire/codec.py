@@ -27,23 +27,31 @@ from lingxi.wire.replay import ReplayGuard
 
 
 class DigestGuard(ReplayGuard):
-    """A replay guard that remembers a 128-bit BLAKE2b digest of each signature.
+    """A replay guard that remembers 128 bits of each signature.
 
-    The same verdicts as :class:`ReplayGuard` (a 128-bit digest does not
-    collide by chance, and a collision would refuse, never admit), at a fraction
-    of the memory per live envelope (16 bytes, not a 64- or 128-character
-    string): a session that sends fast keeps a whole window's envelopes in it.
+    Every key the receive pipeline gives its guard is a signature spelled as
+    lowercase hex (an HMAC output): it is kept as its first 16 bytes; a key that
+    is not hex, or is shorter, as its 128-bit BLAKE2b digest. The same verdicts as
+    :class:`ReplayGuard`: 128 bits of an HMAC do not collide by chance, a peer
+    would need some 2^64 tries to make two of its own collide, and a collision
+    would refuse, never admit. 16 bytes per live envelope instead of a 64- or
+    128-character string: a session that sends fast keeps a whole window's
+    envelopes in it.
     """
 
     def __contains__(self, key: object) -> bool:
-        return isinstance(key, str | bytes) and super().__contains__(_digest(key))
+        return isinstance(key, str) and super().__contains__(_digest(key))
 
-    def check_and_remember(self, key: str | bytes, expires_at: float, now: float) -> None:
-        super().check_and_remember(_digest(key), expires_at, now)
+    def check_and_remember(self, key: str, expires_at: float, now: float) -> None:
+        self._remember(_digest(key), expires_at, now)
 
 
-def _digest(key: str | bytes) -> bytes:
-    return blake2b(key.encode() if isinstance(key, str) else key, digest_size=16).digest()
+def _digest(key: str) -> bytes:
+    try:
+        raw = bytes.fromhex(key[:32])
+    except ValueError:
+        raw = b""
+    return raw if len(raw) == 16 else blake2b(key.encode(), digest_size=16).digest()
 
 
 class SessionCodec:

@@ -219,7 +219,8 @@ class ReceivePipeline:
                 or (conversation_id is not None and conversation_id != shape.conversation_id):
             return None
         match = shape.fullmatch(data)
-        cipher = self._cipher()
+        aead = self._aead
+        cipher = aead[1] if aead is not None and aead[0] is self.aead_key else self._cipher()
         if match is None or cipher is None:
             return None
         env_id, payload_json, ciphertext, nonce, reply_to, signature, timestamp, kind = \

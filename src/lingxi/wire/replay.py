@@ -9,6 +9,7 @@ traffic of one window. When full of live entries the guard fails closed with
 from __future__ import annotations
 
 import heapq
+from collections.abc import Hashable
 
 from lingxi.wire.errors import EnvelopeError
 
@@ -20,8 +21,8 @@ class ReplayGuard:
         if capacity < 1:
             raise ValueError("capacity must be positive")
         self.capacity = capacity
-        self._expiry: dict[str | bytes, float] = {}
-        self._heap: list[tuple[float, str | bytes]] = []
+        self._expiry: dict[Hashable, float] = {}
+        self._heap: list[tuple[float, Hashable]] = []
 
     def __len__(self) -> int:
         return len(self._expiry)
@@ -36,8 +37,12 @@ class ReplayGuard:
             _, key = heapq.heappop(heap)
             expiry.pop(key, None)
 
-    def check_and_remember(self, key: str | bytes, expires_at: float, now: float) -> None:
+    def check_and_remember(self, key: str, expires_at: float, now: float) -> None:
         """Reject ``key`` if seen; otherwise remember it until ``expires_at``."""
+        self._remember(key, expires_at, now)
+
+    def _remember(self, key: Hashable, expires_at: float, now: float) -> None:
+        """:meth:`check_and_remember` of what is kept for a key (a subclass may keep less)."""
         expiry, heap = self._expiry, self._heap
         if key in expiry:
             raise EnvelopeError("envelope.replay", "this envelope was already accepted",
