@@ -328,3 +328,37 @@ def test_the_digest_guard_keeps_128_bits_of_each_signature():
     assert info.value.code == "envelope.replay"
     guard.check_and_remember("ef" * 32, 20.0, 11.0)  # the first four left the window
     assert len(guard) == 1 and signature not in guard
+
+
+# ---- ids and nonces drawn in blocks ----------------------------------------------------
+
+def test_nonces_are_drawn_in_blocks_and_never_repeat():
+    from lingxi.wire.builder import _NONCE_POOL, random_nonce
+
+    drawn = [random_nonce(12) for _ in range(1000)]  # several blocks of 256
+    assert all(len(nonce) == 12 for nonce in drawn) and len(set(drawn)) == len(drawn)
+    assert len(random_nonce(7)) == 7 and len(random_nonce(32)) == 32  # other sizes: as asked
+    _NONCE_POOL.clear()
+    assert len(random_nonce(12)) == 12 and len(_NONCE_POOL) == 256  # refilled when empty
+    assert EnvelopeBuilder(GUEST, HOST, KEY, clock=lambda: 0.0).nonce_factory is random_nonce
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_draws_ids_and_nonces_of_its_own():
+    import os
+
+    from lingxi.wire.builder import random_id, random_nonce
+
+    random_id(), random_nonce(12)  # both pools filled in the parent
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: what it draws next goes back to the parent
+        try:
+            os.write(write, (random_id() + random_nonce(12).hex()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    child = os.read(read, 200).decode()
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert child[:36] != random_id() and child[36:] != random_nonce(12).hex()

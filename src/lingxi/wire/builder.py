@@ -41,7 +41,29 @@ def random_id() -> str:
     return _RANDOM_POOL.pop()
 
 
-os.register_at_fork(after_in_child=_RANDOM_POOL.clear)  # a child must not reuse the parent's ids
+_NONCE_POOL: list[bytes] = []
+
+
+def random_nonce(size: int) -> bytes:
+    """``os.urandom(size)``; 12-byte nonces are drawn 256 at a time (one system call
+    for 256 messages: a sealed session draws one per envelope). A nonce travels in
+    the clear, so the pool holds nothing secret."""
+    if size == NONCE_BYTES:
+        try:
+            return _NONCE_POOL.pop()
+        except IndexError:
+            block = os.urandom(NONCE_BYTES * 256)
+            _NONCE_POOL.extend(block[i:i + NONCE_BYTES] for i in range(0, len(block), NONCE_BYTES))
+    return os.urandom(size)
+
+
+def _forget_pools() -> None:
+    """A child process must not reuse the parent's ids or nonces."""
+    _RANDOM_POOL.clear()
+    _NONCE_POOL.clear()
+
+
+os.register_at_fork(after_in_child=_forget_pools)
 
 
 class EnvelopeBuilder:
@@ -50,7 +72,7 @@ class EnvelopeBuilder:
                  id_factory: Callable[[], str] = random_id,
                  conversation_id: str | None = None, prefix: str = "p2p",
                  algorithm: str = DEFAULT_ALGORITHM, aead_key: bytes | None = None,
-                 nonce_factory: Callable[[int], bytes] = os.urandom,
+                 nonce_factory: Callable[[int], bytes] = random_nonce,
                  group_id: str | None = None, version: str = WIRE_VERSION) -> None:
         self.sender = sender
         self.receiver = receiver

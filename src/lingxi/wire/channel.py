@@ -34,12 +34,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from lingxi.wire.builder import random_id
+from lingxi.wire.builder import random_id, random_nonce
 from lingxi.wire.codec import HELD, SessionCodec
 from lingxi.wire.control import CONTROL_PREFIX, abort_payload, control_kind, control_payload
 from lingxi.wire.envelope import AgentEndpoint, Envelope
@@ -66,7 +65,7 @@ class SecureChannel:
 
     def __init__(self, transport: FrameTransport, keys: SessionKeys, *,
                  clock: Callable[[], float], id_factory: Callable[[], str] = random_id,
-                 nonce_factory: Callable[[int], bytes] = os.urandom, prefix: str = "p2p",
+                 nonce_factory: Callable[[int], bytes] = random_nonce, prefix: str = "p2p",
                  window_seconds: float = DEFAULT_WINDOW_SECONDS,
                  heartbeat_interval: float | None = 5.0, peer_timeout: float | None = 20.0,
                  max_delay: float | None = DEFAULT_MAX_DELAY,

@@ -11,13 +11,12 @@ Clock, ids and nonces are injected.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from hashlib import blake2b
 from typing import Any
 
 from lingxi.wire.aead import aead_cipher, seal_envelope
-from lingxi.wire.builder import EnvelopeBuilder, random_id
+from lingxi.wire.builder import EnvelopeBuilder, random_id, random_nonce
 from lingxi.wire.envelope import Envelope
 from lingxi.wire.errors import EnvelopeError
 from lingxi.wire.frames import HELD, FrameOpener, FrameSealer
@@ -59,7 +58,7 @@ class SessionCodec:
 
     def __init__(self, keys: SessionKeys, *, clock: Callable[[], float],
                  id_factory: Callable[[], str] = random_id,
-                 nonce_factory: Callable[[int], bytes] = os.urandom, prefix: str = "p2p",
+                 nonce_factory: Callable[[int], bytes] = random_nonce, prefix: str = "p2p",
                  window_seconds: float = DEFAULT_WINDOW_SECONDS) -> None:
         self.keys = keys
         self.prefix = prefix
