@@ -34,14 +34,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from lingxi.wire.builder import random_id
+from lingxi.wire.builder import random_id, random_nonce
 from lingxi.wire.codec import HELD, SessionCodec
-from lingxi.wire.control import abort_payload, control_kind, control_payload
+from lingxi.wire.control import CONTROL_PREFIX, abort_payload, control_kind, control_payload
 from lingxi.wire.envelope import AgentEndpoint, Envelope
 from lingxi.wire.errors import EnvelopeError, TransportError
 from lingxi.wire.handshake import Authorizer, SessionKeys, server_handshake
@@ -66,7 +65,7 @@ class SecureChannel:
 
     def __init__(self, transport: FrameTransport, keys: SessionKeys, *,
                  clock: Callable[[], float], id_factory: Callable[[], str] = random_id,
-                 nonce_factory: Callable[[int], bytes] = os.urandom, prefix: str = "p2p",
+                 nonce_factory: Callable[[int], bytes] = random_nonce, prefix: str = "p2p",
                  window_seconds: float = DEFAULT_WINDOW_SECONDS,
                  heartbeat_interval: float | None = 5.0, peer_timeout: float | None = 20.0,
                  max_delay: float | None = DEFAULT_MAX_DELAY,
@@ -195,7 +194,9 @@ class SecureChannel:
 
     def _deliver(self, item: Envelope | EnvelopeError) -> None:
         self._inbox.append(item)
-        self._wake()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
         if len(self._inbox) >= INBOX_LIMIT and not self._reading_paused:
             pause = getattr(self.transport, "pause_reading", None)
             if pause is not None:
@@ -251,8 +252,8 @@ class SecureChannel:
         """
         if self._terminal is not None:
             raise self._terminal
-        env, frame = self._build(payload, type=type, reply_to=reply_to,
-                                 correlation_id=correlation_id, ttl=ttl, encrypt=encrypt)
+        env, frame = self.codec.build(payload, type=type, reply_to=reply_to,
+                                      correlation_id=correlation_id, ttl=ttl, encrypt=encrypt)
         try:
             await self.transport.send(frame)
         except TransportError as error:
@@ -281,7 +282,7 @@ class SecureChannel:
         while not self._inbox:
             if self._terminal is not None:
                 raise self._terminal
-            waiter = asyncio.get_running_loop().create_future()
+            waiter = (self._loop or asyncio.get_running_loop()).create_future()
             self._waiter = waiter
             try:
                 if timeout is None:
@@ -305,8 +306,9 @@ class SecureChannel:
                  correlation_id: str | None) -> Envelope:
         if isinstance(item, EnvelopeError):
             raise item
-        if reply_to is not None or correlation_id is not None:
-            check_expectations(item, reply_to=reply_to, correlation_id=correlation_id)
+        if (reply_to is not None and item.reply_to != reply_to) \
+                or (correlation_id is not None and item.correlation_id != correlation_id):
+            check_expectations(item, reply_to=reply_to, correlation_id=correlation_id)  # raises
         return item
 
     def _on_frame(self, frame: bytes) -> None:
@@ -332,7 +334,15 @@ class SecureChannel:
         except Exception as error:  # a bug must end the channel, not hang recv()
             self._fail_now(TransportError("transport.closed", f"channel failed: {error!r}"))
             return
-        if self._late(env):
+        max_delay = self.max_delay
+        if max_delay is not None and self.keys.sealed:
+            lateness = self.clock() - env.instant - self.keys.peer_clock_offset
+            if lateness > max_delay:
+                self._fail_late(lateness)
+                return
+        action = env.payload.get("action")
+        if type(action) is not str or not action.startswith(CONTROL_PREFIX):
+            self._deliver(env)  # a session message: the usual frame
             return
         kind = control_kind(env)
         if kind is None or kind in ("abort", "receipt"):
@@ -347,18 +357,12 @@ class SecureChannel:
                                           f"peer closed the session ({reason or 'no reason'})",
                                           details={"reason": reason}))
 
-    def _late(self, env: Envelope) -> bool:
-        """End the channel when ``env`` took longer than ``max_delay`` to arrive."""
-        if self.max_delay is None or not self.keys.sealed:
-            return False
-        lateness = self.clock() - env.instant - self.keys.peer_clock_offset
-        if lateness <= self.max_delay:
-            return False
+    def _fail_late(self, lateness: float) -> None:
+        """End the channel: a frame took ``lateness`` seconds, longer than ``max_delay``."""
         self._fail_now(TransportError("transport.frame_delayed",
                                       f"a frame arrived {lateness:.1f} s after it was sent "
                                       f"(the limit is {self.max_delay:g} s)",
                                       details={"lateness": round(lateness, 3)}))
-        return True
 
     def _gap_expired(self) -> None:
         self._gap_timer = None

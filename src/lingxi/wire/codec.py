@@ -11,13 +11,12 @@ Clock, ids and nonces are injected.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from hashlib import blake2b
 from typing import Any
 
 from lingxi.wire.aead import aead_cipher, seal_envelope
-from lingxi.wire.builder import EnvelopeBuilder, random_id
+from lingxi.wire.builder import EnvelopeBuilder, random_id, random_nonce
 from lingxi.wire.envelope import Envelope
 from lingxi.wire.errors import EnvelopeError
 from lingxi.wire.frames import HELD, FrameOpener, FrameSealer
@@ -27,23 +26,31 @@ from lingxi.wire.replay import ReplayGuard
 
 
 class DigestGuard(ReplayGuard):
-    """A replay guard that remembers a 128-bit BLAKE2b digest of each signature.
+    """A replay guard that remembers 128 bits of each signature.
 
-    The same verdicts as :class:`ReplayGuard` (a 128-bit digest does not
-    collide by chance, and a collision would refuse, never admit), at a third
-    of the memory per live envelope: a session that sends fast keeps a whole
-    window's envelopes in it.
+    Every key the receive pipeline gives its guard is a signature spelled as
+    lowercase hex (an HMAC output): it is kept as its first 16 bytes; a key that
+    is not hex, or is shorter, as its 128-bit BLAKE2b digest. The same verdicts as
+    :class:`ReplayGuard`: 128 bits of an HMAC do not collide by chance, a peer
+    would need some 2^64 tries to make two of its own collide, and a collision
+    would refuse, never admit. 16 bytes per live envelope instead of a 64- or
+    128-character string: a session that sends fast keeps a whole window's
+    envelopes in it.
     """
 
-    def __contains__(self, key: str) -> bool:
-        return super().__contains__(_digest(key))
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and super().__contains__(_digest(key))
 
     def check_and_remember(self, key: str, expires_at: float, now: float) -> None:
-        super().check_and_remember(_digest(key), expires_at, now)
+        self._remember(_digest(key), expires_at, now)
 
 
-def _digest(key: str) -> str:
-    return blake2b(key.encode(), digest_size=16).hexdigest()
+def _digest(key: str) -> bytes:
+    try:
+        raw = bytes.fromhex(key[:32])
+    except ValueError:
+        raw = b""
+    return raw if len(raw) == 16 else blake2b(key.encode(), digest_size=16).digest()
 
 
 class SessionCodec:
@@ -51,7 +58,7 @@ class SessionCodec:
 
     def __init__(self, keys: SessionKeys, *, clock: Callable[[], float],
                  id_factory: Callable[[], str] = random_id,
-                 nonce_factory: Callable[[int], bytes] = os.urandom, prefix: str = "p2p",
+                 nonce_factory: Callable[[int], bytes] = random_nonce, prefix: str = "p2p",
                  window_seconds: float = DEFAULT_WINDOW_SECONDS) -> None:
         self.keys = keys
         self.prefix = prefix
@@ -70,13 +77,21 @@ class SessionCodec:
         self.opener = FrameOpener(keys.receiving.frame) if keys.sealed else None
 
     def build(self, payload: dict[str, Any], *, encrypt: bool | None = None,
-              **options: Any) -> tuple[Envelope, bytes]:
+              type: str | None = None, reply_to: str | None = None,
+              correlation_id: str | None = None, ttl: int | None = None
+              ) -> tuple[Envelope, bytes]:
         """The envelope as recorded (opened form when sealed) and the frame that carries it.
 
         Sealing the frame in the same step as building keeps the frame counter
         in the order the frames are handed to a transport.
         """
-        env, data = self.envelope(payload, encrypt=encrypt, **options)
+        sealer = self.sealer
+        if sealer is not None and correlation_id is None and ttl is None \
+                and encrypt is not False:  # a sealed session's usual envelope: one pass
+            env = self.builder.build_sealed_opened(payload, type=type, reply_to=reply_to)
+            return env, sealer.seal(env.__dict__["_wire"])
+        env, data = self.envelope(payload, encrypt=encrypt, type=type, reply_to=reply_to,
+                                  correlation_id=correlation_id, ttl=ttl)
         return env, self.frame_for(data)
 
     def envelope(self, payload: dict[str, Any], *, encrypt: bool | None = None,

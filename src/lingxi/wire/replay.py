@@ -9,8 +9,11 @@ traffic of one window. When full of live entries the guard fails closed with
 from __future__ import annotations
 
 import heapq
+from collections.abc import Hashable
 
 from lingxi.wire.errors import EnvelopeError
+
+_push = heapq.heappush
 
 
 class ReplayGuard:
@@ -18,13 +21,13 @@ class ReplayGuard:
         if capacity < 1:
             raise ValueError("capacity must be positive")
         self.capacity = capacity
-        self._expiry: dict[str, float] = {}
-        self._heap: list[tuple[float, str]] = []
+        self._expiry: dict[Hashable, float] = {}
+        self._heap: list[tuple[float, Hashable]] = []
 
     def __len__(self) -> int:
         return len(self._expiry)
 
-    def __contains__(self, key: str) -> bool:
+    def __contains__(self, key: object) -> bool:
         return key in self._expiry
 
     def purge(self, now: float) -> None:
@@ -36,13 +39,19 @@ class ReplayGuard:
 
     def check_and_remember(self, key: str, expires_at: float, now: float) -> None:
         """Reject ``key`` if seen; otherwise remember it until ``expires_at``."""
-        if key in self._expiry:
+        self._remember(key, expires_at, now)
+
+    def _remember(self, key: Hashable, expires_at: float, now: float) -> None:
+        """:meth:`check_and_remember` of what is kept for a key (a subclass may keep less)."""
+        expiry, heap = self._expiry, self._heap
+        if key in expiry:
             raise EnvelopeError("envelope.replay", "this envelope was already accepted",
                                 path="$.signature")
-        self.purge(now)
-        if len(self._expiry) >= self.capacity:
+        if heap and heap[0][0] < now:
+            self.purge(now)
+        if len(expiry) >= self.capacity:
             raise EnvelopeError("envelope.replay_capacity",
                                 f"replay guard holds {self.capacity} live envelopes; refusing more "
                                 "until some leave the window")
-        self._expiry[key] = expires_at
-        heapq.heappush(self._heap, (expires_at, key))
+        expiry[key] = expires_at
+        _push(heap, (expires_at, key))

@@ -58,8 +58,9 @@ class SealedShape:
                                + b',"timestamp":"')
                    + b"(" + _TIMESTAMP + b")" + re.escape(to_type) + b"(" + _TYPE + b")"
                    + re.escape(end))
-        self._match = re.compile(pattern, re.ASCII).fullmatch
+        self.fullmatch = re.compile(pattern, re.ASCII).fullmatch
         self._pieces = (head, to_receiver, to_sender + b',"timestamp":"', to_type, end)
+        self.signed_head = f"{sender.agent_id}|{receiver.agent_id}|".encode()  # signed first
 
     @classmethod
     def learn(cls, env: Envelope, *, sender: object = None,
@@ -84,7 +85,7 @@ class SealedShape:
     def parse(self, data: bytes) -> tuple[Envelope, bytes] | None:
         """The envelope in ``data`` and its header's canonical JSON (the sealed payload's
         associated data), or ``None``: "use the general parser"."""
-        match = self._match(data)
+        match = self.fullmatch(data)
         if match is None:
             return None
         env_id, payload_json, ciphertext, nonce, reply_to, signature, timestamp, kind = \
@@ -93,20 +94,14 @@ class SealedShape:
             instant = parse_rfc3339(timestamp.decode())
         except EnvelopeError:
             return None  # the general parser raises it, with its own message
-        head, to_receiver, to_time, to_type, end = self._pieces
-        if reply_to is None:
-            reply = None
-            header = b"".join((head, env_id, to_receiver, to_time, timestamp, to_type, kind, end))
-        else:
-            reply = reply_to.decode()
-            header = b"".join((head, env_id, to_receiver, b',"reply_to":"', reply_to, b'"',
-                               to_time, timestamp, to_type, kind, end))
+        header = self.header(env_id, reply_to, timestamp, kind)
         state: dict[str, Any] = {
             "id": env_id.decode(), "type": kind.decode(), "sender": self.sender,
-            "payload": {"alg": _ALG_TEXT, "ciphertext": ciphertext.decode(),
+            "payload": {"alg": ALG_TEXT, "ciphertext": ciphertext.decode(),
                         "nonce": nonce.decode()},
             "timestamp": timestamp.decode(), "version": self.version, "receiver": self.receiver,
-            "correlation_id": None, "reply_to": reply, "group_id": None,
+            "correlation_id": None,
+            "reply_to": None if reply_to is None else reply_to.decode(), "group_id": None,
             "conversation_id": self.conversation_id, "ttl": None, "broadcast": None,
             "encrypt": True, "signature": signature.decode(),
             "signature_algorithm": self.algorithm, "_payload_json": payload_json,
@@ -114,5 +109,15 @@ class SealedShape:
         }
         return Envelope._from_state(state), header
 
+    def header(self, env_id: bytes, reply_to: bytes | None, timestamp: bytes,
+               kind: bytes) -> bytes:
+        """The canonical JSON of the header of a matched envelope (the fields as matched):
+        the sealed payload's associated data."""
+        head, to_receiver, to_time, to_type, end = self._pieces
+        if reply_to is None:
+            return b"".join((head, env_id, to_receiver, to_time, timestamp, to_type, kind, end))
+        return b"".join((head, env_id, to_receiver, b',"reply_to":"', reply_to, b'"',
+                         to_time, timestamp, to_type, kind, end))
 
-_ALG_TEXT = _ALG.decode()
+
+ALG_TEXT = _ALG.decode()

@@ -10,8 +10,10 @@ spelling (the replay guard keys on it).
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import re
+from collections.abc import Callable
 
 from lingxi.wire.envelope import Envelope
 from lingxi.wire.errors import EnvelopeError
@@ -46,29 +48,57 @@ def _digest(algorithm: str) -> str:
     return digest
 
 
-def keyed_hmac(key: bytes | str, algorithm: str = DEFAULT_ALGORITHM) -> hmac.HMAC:
-    """A fresh HMAC keyed with ``key`` for ``algorithm``, to ``copy()`` per message.
+_HASHES: dict[str, Callable[..., hashlib._Hash]] = {
+    digest: getattr(hashlib, digest) for digest in ALGORITHMS.values()}
+_IPAD = bytes(x ^ 0x36 for x in range(256))  # RFC 2104's inner and outer pads, as
+_OPAD = bytes(x ^ 0x5C for x in range(256))  # translation tables over the padded key
 
-    Copying a keyed HMAC skips the key setup (two hash blocks) per message.
-    The caller owns it and keeps it only as long as the session whose key it
-    holds (a builder, a receive pipeline); nothing in this module keeps a key.
+
+class KeyedHmac:
+    """HMAC (RFC 2104) under one key, the key set up once: per message, two hash
+    states are copied and finished (C calls only; no Python-level HMAC object).
+    Tests hold it equal to :func:`hmac.new` for keys of every length."""
+
+    __slots__ = ("_inner", "_outer")
+
+    def __init__(self, key: bytes, digest: str) -> None:
+        new = _HASHES[digest]
+        block = new().block_size
+        if len(key) > block:
+            key = new(key).digest()
+        key = key.ljust(block, b"\0")
+        self._inner = new(key.translate(_IPAD))
+        self._outer = new(key.translate(_OPAD))
+
+    def hexdigest(self, message: bytes) -> str:
+        """``hmac.new(key, message, digest).hexdigest()``."""
+        inner = self._inner.copy()
+        inner.update(message)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return outer.hexdigest()
+
+
+def keyed_hmac(key: bytes | str, algorithm: str = DEFAULT_ALGORITHM) -> KeyedHmac:
+    """The HMAC under ``key`` for ``algorithm``, set up once to sign many messages.
+
+    It skips the key setup (two hash blocks) per message. The caller owns it
+    and keeps it only as long as the session whose key it holds (a builder, a
+    receive pipeline); nothing in this module keeps a key.
     ``envelope.unknown_algorithm`` for an algorithm we do not know.
     """
-    return hmac.new(as_key(key), digestmod=_digest(algorithm))
+    return KeyedHmac(as_key(key), _digest(algorithm))
 
 
 def compute_signature(env: Envelope, key: bytes | str, algorithm: str = DEFAULT_ALGORITHM, *,
-                      keyed: hmac.HMAC | None = None) -> str:
+                      keyed: KeyedHmac | None = None) -> str:
     """The signature of ``env`` under ``key``; ``keyed`` is ``keyed_hmac(key, algorithm)``
     when the caller holds one (it must be for this key and algorithm)."""
     digest = _digest(algorithm)
     if keyed is not None:
-        mac = keyed.copy()
-        mac.update(signature_content(env))
-    else:
-        mac = hmac.new(key if type(key) is bytes and key else as_key(key),
-                       signature_content(env), digest)
-    return mac.hexdigest()
+        return keyed.hexdigest(signature_content(env))
+    return hmac.new(key if type(key) is bytes and key else as_key(key),
+                    signature_content(env), digest).hexdigest()
 
 
 def sign_envelope(env: Envelope, key: bytes | str, algorithm: str = DEFAULT_ALGORITHM) -> Envelope:
@@ -78,7 +108,7 @@ def sign_envelope(env: Envelope, key: bytes | str, algorithm: str = DEFAULT_ALGO
 
 
 def verify_signature(env: Envelope, key: bytes | str, *,
-                     keyed: dict[tuple[bytes, str], hmac.HMAC] | None = None) -> None:
+                     keyed: dict[tuple[bytes, str], KeyedHmac] | None = None) -> None:
     """Raise ``envelope.bad_signature`` / ``envelope.unknown_algorithm`` unless ``env`` is signed by ``key``.
 
     ``keyed``: the caller's own ``(key, algorithm) -> keyed_hmac`` map, filled
