@@ -86,6 +86,7 @@ LATE_INPUT_RISK = ("input-late: the page had not seen an input event when virtua
                    "on, so it may land at a real-time moment")
 SENT_LOOK_S = 0.01  # real time given to queued input's replies before a frame is forced
 FORCE_FRAME_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
+FORCE_FRAME_PARAMS = {"format": "jpeg", "quality": 1, "fromSurface": True}  # a frame, not kept
 CLOCK_PATH = "/__lingxi-clock/"  # the page's holds on the virtual clock (page_scripts)
 MAX_HOLDS = 256  # open holds kept; beyond, a hold is answered at once (a page gone wild)
 MIN_CAMERA_SCALE = 0.4  # never zoom out further: cells would get too small to read
@@ -729,18 +730,16 @@ class GamePage:
         return task
 
     def _force_frame(self) -> None:
-        """Ask for a compositor frame (a 1×1 capture) without waiting long for it: while a
-        touch event waits for the page, a capture can wait too, and the loop in
-        :meth:`_settle_sent` asks again until its own deadline."""
+        """Ask for a compositor frame without waiting long for it: while a touch event waits
+        for the page, a capture can wait too, and the loop in :meth:`_settle_sent` asks again
+        until its own deadline. The frame is captured whole as a lowest-quality JPEG and
+        thrown away: a clipped capture (the 1×1 PNG this was) makes Chromium re-emulate the
+        view for the clip and back, which cost twice a whole frame (33 against 17 ms)."""
         try:
-            self._cdp.send("Page.captureScreenshot",
-                           {"format": "png", "fromSurface": True,
-                            "clip": {"x": 0, "y": 0, "width": 1, "height": 1, "scale": 1}},
+            self._cdp.send("Page.captureScreenshot", FORCE_FRAME_PARAMS,
                            timeout=FORCE_FRAME_TIMEOUT_S * 1000)
         except TypeError:  # Playwright before CDP send timeouts
-            self._send("Page.captureScreenshot", {"format": "png", "fromSurface": True,
-                                                  "clip": {"x": 0, "y": 0, "width": 1,
-                                                           "height": 1, "scale": 1}})
+            self._send("Page.captureScreenshot", FORCE_FRAME_PARAMS)
         except Exception:
             pass  # timed out: try again on the next round
 
