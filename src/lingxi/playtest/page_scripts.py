@@ -149,7 +149,9 @@ _BRIDGE = r"""
   const seen = {};
   const SEEN_TYPES = new Set(['pointermove', 'pointerdown', 'pointerup', 'touchstart', 'touchmove',
                               'touchend', 'pointercancel', 'touchcancel', 'drop']);
-  for (const type of SEEN_TYPES) window.addEventListener(type, () => { saw(type); }, true);
+  // Trusted events only: the harness's input is the only source of those, so what it has
+  // confirmed stays true until it sends more (a page's own synthetic events do not count).
+  for (const type of SEEN_TYPES) window.addEventListener(type, (e) => { if (e.isTrusted) saw(type); }, true);
   // A same-origin frame tells the page what it saw: input on a game inside a frame reaches
   // the frame's window, not the page's, and the harness asks the page.
   function saw(type) {
@@ -603,6 +605,10 @@ def bridge_script(seed: int) -> str:
 START_CLOCK_JS = "() => window.__lingxiStartClock && window.__lingxiStartClock()"
 DRAIN_JS = "() => (window.__lingxiDrain ? window.__lingxiDrain() : [[], 0])"
 SEEN_JS = "() => (window.__lingxiSeen ? window.__lingxiSeen() : {})"
+# A gesture starts or ends (the page quiets selection and stray drags meanwhile); returns
+# what the page has seen, so a gesture's first event needs no read of its own.
+GESTURE_JS = ("(on) => { if (window.__lingxiGesture) window.__lingxiGesture(on); "
+              "return window.__lingxiSeen ? window.__lingxiSeen() : {}; }")
 ACTIVITY_JS = "() => (window.__lingxiActivity ? window.__lingxiActivity() : null)"
 RISKS_JS = "() => (window.__lingxiRisks ? window.__lingxiRisks() : [])"
 # The extent of the page's content in CSS pixels (what the camera must fit): the union of
