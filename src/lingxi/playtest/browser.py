@@ -585,14 +585,16 @@ class GamePage:
         dropped = out[1] if isinstance(out[1], int) and out[1] >= 0 else 0
         return out[0], dropped
 
-    def activity(self) -> tuple[int, int, int] | None:
-        """(short timers pending, DOM mutations so far, bridge events so far), or None."""
+    def activity(self) -> tuple[int, int, int, int] | None:
+        """(short timers pending, DOM mutations so far, bridge events so far, things scheduled
+        on the virtual clock), or None."""
         try:
             out = self._evaluate(ACTIVITY_JS)
         except Exception:
             return None
-        if isinstance(out, list) and len(out) == 3 and all(isinstance(v, int) for v in out):
-            return out[0], out[1], out[2]
+        if (isinstance(out, list) and len(out) == 4
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in out)):
+            return out[0], out[1], out[2], out[3]
         return None
 
     def risks(self) -> list[str]:
