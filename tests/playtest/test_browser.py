@@ -688,3 +688,28 @@ def test_only_trusted_input_counts_as_seen(browser):
             assert page.risks() == []
         finally:
             page.close()
+
+
+def test_a_page_script_that_throws_is_a_page_failure(browser):
+    from lingxi.playtest.errors import PlayError
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(FIXTURE) as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            assert page._evaluate("(a, b) => [a, b.k]", 2, {"k": "v"}) == [2, "v"]
+            with pytest.raises(PlayError) as caught:
+                page._evaluate("() => { throw new Error('no such board'); }")
+            assert caught.value.code == "play.page_failed" and "no such board" in str(caught.value)
+        finally:
+            page.close()
+
+
+def test_seen_counts_that_went_down_are_a_new_document():
+    from lingxi.playtest.browser import GamePage
+
+    assert GamePage._seen_more({"pointerup": 3}, {"pointerup": 2}, "pointerup")
+    assert not GamePage._seen_more({"pointerup": 2}, {"pointerup": 2}, "pointerup")
+    # a reload: the new document's counts start from none, so one pointerup is one more
+    assert GamePage._seen_more({"pointerup": 1}, {"pointerup": 2, "pointermove": 5}, "pointerup")
+    assert not GamePage._seen_more({}, {"pointerup": 2}, "pointerup")
