@@ -26,8 +26,11 @@ each mode (median of the runs, start-up taken off the same way). The phases are 
 by wrapping the harness's functions (:class:`Phases`); a call's time goes to the
 innermost phase running, so the phases add up to the step (``other`` is the rest:
 Playwright's loop outside these calls, the loop's own Python). The baseline is split
-into its click and its screenshot. Last, the harness process's own CPU time per step
-(not a phase: the wall phases above include waiting for Chromium).
+into its click and its screenshot. ``input: forced frames`` is the compositor frames a
+gesture forces (one per mouse move), ``input delivery`` the rest of it. Then the harness
+process's own CPU time per step (not a phase: the wall phases above include waiting for
+Chromium), and how many calls a step makes of the dearest phases (virtual time advances,
+forced frames, captures, page reads).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ class Phases:
 
     def __init__(self) -> None:
         self.totals: dict[str, float] = {}
+        self.counts: dict[str, int] = {}  # calls per phase (a nested call of one phase: one)
         self._stack: list[str] = []
         self._mark = 0.0
 
@@ -70,7 +74,10 @@ class Phases:
     def wrap(self, fn: Callable[..., Any], phase: str | Callable[[], str]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
             self._switch()
-            self._stack.append(phase() if callable(phase) else phase)
+            name = phase() if callable(phase) else phase
+            if not self._stack or self._stack[-1] != name:
+                self.counts[name] = self.counts.get(name, 0) + 1
+            self._stack.append(name)
             try:
                 return fn(*args, **kwargs)
             finally:
@@ -94,12 +101,19 @@ class Phases:
     def snapshot(self) -> dict[str, float]:
         return dict(self.totals)
 
+    def count_snapshot(self) -> dict[str, int]:
+        return dict(self.counts)
+
 
 PHASES = Phases()
 # The harness process's own CPU time per step (its Python, numpy, Playwright's client; not
 # Chromium's): what the loop costs itself, less at the mercy of other jobs than wall time.
 CPU = "harness process CPU"
-PHASE_ORDER = ("virtual time (advance)", "input delivery", "capture", "PNG decode/encode",
+COUNT = "calls: "  # per-step call counts of the phases below, kept beside the times
+COUNTED = ("virtual time (advance)", "input: forced frames", "capture",
+           "page activity/events read")
+PHASE_ORDER = ("virtual time (advance)", "input: forced frames", "input delivery", "capture",
+               "PNG decode/encode",
                "frame diff", "page activity/events read", "layout snapshot + catalog",
                "harness vision", "view build/validation", "actor decide", "actor vision",
                "evidence write", "other")
@@ -114,8 +128,9 @@ def instrument() -> None:
     P = PHASES
     P.patch(page, "advance", "virtual time (advance)")
     P.patch(page, "perform", "input delivery")
+    P.patch(page, "_force_frame", "input: forced frames")
     P.patch(page, "capture", "capture")
-    for name in ("activity", "drain_events", "_seen", "risks", "fit_camera"):
+    for name in ("activity", "drain_events", "_seen", "_gesture", "risks", "fit_camera"):
         P.patch(page, name, "page activity/events read")
     P.patch(page, "shown_score", "page activity/events read", optional=True)
     P.patch(page, "snapshot", "layout snapshot + catalog")
@@ -193,7 +208,7 @@ def harness_loop(browser, game: str, actor, actions: int, tmp: Path,
     from lingxi.playtest.objectives import load_brief
 
     def timed(budget: int) -> tuple[float, dict[str, float]]:
-        before = PHASES.snapshot()
+        before, counted = PHASES.snapshot(), PHASES.count_snapshot()
         cpu = time.process_time()
         started = time.perf_counter()
         play(game, Timed(actor()), actor_name="bench", actor_options={}, seed=1,
@@ -206,6 +221,8 @@ def harness_loop(browser, game: str, actor, actions: int, tmp: Path,
         phases = {k: v - before.get(k, 0.0) for k, v in after.items()}
         phases["other"] = elapsed - sum(phases.values())
         phases[CPU] = cpu
+        for name, n in PHASES.count_snapshot().items():
+            phases[COUNT + name] = (n - counted.get(name, 0)) / 1000  # ×1000 below, like ms
         return elapsed, phases
 
     (long, long_phases), (short, short_phases) = timed(actions + 1), timed(1)
@@ -265,6 +282,11 @@ def main() -> int:
             cells = [statistics.median(s.get(phase, 0.0) for s in phases[(actor_name, m)])
                      for m in names]
             print(f"    {phase:28s}" + "".join(f"{v:12.1f}" for v in cells))
+        print("    calls per step:")
+        for phase in COUNTED:
+            cells = [statistics.median(s.get(COUNT + phase, 0.0) for s in phases[(actor_name, m)])
+                     for m in names]
+            print(f"      {phase:26s}" + "".join(f"{v:12.1f}" for v in cells))
     return 0
 
 

@@ -67,11 +67,12 @@ def test_fixture_catalog_inputs_and_events(browser, tmp_path):
     press = steps[0]["gameEvents"][0]
     assert 200 <= press["virtualTimeMs"] - (views[0]["virtualTimeMs"]) <= 600
     budgets = [s["virtualTimeBudgetMs"] for s in steps]
-    # settled: the key moved nothing (two still 100 ms chunks), the wait is 300 ms plus those;
+    # settled: the key moved nothing (one still 100 ms chunk: the page has nothing scheduled
+    # on its clock, so a second would show nothing new), the wait is 300 ms plus that one;
     # the tap is its gesture (hover, press: a frame each), then the page is busy for two
     # chunks (its 200 ms timer pending, then the counter and the press event it gives),
-    # then two quiet chunks: settling waits for the game, not only for still pixels
-    assert budgets[1] == 200 and budgets[4] == 500 and budgets[0] == 17 + 17 + 400
+    # then a quiet chunk: settling waits for the game, not only for still pixels
+    assert budgets[1] == 100 and budgets[4] == 400 and budgets[0] == 17 + 17 + 300
     assert views[-1]["virtualTimeMs"] == views[0]["virtualTimeMs"] + sum(budgets[:4])
     assert all(s["causalGameResponse"] for s in steps[:4])
     assert steps[4]["causalGameResponse"] is False  # waiting changes nothing here
@@ -634,3 +635,81 @@ def test_the_score_a_page_shows_is_the_counter_named_for_it(browser, tmp_path):
     assert shown('<p>Score: 7</p>') is None  # nothing named for it
     hostile = shown('<p id="score"><img src=x onerror=alert(1)>8</p>')
     assert hostile == (8.0, "#score")
+
+
+def test_the_page_says_when_nothing_is_scheduled_on_its_clock(browser):
+    """The fourth activity count: timers and intervals of any delay, animation frames and
+    held CSS animations are scheduled; once they ran or were cleared there is nothing, and a
+    settle stops after one still chunk instead of two."""
+    from lingxi.playtest.motion import Motion
+    from lingxi.playtest.server import StaticServer
+    from lingxi.playtest.settle import CHUNK_MS, STILL_CHUNKS, nothing_scheduled, settle
+
+    with StaticServer(FIXTURE) as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            page.advance(2000)  # the fixture's own start-up timers have run
+            idle = page.activity()
+            assert idle is not None and nothing_scheduled(idle)
+            assert settle(page, Motion()).spent_ms == CHUNK_MS
+            page._evaluate("() => { window.t = setTimeout(() => {}, 5000); }")
+            assert page.activity()[3] == 1  # a long timer: not a short one, still scheduled
+            assert page.activity()[0] == 0
+            assert settle(page, Motion()).spent_ms == STILL_CHUNKS * CHUNK_MS
+            page._evaluate("() => { clearTimeout(window.t); window.i = setInterval(() => {}, 50);"
+                           " requestAnimationFrame(() => {}); }")
+            assert page.activity()[3] == 2  # the interval and the animation frame
+            page._evaluate("() => clearInterval(window.i)")
+            page.advance(CHUNK_MS)  # the animation frame ran
+            assert nothing_scheduled(page.activity())
+            page._evaluate("() => { setTimeout('window.x = 1', 10); }")  # code as text
+            page.advance(CHUNK_MS)
+            assert not nothing_scheduled(page.activity())  # not followed: pending for good
+        finally:
+            page.close()
+
+
+def test_only_trusted_input_counts_as_seen(browser):
+    """The page's own synthetic pointer events do not count as the harness's input arriving
+    (within a gesture an event is judged from the count the last one was confirmed with)."""
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(FIXTURE) as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            before = page._seen()
+            page._evaluate("() => { for (const t of ['pointermove', 'pointerdown', 'pointerup'])"
+                           " window.dispatchEvent(new PointerEvent(t)); }")
+            assert page._seen() == before
+            page.perform({"kind": "tap", "x": 195, "y": 600})
+            seen = page._seen()
+            assert all(seen.get(kind, 0) == before.get(kind, 0) + 1
+                       for kind in ("pointerdown", "pointerup"))
+            assert page.risks() == []
+        finally:
+            page.close()
+
+
+def test_a_page_script_that_throws_is_a_page_failure(browser):
+    from lingxi.playtest.errors import PlayError
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(FIXTURE) as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            assert page._evaluate("(a, b) => [a, b.k]", 2, {"k": "v"}) == [2, "v"]
+            with pytest.raises(PlayError) as caught:
+                page._evaluate("() => { throw new Error('no such board'); }")
+            assert caught.value.code == "play.page_failed" and "no such board" in str(caught.value)
+        finally:
+            page.close()
+
+
+def test_seen_counts_that_went_down_are_a_new_document():
+    from lingxi.playtest.browser import GamePage
+
+    assert GamePage._seen_more({"pointerup": 3}, {"pointerup": 2}, "pointerup")
+    assert not GamePage._seen_more({"pointerup": 2}, {"pointerup": 2}, "pointerup")
+    # a reload: the new document's counts start from none, so one pointerup is one more
+    assert GamePage._seen_more({"pointerup": 1}, {"pointerup": 2, "pointermove": 5}, "pointerup")
+    assert not GamePage._seen_more({}, {"pointerup": 2}, "pointerup")

@@ -65,6 +65,35 @@ def test_a_still_page_settles_in_two_chunks():
     assert done.spent_ms == 2 * CHUNK_MS and not done.bounded
 
 
+class Scheduled(Animated):
+    """A still page that reports what it has scheduled on its clock (a browser page's fourth
+    activity count): something until ``until_ms``, nothing after."""
+
+    def __init__(self, until_ms: int, moving_ms: int = 0) -> None:
+        super().__init__(moving_ms=moving_ms)
+        self.until_ms = until_ms
+
+    def activity(self):
+        return (0, 0, 0, 1 if self.virtual_time_ms < self.until_ms else 0)
+
+
+def test_a_page_with_nothing_scheduled_settles_after_one_still_chunk():
+    page = Scheduled(until_ms=0)
+    done = settle(page, Motion())
+    assert done.spent_ms == CHUNK_MS and not done.bounded and page.captures == 2
+
+
+def test_something_scheduled_keeps_the_second_still_chunk():
+    page = Scheduled(until_ms=10_000)  # a long timer pending: the page looks still, is not idle
+    assert settle(page, Motion()).spent_ms == 2 * CHUNK_MS
+
+
+def test_a_moving_page_with_nothing_scheduled_still_needs_a_still_chunk():
+    page = Scheduled(until_ms=0, moving_ms=450)  # moved by something off the clock
+    done = settle(page, Motion())
+    assert done.spent_ms == 6 * CHUNK_MS and not done.bounded  # the frame at 500 still moved
+
+
 def test_settle_is_bounded_and_learns_what_never_stops():
     page = Animated(moving_ms=0, banner=True)
     motion = Motion()

@@ -28,6 +28,7 @@ from lingxi.playtest.page_scripts import (
     ACTIVITY_JS,
     DRAIN_JS,
     EPOCH_MS,
+    GESTURE_JS,
     PAGE_SIZE_JS,
     RISKS_JS,
     SEEN_JS,
@@ -86,6 +87,7 @@ LATE_INPUT_RISK = ("input-late: the page had not seen an input event when virtua
                    "on, so it may land at a real-time moment")
 SENT_LOOK_S = 0.01  # real time given to queued input's replies before a frame is forced
 FORCE_FRAME_TIMEOUT_S = 2.0  # real time to wait for the page to see a gesture's last event
+FORCE_FRAME_PARAMS = {"format": "jpeg", "quality": 1, "fromSurface": True}  # a frame, not kept
 CLOCK_PATH = "/__lingxi-clock/"  # the page's holds on the virtual clock (page_scripts)
 MAX_HOLDS = 256  # open holds kept; beyond, a hold is answered at once (a page gone wild)
 MIN_CAMERA_SCALE = 0.4  # never zoom out further: cells would get too small to read
@@ -235,6 +237,8 @@ class GamePage:
         self._touch_at: dict[str, float] | None = None  # where the touch is (CSS pixels)
         self._touch_out_of_step = False  # Chromium's touch replies no longer match events
         self._late_input = False  # an input event's arrival was not seen within its bound
+        self._in_gesture = False  # between perform's gesture start and end
+        self._seen_known: dict[str, int] | None = None  # the page's seen counts, when known
         self._dragged: list[Any] = []  # drag data of a native drag Chromium intercepted
         self.native_drags = 0
         self.scale = 1.0  # camera: frame pixels per CSS pixel
@@ -418,12 +422,48 @@ class GamePage:
         if pending:
             self._page._sync(asyncio.wait(pending, timeout=timeout_s))
 
+    def _evaluate(self, function: str, *args: Any) -> Any:
+        """Call the page script ``function`` (a JavaScript function's source) with ``args``
+        in the page's main world and return its result by value.
+
+        Straight over the tab's CDP session (``Runtime.evaluate``) rather than Playwright's
+        ``page.evaluate``, whose serialization and driver round trip made a page read twice
+        as dear (3.7 against 1.8 ms); a step reads the page some twenty times. A script that
+        throws raises ``play.page_failed``."""
+        call = f"({function})({', '.join(json.dumps(arg) for arg in args)})"
+        reply = self._send("Runtime.evaluate", {"expression": call, "returnByValue": True})
+        if "exceptionDetails" in reply:
+            details = reply["exceptionDetails"]
+            text = (details.get("exception") or {}).get("description") or details.get("text")
+            raise PlayError("play.page_failed", f"a page script failed: {str(text)[:200]}")
+        return reply.get("result", {}).get("value")
+
     def _seen(self) -> dict[str, int]:
+        """The input events the page has seen so far, by type (trusted events only)."""
         try:
-            out = self._page.evaluate(SEEN_JS)
+            out = self._evaluate(SEEN_JS)
         except Exception:
             return {}
         return out if isinstance(out, dict) else {}
+
+    def _seen_before(self) -> dict[str, int]:
+        """What the page had seen before the input about to be sent: within a gesture, the
+        count its last event's arrival was confirmed with (only the harness's input makes
+        trusted events, so nothing has changed it since), otherwise read now."""
+        return self._seen_known if self._seen_known is not None else self._seen()
+
+    def _confirm_seen(self, now: dict[str, int] | None) -> None:
+        """Keep ``now`` as what the page has seen (None: an event may still be on its way, so
+        the next input's arrival must be judged from a fresh read)."""
+        self._seen_known = now if self._in_gesture else None
+
+    @staticmethod
+    def _seen_more(now: dict[str, int], before: dict[str, int], kind: str) -> bool:
+        """True when the page saw another ``kind`` event since ``before``; a count that went
+        down means a new document (a reload), whose counts start again from none."""
+        if any(now.get(k, 0) < v for k, v in before.items()):
+            before = {}
+        return now.get(kind, 0) > before.get(kind, 0)
 
     def _arrived(self, kind: str, before: dict[str, int]) -> None:
         """Wait (real time, bounded) until the page has seen the gesture's last event.
@@ -434,13 +474,15 @@ class GamePage:
         depends on real time and runs would not replay.
         """
         deadline = time.monotonic() + ARRIVAL_TIMEOUT_S
-        while self._seen().get(kind, 0) <= before.get(kind, 0):
+        while not self._seen_more(now := self._seen(), before, kind):
             if time.monotonic() > deadline:
                 # it may never come (a frame the bridge cannot reach) or come late: whether
                 # it had when time ran on is real time's doing, so the run is at risk
                 self._late_input = True
+                self._confirm_seen(None)
                 return
             self._page.wait_for_timeout(2)
+        self._confirm_seen(now)
 
     # -- camera -----------------------------------------------------------------------
     def fit_camera(self) -> dict[str, Any] | None:
@@ -463,7 +505,7 @@ class GamePage:
         if self._camera_fixed:
             return None
         try:
-            size = self._page.evaluate(PAGE_SIZE_JS)
+            size = self._evaluate(PAGE_SIZE_JS)
         except Exception:
             return None
         width, height = (float(v) for v in size)
@@ -508,7 +550,7 @@ class GamePage:
     def snapshot(self) -> dict[str, Any]:
         """Element rectangles for the catalog (see page_scripts.SNAPSHOT_JS), in frame pixels."""
         try:
-            text = self._page.evaluate(SNAPSHOT_JS)
+            text = self._evaluate(SNAPSHOT_JS)
         except Exception as error:
             raise PlayError("play.page_failed", f"cannot read the page layout: {error}") from error
         snap = _snapshot_value(text)
@@ -524,7 +566,7 @@ class GamePage:
         """The score the page shows in its markup and the element it is in, or None
         (see page_scripts.SHOWN_SCORE_JS); for games that send no score on the bridge."""
         try:
-            found = self._page.evaluate(SHOWN_SCORE_JS)
+            found = self._evaluate(SHOWN_SCORE_JS)
         except Exception:
             return None
         if (not isinstance(found, list) or len(found) != 2 or isinstance(found[0], bool)
@@ -535,7 +577,7 @@ class GamePage:
     def drain_events(self) -> tuple[list[Any], int]:
         """Bridge events queued since the last drain, and how many were dropped."""
         try:
-            out = self._page.evaluate(DRAIN_JS)
+            out = self._evaluate(DRAIN_JS)
         except Exception:
             return [], 0
         if not (isinstance(out, list) and len(out) == 2 and isinstance(out[0], list)):
@@ -543,20 +585,22 @@ class GamePage:
         dropped = out[1] if isinstance(out[1], int) and out[1] >= 0 else 0
         return out[0], dropped
 
-    def activity(self) -> tuple[int, int, int] | None:
-        """(short timers pending, DOM mutations so far, bridge events so far), or None."""
+    def activity(self) -> tuple[int, int, int, int] | None:
+        """(short timers pending, DOM mutations so far, bridge events so far, things scheduled
+        on the virtual clock), or None."""
         try:
-            out = self._page.evaluate(ACTIVITY_JS)
+            out = self._evaluate(ACTIVITY_JS)
         except Exception:
             return None
-        if isinstance(out, list) and len(out) == 3 and all(isinstance(v, int) for v in out):
-            return out[0], out[1], out[2]
+        if (isinstance(out, list) and len(out) == 4
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in out)):
+            return out[0], out[1], out[2], out[3]
         return None
 
     def risks(self) -> list[str]:
         """Sources of non-determinism the page used that the harness cannot pin down."""
         try:
-            out = self._page.evaluate(RISKS_JS)
+            out = self._evaluate(RISKS_JS)
         except Exception:
             out = []
         risks = {str(r)[:64] for r in out} if isinstance(out, list) else set()
@@ -579,7 +623,9 @@ class GamePage:
             params["button"] = "left"
         if click_count:
             params["clickCount"] = click_count
-        before = self._seen() if wait and arrive else None
+        before = self._seen_before() if wait and arrive else None
+        if before is None:
+            self._confirm_seen(None)  # its arrival is not waited for
         self._send_nowait("Input.dispatchMouseEvent", params)
         if wait:
             # a move is delivered with the next animation frame, so its frame is forced at
@@ -602,7 +648,7 @@ class GamePage:
         because it also covers what a tap derives (a click); one that does not come marks
         the page as out of step (a replay risk) and replies are not waited for again.
         """
-        before = self._seen()
+        before = self._seen_before()
         points = [] if x is None or y is None else [dict(zip(("x", "y"), self._css(x, y),
                                                              strict=True))]
         if kind == "touchMove" and points and points[0] == self._touch_at:
@@ -613,6 +659,7 @@ class GamePage:
         if not self._force_frames_until(lambda: self._seen_any(kinds, before),
                                         TOUCH_ARRIVAL_TIMEOUT_S):
             self._late_input = True
+            self._confirm_seen(None)
         if not self._touch_out_of_step:
             self._force_frames_until(reply.done, TOUCH_REPLY_TIMEOUT_S)
             if not reply.done():
@@ -622,7 +669,10 @@ class GamePage:
 
     def _seen_any(self, kinds: tuple[str, ...], before: dict[str, int]) -> bool:
         now = self._seen()
-        return any(now.get(kind, 0) > before.get(kind, 0) for kind in kinds)
+        if any(self._seen_more(now, before, kind) for kind in kinds):
+            self._confirm_seen(now)
+            return True
+        return False
 
     def _force_frames_until(self, done: Any, timeout_s: float) -> bool:
         """Force compositor frames (virtual time stays paused) until ``done()`` or timeout."""
@@ -657,7 +707,7 @@ class GamePage:
         release at the last. A native HTML5 drag the page starts is carried through
         Chromium's own drag machinery (intercepted, then dragenter/dragover/drop)."""
         first, last = path[0], path[-1]
-        before = self._seen()
+        before = self._seen_before()
         if touch:
             self._touch("touchStart", first["x"], first["y"])
             spent = self._frame()
@@ -695,6 +745,7 @@ class GamePage:
 
     def _drag_event(self, kind: str, point: dict[str, int]) -> None:
         x, y = self._css(point["x"], point["y"])
+        self._confirm_seen(None)  # the drop's arrival is judged from the gesture's start
         self._send_nowait("Input.dispatchDragEvent",
                           {"type": kind, "x": x, "y": y, "data": self._dragged[-1]})
         self._settle_sent()
@@ -729,18 +780,16 @@ class GamePage:
         return task
 
     def _force_frame(self) -> None:
-        """Ask for a compositor frame (a 1×1 capture) without waiting long for it: while a
-        touch event waits for the page, a capture can wait too, and the loop in
-        :meth:`_settle_sent` asks again until its own deadline."""
+        """Ask for a compositor frame without waiting long for it: while a touch event waits
+        for the page, a capture can wait too, and the loop in :meth:`_settle_sent` asks again
+        until its own deadline. The frame is captured whole as a lowest-quality JPEG and
+        thrown away: a clipped capture (the 1×1 PNG this was) makes Chromium re-emulate the
+        view for the clip and back, which cost twice a whole frame (33 against 17 ms)."""
         try:
-            self._cdp.send("Page.captureScreenshot",
-                           {"format": "png", "fromSurface": True,
-                            "clip": {"x": 0, "y": 0, "width": 1, "height": 1, "scale": 1}},
+            self._cdp.send("Page.captureScreenshot", FORCE_FRAME_PARAMS,
                            timeout=FORCE_FRAME_TIMEOUT_S * 1000)
         except TypeError:  # Playwright before CDP send timeouts
-            self._send("Page.captureScreenshot", {"format": "png", "fromSurface": True,
-                                                  "clip": {"x": 0, "y": 0, "width": 1,
-                                                           "height": 1, "scale": 1}})
+            self._send("Page.captureScreenshot", FORCE_FRAME_PARAMS)
         except Exception:
             pass  # timed out: try again on the next round
 
@@ -810,9 +859,10 @@ class GamePage:
                     self.advance(TAP_GAP_MS)
                     spent += TAP_GAP_MS + self._tap(b["x"], b["y"], touch=touch)
                 else:
-                    from lingxi.playtest.selection import drag_path
+                    from lingxi.playtest.selection import SWAP_DRAG_POINTS, drag_path
 
-                    spent = self._drag(drag_path((a["x"], a["y"]), (b["x"], b["y"])), touch=touch)
+                    path = drag_path((a["x"], a["y"]), (b["x"], b["y"]), SWAP_DRAG_POINTS)
+                    spent = self._drag(path, touch=touch)
             else:
                 raise PlayError("play.bad_action", f"unknown action kind {kind!r}")
             if pointer and not touch:
@@ -823,10 +873,14 @@ class GamePage:
         return spent
 
     def _gesture(self, on: bool) -> None:
+        """Tell the page a gesture starts or ends; the start also reads what it has seen
+        (one page read instead of two: the gesture's first event is judged from it)."""
+        self._in_gesture = on
         try:
-            self._page.evaluate("(on) => window.__lingxiGesture && window.__lingxiGesture(on)", on)
+            seen = self._evaluate(GESTURE_JS, on)
         except Exception:
-            pass  # a page that navigated away mid-action: nothing to guard
+            seen = None  # a page that navigated away mid-action: nothing to guard
+        self._seen_known = seen if on and isinstance(seen, dict) else None
 
     def close(self) -> None:
         try:

@@ -17,8 +17,10 @@ from lingxi.playtest.frames import changed_mask
 from lingxi.playtest.geometry import Box, Grid
 
 BLOCK = 8
-Activity = tuple[int, int, int]  # short timers pending, DOM mutations, bridge events (counts)
-TIMERS, MUTATIONS, EVENTS = 0, 1, 2
+# short timers pending, DOM mutations, bridge events (counts); a browser page adds a fourth,
+# what is scheduled on the virtual clock at all (settle.nothing_scheduled)
+Activity = tuple[int, ...]
+TIMERS, MUTATIONS, EVENTS, SCHEDULED = 0, 1, 2, 3
 MIN_MOTION_PX = 150  # a connected change smaller than this is a twinkle, not the game moving
 CELL_CHANGED = 0.2  # share of a cell's central part that must change for the cell to count
 

@@ -37,7 +37,7 @@ _BRIDGE = r"""
     origin = dateNow();
     for (const [id, [repeat, args]] of heldTimers) {
       nativeClear(id);
-      releasedTimers.set(id, (repeat ? nativeInterval : nativeTimeout)(...args));
+      releasedTimers.set(id, startTimer(repeat, args));
     }
     heldTimers.clear();
     for (const f of onStart) f();
@@ -57,8 +57,21 @@ _BRIDGE = r"""
   } catch (e) { start(); }
   try { Object.defineProperty(performance, 'now', { value: clock, configurable: true }); } catch (e) {}
   // A held timer keeps the id of a native timer that never fires (so ids stay unique).
+  // The page's timers and intervals still to run (by native id), so the harness can tell a
+  // page with nothing scheduled on the clock from one that merely looks still (settle.py);
+  // a timer given code as text is not followed and counts as pending for good.
+  const liveTimers = new Set();
+  let untrackedTimers = 0;
+  const startTimer = (repeat, args) => {
+    const [callback, ...rest] = args;
+    if (typeof callback !== 'function') { untrackedTimers = 1; return (repeat ? nativeInterval : nativeTimeout)(...args); }
+    if (repeat) { const id = nativeInterval(...args); liveTimers.add(id); return id; }
+    const id = nativeTimeout(function (...a) { liveTimers.delete(id); return callback.apply(this, a); }, ...rest);
+    liveTimers.add(id);
+    return id;
+  };
   const hold = (repeat) => function (...args) {
-    if (origin !== null) return (repeat ? nativeInterval : nativeTimeout)(...args);
+    if (origin !== null) return startTimer(repeat, args);
     const id = nativeTimeout(() => {}, 2147483647);
     heldTimers.set(id, [repeat, args]);
     return id;
@@ -66,7 +79,8 @@ _BRIDGE = r"""
   const release = function (id) {
     if (heldTimers.delete(id)) return nativeClear(id);
     if (releasedTimers.has(id)) { const real = releasedTimers.get(id); releasedTimers.delete(id);
-                                  return nativeClear(real); }
+                                  liveTimers.delete(real); return nativeClear(real); }
+    liveTimers.delete(id);
     return nativeClear(id);
   };
   window.setTimeout = hold(false); window.setInterval = hold(true);
@@ -149,7 +163,9 @@ _BRIDGE = r"""
   const seen = {};
   const SEEN_TYPES = new Set(['pointermove', 'pointerdown', 'pointerup', 'touchstart', 'touchmove',
                               'touchend', 'pointercancel', 'touchcancel', 'drop']);
-  for (const type of SEEN_TYPES) window.addEventListener(type, () => { saw(type); }, true);
+  // Trusted events only: the harness's input is the only source of those, so what it has
+  // confirmed stays true until it sends more (a page's own synthetic events do not count).
+  for (const type of SEEN_TYPES) window.addEventListener(type, (e) => { if (e.isTrusted) saw(type); }, true);
   // A same-origin frame tells the page what it saw: input on a game inside a frame reaches
   // the frame's window, not the page's, and the harness asks the page.
   function saw(type) {
@@ -475,8 +491,14 @@ _BRIDGE = r"""
     new MutationObserver((records) => { mutations += records.length; })
       .observe(document, { attributes: true, childList: true, subtree: true, characterData: true });
   } catch (e) {}
+  // The fourth count: what is scheduled on the virtual clock at all — the page's timers and
+  // intervals of any delay (held ones too), the next virtual animation frame (animation
+  // frames, held CSS animations, observers) and an image decode holding the clock. None means
+  // nothing can change before something outside the page's clock (input, the network) does.
+  const scheduled = () => liveTimers.size + heldTimers.size + untrackedTimers
+    + (frameTimer !== null || frameQueue.size > 0 ? 1 : 0) + (batch !== null ? 1 : 0);
   Object.defineProperty(window, '__lingxiActivity', {
-    value: () => [pendingTimers.size, mutations, emitted], writable: false, configurable: false });
+    value: () => [pendingTimers.size, mutations, emitted, scheduled()], writable: false, configurable: false });
   const risks = new Set();
   const watch = (name, why) => {
     const Original = window[name];
@@ -603,6 +625,10 @@ def bridge_script(seed: int) -> str:
 START_CLOCK_JS = "() => window.__lingxiStartClock && window.__lingxiStartClock()"
 DRAIN_JS = "() => (window.__lingxiDrain ? window.__lingxiDrain() : [[], 0])"
 SEEN_JS = "() => (window.__lingxiSeen ? window.__lingxiSeen() : {})"
+# A gesture starts or ends (the page quiets selection and stray drags meanwhile); returns
+# what the page has seen, so a gesture's first event needs no read of its own.
+GESTURE_JS = ("(on) => { if (window.__lingxiGesture) window.__lingxiGesture(on); "
+              "return window.__lingxiSeen ? window.__lingxiSeen() : {}; }")
 ACTIVITY_JS = "() => (window.__lingxiActivity ? window.__lingxiActivity() : null)"
 RISKS_JS = "() => (window.__lingxiRisks ? window.__lingxiRisks() : [])"
 # The extent of the page's content in CSS pixels (what the camera must fit): the union of

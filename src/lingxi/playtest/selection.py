@@ -15,6 +15,10 @@ from lingxi.playtest.catalog import Catalog, Target
 from lingxi.playtest.errors import SelectionRejected
 
 DRAG_POINTS = 6
+# A swap's drag: the press, a move halfway (past any drag threshold, in the swap's direction)
+# and a move onto the other cell. Each point costs a forced frame; the four points between
+# of a plain drag's path told no game anything more (the zoo's drag games, tests/playtest).
+SWAP_DRAG_POINTS = 3
 DRAG_DURATION_MS = 0  # the gesture is sent at one virtual instant (browser._drag)
 
 

@@ -15,6 +15,12 @@ clock (``driver.activity()``, see page_scripts): no short timer of the page
 pending, no DOM mutation and no bridge event in the chunk — each signal used
 only when the idle probe did not see it without input (a polling timer or a
 ticking clock would otherwise keep every settle going to the bound).
+
+One still chunk is enough when the page has nothing scheduled on the virtual clock
+at its end (no timer or interval of any delay, no animation frame, CSS animation or
+decode pending: the page's fourth activity count, see page_scripts): nothing can
+change in a second one, so it would cost a frame and 100 ms of the game's time to
+learn nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from lingxi.playtest.frames import decode
-from lingxi.playtest.motion import Motion
+from lingxi.playtest.motion import SCHEDULED, Motion
 
 CHUNK_MS = 100
 STILL_CHUNKS = 2
@@ -52,9 +58,15 @@ class Settled:
         return self.frames[-1]
 
 
-def _activity(driver: Clock) -> tuple[int, int, int] | None:
+def _activity(driver: Clock) -> tuple[int, ...] | None:
     read = getattr(driver, "activity", None)
     return read() if read is not None else None
+
+
+def nothing_scheduled(activity: tuple[int, ...] | None) -> bool:
+    """True when the page reported nothing scheduled on its virtual clock (a page that
+    gives no such count never is)."""
+    return activity is not None and len(activity) > SCHEDULED and activity[SCHEDULED] == 0
 
 
 def settle(driver: Clock, motion: Motion, *, max_ms: int = MAX_SETTLE_MS,
@@ -77,7 +89,7 @@ def settle(driver: Clock, motion: Motion, *, max_ms: int = MAX_SETTLE_MS,
         else:
             frames.append(decode(png))
             still = still + 1 if quiet and not motion.moving(frames[-2], frames[-1]) else 0
-        if still >= STILL_CHUNKS:
+        if still >= STILL_CHUNKS or (still and nothing_scheduled(activity)):
             return Settled(png, spent, False, frames)
     motion.learn(frames[-STILL_CHUNKS - 1:])
     motion.learn_activity(before, activity)  # what kept the page busy to the bound is idle
