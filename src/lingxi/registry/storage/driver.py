@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy.engine import Connection
 
@@ -136,8 +137,68 @@ def sql_for(conn: Connection) -> WriteSQL:
     return _BY_BACKEND[conn.dialect.name == "postgresql"]
 
 
+# ---------------------------------------------------------------- round trips
+# On PostgreSQL a statement whose result nobody reads need not cost a round trip of its
+# own: it is queued on the connection (``conn.info``) and goes out, in psycopg's
+# pipeline mode, ahead of the next statement that is sent (:func:`send`), in one round
+# trip; the pipeline's sync at its end reports any failure among them there. So a
+# write's savepoint travels with its nonce spend, and its rows with its log entry.
+# On SQLite (no round trips) each statement runs when it is given.
+_QUEUED = "lingxi_queued"
+
+
+def _fire(conn: Connection, cursor: Any, sql: str, params: Any, many: bool) -> None:
+    """Engine events see a statement sent past SQLAlchemy as they see any other."""
+    if conn._has_events or conn.engine._has_events:
+        conn.dispatch.before_cursor_execute(conn, cursor, sql, params, None, many)
+
+
+def later(conn: Connection, sql: str, params: Any = None, many: bool = False) -> None:
+    """Run ``sql`` (no result wanted) with the next :func:`send`, or now on SQLite."""
+    if conn.dialect.name == "postgresql":
+        conn.info.setdefault(_QUEUED, []).append((sql, params, many))
+    else:
+        send(conn, sql, params, many=many)
+
+
+def send(conn: Connection, sql: str, params: Any = None, *, many: bool = False) -> list[Any]:
+    """Run the queued statements and ``sql`` (one round trip on PostgreSQL) on ``conn``'s
+    driver connection, in its open transaction; ``sql``'s rows as tuples (none for a
+    statement that returns none). A failure of any of them raises here."""
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    statements = [*conn.info.pop(_QUEUED, ()), (sql, params, many)]
+    if conn.dialect.name != "postgresql":
+        for text, values, each in statements:
+            cursor = raw.cursor()
+            try:
+                _fire(conn, cursor, text, values, each)
+                (cursor.executemany if each else cursor.execute)(text, values or {})
+                rows = cursor.fetchall() if cursor.description else []
+            finally:
+                cursor.close()
+        return rows
+    with raw.pipeline():
+        for text, values, each in statements:
+            cursor = raw.cursor()
+            _fire(conn, cursor, text, values, each)
+            (cursor.executemany if each else cursor.execute)(text, values)
+    return cursor.fetchall() if cursor.description else []
+
+
+def flush(conn: Connection) -> None:
+    """Send what is queued, if anything (its failures raise here)."""
+    queued = conn.info.pop(_QUEUED, None)
+    if queued:
+        *first, (sql, params, many) = queued
+        conn.info[_QUEUED] = first
+        send(conn, sql, params, many=many)
+
+
 def savepoint(conn: Connection) -> None:
-    conn.exec_driver_sql("SAVEPOINT write")
+    """A savepoint before a write; on PostgreSQL it travels with the write's first
+    statement, which every write sends through :func:`send` (its nonce spend)."""
+    later(conn, "SAVEPOINT write")
 
 
 def release(conn: Connection) -> None:
@@ -149,6 +210,15 @@ def release(conn: Connection) -> None:
 
 
 def roll_back(conn: Connection) -> None:
-    """Undo everything since :func:`savepoint` (the transaction stays open)."""
+    """Undo everything since :func:`savepoint` (the transaction stays open), including
+    what is still queued."""
+    queued = conn.info.pop(_QUEUED, None)
+    if queued and queued[0][0] == "SAVEPOINT write":
+        return  # the savepoint never went out: nothing since it was either
     conn.exec_driver_sql("ROLLBACK TO SAVEPOINT write")
     conn.exec_driver_sql("RELEASE SAVEPOINT write")
+
+
+def discard(conn: Connection) -> None:
+    """Forget what is queued (its transaction is being rolled back)."""
+    conn.info.pop(_QUEUED, None)

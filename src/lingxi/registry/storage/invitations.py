@@ -25,7 +25,7 @@ from lingxi.registry.models.records import (
     new_id,
 )
 from lingxi.registry.models.signing import SignedRequest
-from lingxi.registry.storage import proofs
+from lingxi.registry.storage import driver, proofs
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.common import bad, like, not_found, page_limit
 from lingxi.registry.storage.driver import browse_sql, sql_for
@@ -153,10 +153,10 @@ class Invitations:
         """How many of ``host``'s invitations are open or claimed (an absent host's
         withdrawn ones do not count), counted up to the cap: whether it is reached is
         all a post needs, so the count reads at most that many rows."""
-        count = conn.exec_driver_sql(sql_for(conn).open_count, {
+        rows = driver.send(conn, sql_for(conn).open_count, {
             "host": host, "now": now, "seen": now - self.rules.presence_timeout,
-            "cap": self.rules.max_open_invitations}).scalar()
-        return int(count or 0)
+            "cap": self.rules.max_open_invitations})
+        return int(rows[0][0] or 0)
 
     def post(self, signed: SignedRequest, body: dict[str, Any], text: str) -> dict[str, Any]:
         host_key = self.identities.authenticate(signed)
@@ -198,7 +198,7 @@ class Invitations:
                 "claim_deadline": None,
                 "host_seen_at": now,
             }
-            conn.exec_driver_sql(sql_for(conn).invitation_add, row)
+            driver.later(conn, sql_for(conn).invitation_add, row)  # sent with the log entry
             return Change(
                 "invitation",
                 invitation_id,

@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 
 from lingxi.canonical import canonical_json
 from lingxi.registry.errors import RegistryError
@@ -28,7 +29,7 @@ from lingxi.registry.models.keys import ServerKey
 from lingxi.registry.models.log import make_entry
 from lingxi.registry.models.ratelimit import TokenBuckets
 from lingxi.registry.models.signing import SignedRequest
-from lingxi.registry.storage import idempotency, tree
+from lingxi.registry.storage import driver, idempotency, tree
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.batch import GroupCommit
 from lingxi.registry.storage.driver import WriteSQL
@@ -96,10 +97,42 @@ class UnitOfWork:
 
     @contextmanager
     def transaction(self) -> Iterator[tuple[Connection, Any]]:
-        """A write transaction holding the log head row; yields ``(conn, head)``."""
-        with self._local_writes or nullcontext(), self.writer.begin() as conn:
-            yield conn, conn.exec_driver_sql(self.sql.head_locked).one()
+        """A write transaction holding the log head row; yields ``(conn, head)``. It
+        commits when the block ends and rolls back if it raises."""
+        with self._local_writes or nullcontext():
+            conn, head = self._begin()
+            try:
+                yield conn, head
+                driver.flush(conn)
+                conn.commit()
+            except BaseException:
+                driver.discard(conn)
+                conn.rollback()
+                raise
+            finally:
+                driver.discard(conn)  # the connection goes back to the pool with its info
+                conn.close()
         self.after_commit()  # reached only once the commit returned
+
+    def _begin(self) -> tuple[Connection, Any]:
+        """A writer connection in a transaction holding the head, and the head. The
+        writer's pool does not ping (``engine.make_engines``): a pooled connection that
+        died is seen on this first statement, and the transaction is begun once more on
+        a new one (nothing was written on the dead one)."""
+        for attempt in (1, 2):
+            conn = self.writer.connect()
+            try:
+                head = conn.exec_driver_sql(self.sql.head_locked).one()
+            except DBAPIError as error:
+                conn.close()
+                if attempt == 2 or not error.connection_invalidated:
+                    raise
+                continue
+            except BaseException:
+                conn.close()
+                raise
+            return conn, head
+        raise AssertionError("unreachable")  # pragma: no cover
 
     # ------------------------------------------------------------------ rate charges
     def set_limits(self, writes_per_minute: int | None, claims_per_minute: int | None) -> None:
@@ -153,16 +186,47 @@ class UnitOfWork:
         return run
 
     # ------------------------------------------------------------------ writes
+    def prepare(self, action: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
+        """Run ``action``'s checks now, in the calling thread, and return its write to run
+        later (the server's writer thread runs only the transaction).
+
+        Everything an aggregate does before it calls :meth:`write` (the signature, the
+        rate charge, the body's and the options' checks) runs here, and a refusal raises
+        here; the :meth:`write` call itself is only recorded, with the idempotency key in
+        force, and is what the returned function runs. An aggregate ends its action with
+        ``return self.uow.write(...)``, so the placeholder it returns meanwhile is never
+        used; an action that writes nothing returns its answer through the function."""
+        pending: list[Callable[[], dict[str, Any]]] = []
+        self._thread.deferred = pending
+        try:
+            answer = action()
+        finally:
+            self._thread.deferred = None
+        if not pending:
+            return lambda: answer
+        return pending[0]
+
     def write(self, signed: SignedRequest, body_text: str, decide: Decide) -> dict[str, Any]:
         """Run ``decide`` and log what it changed, in a transaction it may share with other
-        writes of this process (``batch``: its own savepoint, one commit for all).
+        writes of this process (``batch``: its own savepoint, one commit for all); inside
+        :meth:`prepare`, record that for later instead.
 
         A request that ``decide`` refuses still spends its nonce (after its savepoint is
         rolled back), so a refused claim cannot be replayed later when the invitation has
         reopened.
         """
-        now = self.clock()
         idem = getattr(self._thread, "idempotency_key", None)
+        deferred = getattr(self._thread, "deferred", None)
+        if deferred is not None:
+            if deferred:
+                raise RuntimeError("a prepared action makes one write")
+            deferred.append(lambda: self._write(signed, body_text, decide, idem))
+            return {}
+        return self._write(signed, body_text, decide, idem)
+
+    def _write(self, signed: SignedRequest, body_text: str, decide: Decide,
+               idem: str | None) -> dict[str, Any]:
+        now = self.clock()
 
         def work(conn: Connection, head: Any) -> tuple[dict[str, Any], Any]:
             return self.write_once(conn, head, signed, body_text, decide, now, idem)
@@ -175,11 +239,9 @@ class UnitOfWork:
 
     def _spend(self, conn: Connection, signed: SignedRequest) -> bool:
         """Spend ``signed``'s nonce in one statement: False when it was spent before."""
-        row = conn.exec_driver_sql(
-            self.sql.nonce_spend,
-            {"agent_id": signed.agent_id, "nonce": signed.nonce, "ts": int(signed.timestamp)},
-        ).first()
-        return row is not None
+        rows = driver.send(conn, self.sql.nonce_spend, {
+            "agent_id": signed.agent_id, "nonce": signed.nonce, "ts": int(signed.timestamp)})
+        return bool(rows)
 
     def write_once(
         self,
@@ -207,6 +269,7 @@ class UnitOfWork:
             error.spend_nonce = True
             raise
         if change.kind is None:
+            driver.flush(conn)  # what decide queued goes before anything else
             answer = {**change.response, "created": False}
         else:
             record = {
