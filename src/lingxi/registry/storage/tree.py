@@ -10,8 +10,8 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
 
 from lingxi.registry.models import merkle
-from lingxi.registry.storage import schema as t
 from lingxi.registry.storage import driver
+from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.driver import sql_for
 
 _NODES = select(t.merkle_nodes.c.id, t.merkle_nodes.c.hash).where(
