@@ -87,9 +87,12 @@ def browse_sql(postgres: bool, protocol: bool, host: bool, kind: bool, name: boo
 
     An invitation is browsable while stored ``open``, or ``claimed`` with the claim
     lapsed. Each of the two is a range of ``ix_invitations_status_seq`` read backwards
-    from the cursor, stopping after ``n`` matches; their union, at most ``2n`` rows, is
-    joined and cut to ``n``. (One ``status IN (…)`` would make either database read every
-    open invitation and sort them for each page.)"""
+    from the cursor, stopping after ``n`` matches; their union, at most ``2n`` seqs, is
+    cut to ``n`` first and only those rows are looked up and joined. (One ``status IN
+    (…)`` would make either database read every open invitation and sort them for each
+    page; ``i.seq IN (union)`` let PostgreSQL's generic plan — the one a prepared
+    statement settles on — walk the whole seq index from the newest invitation down to
+    the cursor, a merge semi-join reading every row above the page.)"""
     def param(name: str) -> str:
         return _param(name, postgres)
 
@@ -121,14 +124,16 @@ def browse_sql(postgres: bool, protocol: bool, host: bool, kind: bool, name: boo
         "a.nickname AS host_nickname, r.rating AS host_rating, r.games AS host_games, "
         "ts.completed AS host_tables_completed, ts.\"left\" AS host_tables_left, "
         "ts.timed_out AS host_tables_timed_out "
-        "FROM invitations i JOIN protocols p ON p.protocol_id = i.protocol_id "
+        f"FROM ({branch('o', 'open')} UNION ALL {branch('c', 'claimed')} "
+        f"ORDER BY seq DESC LIMIT {param('n')}) AS page "
+        "JOIN invitations i ON i.seq = page.seq "
+        "JOIN protocols p ON p.protocol_id = i.protocol_id "
         "LEFT OUTER JOIN agents a ON a.agent_id = i.host_agent_id "
         "LEFT OUTER JOIN ratings r ON r.agent_id = i.host_agent_id "
         "AND r.protocol_id = i.protocol_id "
         "LEFT OUTER JOIN table_standings ts ON ts.agent_id = i.host_agent_id "
         "AND ts.protocol_id = i.protocol_id "
-        f"WHERE i.seq IN ({branch('o', 'open')} UNION ALL {branch('c', 'claimed')}) "
-        f"ORDER BY i.seq DESC LIMIT {param('n')}"
+        "ORDER BY i.seq DESC"
     )
 
 
