@@ -193,3 +193,17 @@ def _rows_read(node: dict) -> list[int]:
     own = ([node["Actual Rows"] * node.get("Actual Loops", 1)]
            if node.get("Relation Name") == "invitations" else [])
     return own + [n for child in node.get("Plans", []) for n in _rows_read(child)]
+
+
+def test_an_action_reading_its_prepared_write_answer_is_refused(database_url, alice):
+    store = Store(database_url, writes_per_minute=None)
+    try:
+        pid = _setup(store, alice, "alice")
+
+        def reads_answer() -> dict:
+            return {**_post(store, alice, pid, 1), "more": 1}
+
+        with pytest.raises(RuntimeError, match="not known before it runs"):
+            store.uow.prepare(reads_answer)
+    finally:
+        store.close()

@@ -154,7 +154,7 @@ _QUEUED = "lingxi_queued"
 
 def _fire(conn: Connection, cursor: Any, sql: str, params: Any, many: bool) -> None:
     """Engine events see a statement sent past SQLAlchemy as they see any other."""
-    if conn._has_events or conn.engine._has_events:
+    if conn.dispatch.before_cursor_execute:  # a listener is there
         conn.dispatch.before_cursor_execute(conn, cursor, sql, params, None, many)
 
 

@@ -222,7 +222,19 @@ class Invitations:
             )
         return {**view(self.rules, row, self.uow.clock()), "proof": proof}
 
-    def browse(
+    def browse(self, **filters: Any) -> dict[str, Any]:
+        """Open invitations, newest first: unexpired, unclaimed or with a lapsed claim, and
+        their host heard from within the presence timeout. ``filters``: ``protocol_id``,
+        ``host``, ``type``, ``name``, ``cursor``, ``limit``."""
+        sql, params, limit, now = self._browse_query(**filters)
+        return self._page(self.uow.raw.rows(sql, params), limit, now)  # its own snapshot
+
+    async def browse_async(self, **filters: Any) -> dict[str, Any]:
+        """:meth:`browse` waiting on the database in the running event loop (PostgreSQL)."""
+        sql, params, limit, now = self._browse_query(**filters)
+        return self._page(await self.uow.raw.rows_async(sql, params), limit, now)
+
+    def _browse_query(
         self,
         *,
         protocol_id: str | None = None,
@@ -231,17 +243,17 @@ class Invitations:
         name: str | None = None,
         cursor: str | None = None,
         limit: int | None = None,
-    ) -> dict[str, Any]:
-        """Open invitations, newest first: unexpired, unclaimed or with a lapsed claim, and
-        their host heard from within the presence timeout."""
-        limit, before, now = page_limit(limit), decode_cursor(cursor), self.uow.clock()
+    ) -> tuple[str, dict[str, Any], int, float]:
+        page, before, now = page_limit(limit), decode_cursor(cursor), self.uow.clock()
         params: dict[str, Any] = {"now": now, "seen": now - self.rules.presence_timeout,
-                                  "n": limit + 1, "protocol": protocol_id, "host": host,
+                                  "n": page + 1, "protocol": protocol_id, "host": host,
                                   "type": type, "name": like(name) if name else None,
                                   "before": before}
         sql = browse_sql(self.uow.postgres, bool(protocol_id), bool(host), bool(type),
                          bool(name), before is not None)
-        rows = self.uow.raw.rows(sql, params)  # one statement: its own snapshot
+        return sql, params, page, now
+
+    def _page(self, rows: list[dict[str, Any]], limit: int, now: float) -> dict[str, Any]:
         items = [view(self.rules, r, now) for r in rows[:limit]]
         return {
             "items": items,

@@ -56,6 +56,17 @@ class Change:
     extra: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
 
 
+class _NotYet(dict[str, Any]):
+    """What :meth:`UnitOfWork.write` returns inside :meth:`UnitOfWork.prepare`: the
+    write has not run, so an action that reads its answer is a bug, refused at once."""
+
+    def _refuse(self, *_: Any, **__: Any) -> Any:
+        raise RuntimeError("a prepared write's answer is not known before it runs; the "
+                           "action must end with `return self.uow.write(...)`")
+
+    __getitem__ = __iter__ = __len__ = __contains__ = keys = items = values = get = _refuse
+
+
 def _buckets(per_minute: int | None) -> TokenBuckets | None:
     return TokenBuckets(per_minute, 60.0) if per_minute else None
 
@@ -221,7 +232,7 @@ class UnitOfWork:
             if deferred:
                 raise RuntimeError("a prepared action makes one write")
             deferred.append(lambda: self._write(signed, body_text, decide, idem))
-            return {}
+            return _NotYet()
         return self._write(signed, body_text, decide, idem)
 
     def _write(self, signed: SignedRequest, body_text: str, decide: Decide,
