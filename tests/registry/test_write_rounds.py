@@ -207,3 +207,41 @@ def test_an_action_reading_its_prepared_write_answer_is_refused(database_url, al
             store.uow.prepare(reads_answer)
     finally:
         store.close()
+
+
+def test_a_queued_statement_failing_with_the_next_write_fails_the_batch(database_url, alice):
+    """On PostgreSQL a write's last statements travel with the next write's first: if one
+    of them fails there, the earlier write was already counted done, so nothing of the
+    batch commits and every write is told so. (On SQLite each runs when given, and the
+    write that made it is refused alone.)"""
+    store = Store(database_url, writes_per_minute=None)
+    try:
+        pid = _setup(store, alice, "alice")
+        size = store.head()["size"]
+        real = store.invitations.open_count
+
+        def poisoned_after(conn, host, now):
+            count = real(conn, host, now)
+            driver.later(conn, "INSERT INTO nonces (agent_id, nonce, ts) VALUES "
+                         + ("(%(a)s, %(a)s, 1), (%(a)s, %(a)s, 1)" if store.postgres
+                            else "(:a, :a, 1), (:a, :a, 1)"), {"a": "dup"})
+            return count
+
+        outcomes = store._commits.run_many([
+            lambda: _post(store, alice, pid, 1),
+            lambda: _poisoned_post(store, alice, pid, poisoned_after),
+            lambda: _post(store, alice, pid, 3),
+        ])
+        errors = [error for _, error in outcomes]
+        if store.postgres:
+            assert all(error is not None for error in errors)
+            assert isinstance(errors[2], driver.EarlierWriteFailed)
+            assert store.head()["size"] == size
+        else:
+            assert errors[0] is None and errors[1] is not None and errors[2] is None
+            assert store.head()["size"] == size + 2
+        assert_tree_matches_log(store)
+        assert _post(store, alice, pid, 4)["created"]  # the writer carries on
+        assert_tree_matches_log(store)
+    finally:
+        store.close()

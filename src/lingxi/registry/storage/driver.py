@@ -150,6 +150,7 @@ def sql_for(conn: Connection) -> WriteSQL:
 # write's savepoint travels with its nonce spend, and its rows with its log entry.
 # On SQLite (no round trips) each statement runs when it is given.
 _QUEUED = "lingxi_queued"
+SAVEPOINT = "SAVEPOINT write"
 
 
 def _fire(conn: Connection, cursor: Any, sql: str, params: Any, many: bool) -> None:
@@ -183,12 +184,25 @@ def send(conn: Connection, sql: str, params: Any = None, *, many: bool = False) 
             finally:
                 cursor.close()
         return rows
-    with raw.pipeline():
-        for text, values, each in statements:
-            cursor = raw.cursor()
-            _fire(conn, cursor, text, values, each)
-            (cursor.executemany if each else cursor.execute)(text, values)
+    # statements queued before a savepoint are an earlier write's: if any of them fails,
+    # that write was already counted done, so the failure is not this write's own
+    earlier = any(text == SAVEPOINT for text, _, _ in statements[1:])
+    try:
+        with raw.pipeline():
+            for text, values, each in statements:
+                cursor = raw.cursor()
+                _fire(conn, cursor, text, values, each)
+                (cursor.executemany if each else cursor.execute)(text, values)
+    except Exception as error:
+        if earlier:
+            raise EarlierWriteFailed(str(error)) from error
+        raise
     return cursor.fetchall() if cursor.description else []
+
+
+class EarlierWriteFailed(Exception):  # noqa: N818 - a fact, not a condition
+    """A statement of an earlier write of the transaction, sent with this one, failed:
+    the transaction cannot commit (``batch`` fails the whole batch)."""
 
 
 def flush(conn: Connection) -> None:
@@ -203,7 +217,7 @@ def flush(conn: Connection) -> None:
 def savepoint(conn: Connection) -> None:
     """A savepoint before a write; on PostgreSQL it travels with the write's first
     statement, which every write sends through :func:`send` (its nonce spend)."""
-    later(conn, "SAVEPOINT write")
+    later(conn, SAVEPOINT)
 
 
 def release(conn: Connection) -> None:
@@ -217,9 +231,12 @@ def release(conn: Connection) -> None:
 def roll_back(conn: Connection) -> None:
     """Undo everything since :func:`savepoint` (the transaction stays open), including
     what is still queued."""
-    queued = conn.info.pop(_QUEUED, None)
-    if queued and queued[0][0] == "SAVEPOINT write":
-        return  # the savepoint never went out: nothing since it was either
+    queued = conn.info.pop(_QUEUED, [])
+    mark = [i for i, (text, _, _) in enumerate(queued) if text == SAVEPOINT]
+    if mark:  # it never went out, nor did anything after it; what came before still goes
+        if queued[:mark[-1]]:
+            conn.info[_QUEUED] = queued[:mark[-1]]
+        return
     conn.exec_driver_sql("ROLLBACK TO SAVEPOINT write")
     conn.exec_driver_sql("RELEASE SAVEPOINT write")
 

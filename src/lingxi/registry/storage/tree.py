@@ -57,9 +57,10 @@ def append(conn: Connection, index: int, leaf: bytes,
         known = read_nodes(conn, needed)
     added = merkle.appended_nodes(index, leaf, lambda lv, ix: known[(lv, ix)])
     sql = sql_for(conn)
-    # one round trip on PostgreSQL, with whatever the write queued (its rows)
+    # on PostgreSQL queued with the write's rows: they go out with the next statement
+    # sent (the next write's nonce spend, or the commit's flush)
     if log_row is not None and sql.log_and_nodes_add is not None:
-        driver.send(conn, sql.log_and_nodes_add, {
+        driver.later(conn, sql.log_and_nodes_add, {
             **log_row, "node_ids": [node_id(lv, ix) for lv, ix, _ in added],
             "node_hashes": [h.hex() for _, _, h in added]})
     else:

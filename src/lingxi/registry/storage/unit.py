@@ -311,7 +311,8 @@ class UnitOfWork:
     def move_head(self, conn: Connection, start: Any, end: Any) -> None:
         """Set the head row to ``end`` if the batch that began at ``start`` appended."""
         if (end.size, end.head) != (start.size, start.head):
-            conn.exec_driver_sql(self.sql.head_set, {"new_size": end.size, "new_head": end.head})
+            # sent with the batch's last rows when it commits (one round trip on PostgreSQL)
+            driver.later(conn, self.sql.head_set, {"new_size": end.size, "new_head": end.head})
 
     def appended(self) -> Any:
         """The head this process's last append made (its transaction still holds it)."""
