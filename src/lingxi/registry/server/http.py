@@ -82,8 +82,8 @@ async def read_signed(request: Request, store: Store, cap: int = MAX_BODY
 class WriteQueue:
     """The process's writer thread: logged writes run there, not in the shared pool.
 
-    Each write is a prepared write (``UnitOfWork.prepare``: its checks already done by
-    the handler) queued by a handler that awaits its future. The thread takes everything queued and runs it as one
+    Each write is a whole action (authenticate, check, decide, log) queued by a handler
+    that awaits its future. The thread takes everything queued and runs it as one
     group commit (``GroupCommit.run_many``: one transaction, a savepoint per write, one
     commit), then settles the batch's futures with one wake-up of each event loop. So a
     write costs no thread-pool hand-off, no contended commit lock and no wake-up of its
@@ -162,10 +162,10 @@ async def signed_write(store: Store, request: Request, action: Callable[..., dic
     signed, data, text, _ = await read_signed(request, store, cap)
     key = request.headers.get("idempotency-key")
     act = store.idempotent(key, action)
-    # the checks (key, signature, rate, body, options) run here, on the event loop, while
-    # the writer thread waits on the database for earlier writes; it runs only the write
-    write = store.uow.prepare(lambda: act(signed, *args, data, text))
-    result = await write_queue(store).run(write)
+    # the whole action (key, signature, rate, checks, write) runs on the writer thread:
+    # checking on the event loop instead had two threads contend for the GIL, which cost
+    # more CPU per post than it overlapped (docs/benchmarks.md)
+    result = await write_queue(store).run(lambda: act(signed, *args, data, text))
     return JSONAnswer(result, status_code=201 if result.get("created") else 200)
 
 

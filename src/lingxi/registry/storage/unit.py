@@ -56,17 +56,6 @@ class Change:
     extra: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
 
 
-class _NotYet(dict[str, Any]):
-    """What :meth:`UnitOfWork.write` returns inside :meth:`UnitOfWork.prepare`: the
-    write has not run, so an action that reads its answer is a bug, refused at once."""
-
-    def _refuse(self, *_: Any, **__: Any) -> Any:
-        raise RuntimeError("a prepared write's answer is not known before it runs; the "
-                           "action must end with `return self.uow.write(...)`")
-
-    __getitem__ = __iter__ = __len__ = __contains__ = keys = items = values = get = _refuse
-
-
 def _buckets(per_minute: int | None) -> TokenBuckets | None:
     return TokenBuckets(per_minute, 60.0) if per_minute else None
 
@@ -197,47 +186,16 @@ class UnitOfWork:
         return run
 
     # ------------------------------------------------------------------ writes
-    def prepare(self, action: Callable[[], dict[str, Any]]) -> Callable[[], dict[str, Any]]:
-        """Run ``action``'s checks now, in the calling thread, and return its write to run
-        later (the server's writer thread runs only the transaction).
-
-        Everything an aggregate does before it calls :meth:`write` (the signature, the
-        rate charge, the body's and the options' checks) runs here, and a refusal raises
-        here; the :meth:`write` call itself is only recorded, with the idempotency key in
-        force, and is what the returned function runs. An aggregate ends its action with
-        ``return self.uow.write(...)``, so the placeholder it returns meanwhile is never
-        used; an action that writes nothing returns its answer through the function."""
-        pending: list[Callable[[], dict[str, Any]]] = []
-        self._thread.deferred = pending
-        try:
-            answer = action()
-        finally:
-            self._thread.deferred = None
-        if not pending:
-            return lambda: answer
-        return pending[0]
-
     def write(self, signed: SignedRequest, body_text: str, decide: Decide) -> dict[str, Any]:
         """Run ``decide`` and log what it changed, in a transaction it may share with other
-        writes of this process (``batch``: its own savepoint, one commit for all); inside
-        :meth:`prepare`, record that for later instead.
+        writes of this process (``batch``: its own savepoint, one commit for all).
 
         A request that ``decide`` refuses still spends its nonce (after its savepoint is
         rolled back), so a refused claim cannot be replayed later when the invitation has
         reopened.
         """
-        idem = getattr(self._thread, "idempotency_key", None)
-        deferred = getattr(self._thread, "deferred", None)
-        if deferred is not None:
-            if deferred:
-                raise RuntimeError("a prepared action makes one write")
-            deferred.append(lambda: self._write(signed, body_text, decide, idem))
-            return _NotYet()
-        return self._write(signed, body_text, decide, idem)
-
-    def _write(self, signed: SignedRequest, body_text: str, decide: Decide,
-               idem: str | None) -> dict[str, Any]:
         now = self.clock()
+        idem = getattr(self._thread, "idempotency_key", None)
 
         def work(conn: Connection, head: Any) -> tuple[dict[str, Any], Any]:
             return self.write_once(conn, head, signed, body_text, decide, now, idem)
