@@ -162,6 +162,9 @@ async def signed_write(store: Store, request: Request, action: Callable[..., dic
     signed, data, text, _ = await read_signed(request, store, cap)
     key = request.headers.get("idempotency-key")
     act = store.idempotent(key, action)
+    # the whole action (key, signature, rate, checks, write) runs on the writer thread:
+    # checking on the event loop instead had two threads contend for the GIL, which cost
+    # more CPU per post than it overlapped (docs/benchmarks.md)
     result = await write_queue(store).run(lambda: act(signed, *args, data, text))
     return JSONAnswer(result, status_code=201 if result.get("created") else 200)
 
@@ -216,20 +219,36 @@ class PageCache:
         self.store, self.ttl, self.size = store, ttl, size
         self._entries: dict[str, tuple[Hashable, float, bytes]] = {}
 
-    def get(self, request: Request, compute: Callable[[], dict[str, Any]]) -> Response:
+    def _lookup(self, request: Request) -> tuple[str, Hashable, float, bytes | None]:
         key = request.url.path + "?" + request.url.query
         version = self.store.change_token()  # before computing: a later write moves it
         now = self.store.clock()
         hit = self._entries.get(key)
-        if hit is not None and hit[0] == version and hit[1] > now:
-            return Response(hit[2], media_type="application/json")
+        fresh = hit is not None and hit[0] == version and hit[1] > now
+        return key, version, now, hit[2] if hit is not None and fresh else None
+
+    def _keep(self, key: str, version: Hashable, now: float, answer: dict[str, Any]) -> bytes:
+        body = bytes(JSONAnswer(answer).body)
+        if len(self._entries) >= self.size:
+            self._entries.clear()
+        self._entries[key] = (version, now + self.ttl, body)
+        return body
+
+    async def get_async(self, request: Request,
+                        compute: Callable[[], Awaitable[dict[str, Any]]]) -> Response:
+        """:meth:`get` for an answer computed on the event loop (its query awaited)."""
+        key, version, now, hit = self._lookup(request)
+        if hit is None:
+            hit = self._keep(key, version, now, await compute())
+        return Response(hit, media_type="application/json")
+
+    def get(self, request: Request, compute: Callable[[], dict[str, Any]]) -> Response:
+        key, version, now, hit = self._lookup(request)
+        if hit is not None:
+            return Response(hit, media_type="application/json")
 
         def answer() -> bytes:
-            body = bytes(JSONAnswer(compute()).body)
-            if len(self._entries) >= self.size:
-                self._entries.clear()
-            self._entries[key] = (version, now + self.ttl, body)
-            return body
+            return self._keep(key, version, now, compute())
 
         if self.store.postgres:  # the query waits on the network: not on the event loop
             return _ComputedWhenSent(answer)

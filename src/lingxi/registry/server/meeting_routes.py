@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
@@ -23,10 +25,12 @@ def meeting_routes(store: Store, cache: PageCache) -> list[RouteSpec]:
 
     async def browse(request: Request) -> Response:
         q = request.query_params
-        limit = query_int(request, "limit")
-        return cache.get(request, lambda: store.browse(
-            protocol_id=q.get("protocol_id"), host=q.get("host"), type=q.get("type"),
-            name=q.get("name"), cursor=q.get("cursor"), limit=limit))
+        filters: dict[str, Any] = {"protocol_id": q.get("protocol_id"), "host": q.get("host"),
+                   "type": q.get("type"), "name": q.get("name"), "cursor": q.get("cursor"),
+                   "limit": query_int(request, "limit")}
+        if store.postgres:  # the query awaited on the loop: no thread hand-off
+            return await cache.get_async(request, lambda: store.browse_async(**filters))
+        return cache.get(request, lambda: store.browse(**filters))
 
     async def get_invitation(request: Request) -> Response:
         return JSONAnswer(store.invitation(path_id(request, "invitation_id")))

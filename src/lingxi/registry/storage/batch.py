@@ -163,6 +163,8 @@ class GroupCommit:
         driver.savepoint(conn)
         try:
             job.answer, after = job.work(conn, head)
+        except driver.EarlierWriteFailed:
+            raise  # not this write's: the batch cannot commit
         except Exception as error:  # noqa: BLE001 - this write's own failure, told to it alone
             driver.roll_back(conn)
             job.error = error

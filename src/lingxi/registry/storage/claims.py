@@ -200,9 +200,10 @@ class Claims:
 
     def host_action(
         self, signed: SignedRequest, invitation_id: str, text: str, kind: str | None,
-        act: HostAct,
+        act: HostAct, answer: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """``act`` on the signer's own invitation, logged as ``kind`` (None: not logged)."""
+        """``act`` on the signer's own invitation, logged as ``kind`` (None: not logged);
+        ``answer``: more fields of the answer."""
         self.identities.authenticate(signed)
 
         def decide(conn: Connection, now: float, seq: int) -> Change:
@@ -215,7 +216,7 @@ class Claims:
                 kind,
                 invitation_id,
                 {"invitation_id": invitation_id, **facts},
-                {"invitation": view(self.rules, fresh, now)},
+                {"invitation": view(self.rules, fresh, now), **(answer or {})},
                 created=False,
             )
 
@@ -356,5 +357,5 @@ class Claims:
             )
             return {}
 
-        answer = self.host_action(signed, invitation_id, text, None, act)
-        return {**answer, "presence_timeout_seconds": self.rules.presence_timeout}
+        return self.host_action(signed, invitation_id, text, None, act,
+                                {"presence_timeout_seconds": self.rules.presence_timeout})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy.engine import Connection
 
@@ -86,9 +87,12 @@ def browse_sql(postgres: bool, protocol: bool, host: bool, kind: bool, name: boo
 
     An invitation is browsable while stored ``open``, or ``claimed`` with the claim
     lapsed. Each of the two is a range of ``ix_invitations_status_seq`` read backwards
-    from the cursor, stopping after ``n`` matches; their union, at most ``2n`` rows, is
-    joined and cut to ``n``. (One ``status IN (…)`` would make either database read every
-    open invitation and sort them for each page.)"""
+    from the cursor, stopping after ``n`` matches; their union, at most ``2n`` seqs, is
+    cut to ``n`` first and only those rows are looked up and joined. (One ``status IN
+    (…)`` would make either database read every open invitation and sort them for each
+    page; ``i.seq IN (union)`` let PostgreSQL's generic plan — the one a prepared
+    statement settles on — walk the whole seq index from the newest invitation down to
+    the cursor, a merge semi-join reading every row above the page.)"""
     def param(name: str) -> str:
         return _param(name, postgres)
 
@@ -120,14 +124,16 @@ def browse_sql(postgres: bool, protocol: bool, host: bool, kind: bool, name: boo
         "a.nickname AS host_nickname, r.rating AS host_rating, r.games AS host_games, "
         "ts.completed AS host_tables_completed, ts.\"left\" AS host_tables_left, "
         "ts.timed_out AS host_tables_timed_out "
-        "FROM invitations i JOIN protocols p ON p.protocol_id = i.protocol_id "
+        f"FROM ({branch('o', 'open')} UNION ALL {branch('c', 'claimed')} "
+        f"ORDER BY seq DESC LIMIT {param('n')}) AS page "
+        "JOIN invitations i ON i.seq = page.seq "
+        "JOIN protocols p ON p.protocol_id = i.protocol_id "
         "LEFT OUTER JOIN agents a ON a.agent_id = i.host_agent_id "
         "LEFT OUTER JOIN ratings r ON r.agent_id = i.host_agent_id "
         "AND r.protocol_id = i.protocol_id "
         "LEFT OUTER JOIN table_standings ts ON ts.agent_id = i.host_agent_id "
         "AND ts.protocol_id = i.protocol_id "
-        f"WHERE i.seq IN ({branch('o', 'open')} UNION ALL {branch('c', 'claimed')}) "
-        f"ORDER BY i.seq DESC LIMIT {param('n')}"
+        "ORDER BY i.seq DESC"
     )
 
 
@@ -136,8 +142,82 @@ def sql_for(conn: Connection) -> WriteSQL:
     return _BY_BACKEND[conn.dialect.name == "postgresql"]
 
 
+# ---------------------------------------------------------------- round trips
+# On PostgreSQL a statement whose result nobody reads need not cost a round trip of its
+# own: it is queued on the connection (``conn.info``) and goes out, in psycopg's
+# pipeline mode, ahead of the next statement that is sent (:func:`send`), in one round
+# trip; the pipeline's sync at its end reports any failure among them there. So a
+# write's savepoint travels with its nonce spend, and its rows with its log entry.
+# On SQLite (no round trips) each statement runs when it is given.
+_QUEUED = "lingxi_queued"
+SAVEPOINT = "SAVEPOINT write"
+
+
+def _fire(conn: Connection, cursor: Any, sql: str, params: Any, many: bool) -> None:
+    """Engine events see a statement sent past SQLAlchemy as they see any other."""
+    if conn.dispatch.before_cursor_execute:  # a listener is there
+        conn.dispatch.before_cursor_execute(conn, cursor, sql, params, None, many)
+
+
+def later(conn: Connection, sql: str, params: Any = None, many: bool = False) -> None:
+    """Run ``sql`` (no result wanted) with the next :func:`send`, or now on SQLite."""
+    if conn.dialect.name == "postgresql":
+        conn.info.setdefault(_QUEUED, []).append((sql, params, many))
+    else:
+        send(conn, sql, params, many=many)
+
+
+def send(conn: Connection, sql: str, params: Any = None, *, many: bool = False) -> list[Any]:
+    """Run the queued statements and ``sql`` (one round trip on PostgreSQL) on ``conn``'s
+    driver connection, in its open transaction; ``sql``'s rows as tuples (none for a
+    statement that returns none). A failure of any of them raises here."""
+    raw = conn.connection.driver_connection
+    assert raw is not None
+    statements = [*conn.info.pop(_QUEUED, ()), (sql, params, many)]
+    if conn.dialect.name != "postgresql":
+        for text, values, each in statements:
+            cursor = raw.cursor()
+            try:
+                _fire(conn, cursor, text, values, each)
+                (cursor.executemany if each else cursor.execute)(text, values or {})
+                rows = cursor.fetchall() if cursor.description else []
+            finally:
+                cursor.close()
+        return rows
+    # statements queued before a savepoint are an earlier write's: if any of them fails,
+    # that write was already counted done, so the failure is not this write's own
+    earlier = any(text == SAVEPOINT for text, _, _ in statements[1:])
+    try:
+        with raw.pipeline():
+            for text, values, each in statements:
+                cursor = raw.cursor()
+                _fire(conn, cursor, text, values, each)
+                (cursor.executemany if each else cursor.execute)(text, values)
+    except Exception as error:
+        if earlier:
+            raise EarlierWriteFailed(str(error)) from error
+        raise
+    return cursor.fetchall() if cursor.description else []
+
+
+class EarlierWriteFailed(Exception):  # noqa: N818 - a fact, not a condition
+    """A statement of an earlier write of the transaction, sent with this one, failed:
+    the transaction cannot commit (``batch`` fails the whole batch)."""
+
+
+def flush(conn: Connection) -> None:
+    """Send what is queued, if anything (its failures raise here)."""
+    queued = conn.info.pop(_QUEUED, None)
+    if queued:
+        *first, (sql, params, many) = queued
+        conn.info[_QUEUED] = first
+        send(conn, sql, params, many=many)
+
+
 def savepoint(conn: Connection) -> None:
-    conn.exec_driver_sql("SAVEPOINT write")
+    """A savepoint before a write; on PostgreSQL it travels with the write's first
+    statement, which every write sends through :func:`send` (its nonce spend)."""
+    later(conn, SAVEPOINT)
 
 
 def release(conn: Connection) -> None:
@@ -149,6 +229,18 @@ def release(conn: Connection) -> None:
 
 
 def roll_back(conn: Connection) -> None:
-    """Undo everything since :func:`savepoint` (the transaction stays open)."""
+    """Undo everything since :func:`savepoint` (the transaction stays open), including
+    what is still queued."""
+    queued = conn.info.pop(_QUEUED, [])
+    mark = [i for i, (text, _, _) in enumerate(queued) if text == SAVEPOINT]
+    if mark:  # it never went out, nor did anything after it; what came before still goes
+        if queued[:mark[-1]]:
+            conn.info[_QUEUED] = queued[:mark[-1]]
+        return
     conn.exec_driver_sql("ROLLBACK TO SAVEPOINT write")
     conn.exec_driver_sql("RELEASE SAVEPOINT write")
+
+
+def discard(conn: Connection) -> None:
+    """Forget what is queued (its transaction is being rolled back)."""
+    conn.info.pop(_QUEUED, None)

@@ -71,11 +71,18 @@ def _sqlite_engine(url: str, immediate: bool) -> Engine:
 
 
 def make_engines(url: str) -> tuple[Engine, Engine]:
-    """``(reader, writer)`` engines; on PostgreSQL both are one engine."""
+    """``(reader, writer)`` engines.
+
+    On PostgreSQL the reader's pool pings a connection at checkout; the writer's does
+    not (a ping is a round trip per write transaction): every write transaction begins
+    by locking the log head, and one whose connection turns out dead there is begun
+    again on a new connection (``UnitOfWork.transaction``). Writes of a process run one
+    transaction at a time (the group commit), so its pool stays small."""
     if make_url(url).get_backend_name() == "sqlite":
         return _sqlite_engine(url, False), _sqlite_engine(url, True)
-    engine = create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
-    return engine, engine
+    reader = create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+    writer = create_engine(url, pool_size=2, max_overflow=8, pool_pre_ping=False)
+    return reader, writer
 
 
 def migrate(engine: Engine) -> None:

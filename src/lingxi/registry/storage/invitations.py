@@ -25,7 +25,7 @@ from lingxi.registry.models.records import (
     new_id,
 )
 from lingxi.registry.models.signing import SignedRequest
-from lingxi.registry.storage import proofs
+from lingxi.registry.storage import driver, proofs
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.common import bad, like, not_found, page_limit
 from lingxi.registry.storage.driver import browse_sql, sql_for
@@ -153,10 +153,10 @@ class Invitations:
         """How many of ``host``'s invitations are open or claimed (an absent host's
         withdrawn ones do not count), counted up to the cap: whether it is reached is
         all a post needs, so the count reads at most that many rows."""
-        count = conn.exec_driver_sql(sql_for(conn).open_count, {
+        rows = driver.send(conn, sql_for(conn).open_count, {
             "host": host, "now": now, "seen": now - self.rules.presence_timeout,
-            "cap": self.rules.max_open_invitations}).scalar()
-        return int(count or 0)
+            "cap": self.rules.max_open_invitations})
+        return int(rows[0][0] or 0)
 
     def post(self, signed: SignedRequest, body: dict[str, Any], text: str) -> dict[str, Any]:
         host_key = self.identities.authenticate(signed)
@@ -198,7 +198,7 @@ class Invitations:
                 "claim_deadline": None,
                 "host_seen_at": now,
             }
-            conn.exec_driver_sql(sql_for(conn).invitation_add, row)
+            driver.later(conn, sql_for(conn).invitation_add, row)  # sent with the log entry
             return Change(
                 "invitation",
                 invitation_id,
@@ -222,7 +222,19 @@ class Invitations:
             )
         return {**view(self.rules, row, self.uow.clock()), "proof": proof}
 
-    def browse(
+    def browse(self, **filters: Any) -> dict[str, Any]:
+        """Open invitations, newest first: unexpired, unclaimed or with a lapsed claim, and
+        their host heard from within the presence timeout. ``filters``: ``protocol_id``,
+        ``host``, ``type``, ``name``, ``cursor``, ``limit``."""
+        sql, params, limit, now = self._browse_query(**filters)
+        return self._page(self.uow.raw.rows(sql, params), limit, now)  # its own snapshot
+
+    async def browse_async(self, **filters: Any) -> dict[str, Any]:
+        """:meth:`browse` waiting on the database in the running event loop (PostgreSQL)."""
+        sql, params, limit, now = self._browse_query(**filters)
+        return self._page(await self.uow.raw.rows_async(sql, params), limit, now)
+
+    def _browse_query(
         self,
         *,
         protocol_id: str | None = None,
@@ -231,17 +243,17 @@ class Invitations:
         name: str | None = None,
         cursor: str | None = None,
         limit: int | None = None,
-    ) -> dict[str, Any]:
-        """Open invitations, newest first: unexpired, unclaimed or with a lapsed claim, and
-        their host heard from within the presence timeout."""
-        limit, before, now = page_limit(limit), decode_cursor(cursor), self.uow.clock()
+    ) -> tuple[str, dict[str, Any], int, float]:
+        page, before, now = page_limit(limit), decode_cursor(cursor), self.uow.clock()
         params: dict[str, Any] = {"now": now, "seen": now - self.rules.presence_timeout,
-                                  "n": limit + 1, "protocol": protocol_id, "host": host,
+                                  "n": page + 1, "protocol": protocol_id, "host": host,
                                   "type": type, "name": like(name) if name else None,
                                   "before": before}
         sql = browse_sql(self.uow.postgres, bool(protocol_id), bool(host), bool(type),
                          bool(name), before is not None)
-        rows = self.uow.raw.rows(sql, params)  # one statement: its own snapshot
+        return sql, params, page, now
+
+    def _page(self, rows: list[dict[str, Any]], limit: int, now: float) -> dict[str, Any]:
         items = [view(self.rules, r, now) for r in rows[:limit]]
         return {
             "items": items,

@@ -8,12 +8,18 @@ connections are the driver's, opened outside the engine's pool (so holding some 
 starves the writers of theirs), a few kept idle for the next read; one that failed is
 closed, not reused. On PostgreSQL psycopg prepares a statement it sees repeatedly, so a
 page's query is parsed and planned once per connection.
+
+On PostgreSQL a read may also run on the calling event loop (:meth:`RawReads.rows_async`,
+psycopg's async connections, kept idle per loop): the server's browse waits on the
+database without a hand-off to a worker thread and back.
 """
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
+import weakref
 from typing import Any
 
 from sqlalchemy.engine import Engine
@@ -28,16 +34,21 @@ class RawReads:
         self.engine, self.keep = engine, keep
         self.postgres = engine.dialect.name == "postgresql"
         self._idle: list[Any] = []
+        self._idle_async: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[Any]] = (
+            weakref.WeakKeyDictionary())
         self._lock = threading.Lock()
         self._closed = False
+
+    def _params(self) -> dict[str, Any]:
+        _, params = self.engine.dialect.create_connect_args(self.engine.url)
+        params.pop("context", None)  # SQLAlchemy's adapters; these rows are plain values
+        return dict(params)
 
     def _connect(self) -> Any:
         if self.postgres:
             import psycopg
 
-            _, params = self.engine.dialect.create_connect_args(self.engine.url)
-            params.pop("context", None)  # SQLAlchemy's adapters; these rows are plain values
-            return psycopg.connect(**params, autocommit=True)
+            return psycopg.connect(**self._params(), autocommit=True)
         database = self.engine.url.database
         if not database or database == ":memory:":
             return self.engine.raw_connection()  # a memory database is the pool's own
@@ -76,8 +87,35 @@ class RawReads:
             conn.close()
         return names, rows
 
+    async def rows_async(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """:meth:`rows` on the running event loop (PostgreSQL only)."""
+        import psycopg
+
+        assert self.postgres
+        idle = self._idle_async.setdefault(asyncio.get_running_loop(), [])
+        conn = idle.pop() if idle else None
+        if conn is None:
+            conn = await psycopg.AsyncConnection.connect(**self._params(), autocommit=True)
+        try:
+            cursor = conn.cursor()
+            await cursor.execute(sql, params)
+            rows = await cursor.fetchall()
+            names = [d[0] for d in cursor.description or ()]
+            await cursor.close()
+        except BaseException:
+            conn.pgconn.finish()  # whatever failed (a cancelled request too): not reused
+            raise
+        if not self._closed and len(idle) < self.keep:
+            idle.append(conn)
+        else:
+            await conn.close()
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
     def close(self) -> None:
         with self._lock:
             idle, self._idle, self._closed = self._idle, [], True
         for conn in idle:
             conn.close()
+        for conns in list(self._idle_async.values()):  # from any thread: the sockets only
+            while conns:
+                conns.pop().pgconn.finish()

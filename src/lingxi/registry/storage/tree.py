@@ -10,6 +10,7 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Connection
 
 from lingxi.registry.models import merkle
+from lingxi.registry.storage import driver
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.driver import sql_for
 
@@ -52,18 +53,21 @@ def append(conn: Connection, index: int, leaf: bytes,
     if frontier is not None and needed <= frontier.keys():
         known = {n: frontier[n] for n in needed}
     else:
+        driver.flush(conn)  # what the write queued goes out before this read
         known = read_nodes(conn, needed)
     added = merkle.appended_nodes(index, leaf, lambda lv, ix: known[(lv, ix)])
     sql = sql_for(conn)
+    # on PostgreSQL queued with the write's rows: they go out with the next statement
+    # sent (the next write's nonce spend, or the commit's flush)
     if log_row is not None and sql.log_and_nodes_add is not None:
-        conn.exec_driver_sql(sql.log_and_nodes_add, {
+        driver.later(conn, sql.log_and_nodes_add, {
             **log_row, "node_ids": [node_id(lv, ix) for lv, ix, _ in added],
             "node_hashes": [h.hex() for _, _, h in added]})
     else:
         if log_row is not None:
-            conn.exec_driver_sql(sql.log_add, log_row)
-        conn.exec_driver_sql(sql.node_add,
-                             [{"id": node_id(lv, ix), "hash": h.hex()} for lv, ix, h in added])
+            driver.later(conn, sql.log_add, log_row)
+        driver.send(conn, sql.node_add,
+                    [{"id": node_id(lv, ix), "hash": h.hex()} for lv, ix, h in added], many=True)
     known.update({(lv, ix): h for lv, ix, h in added})
     new_frontier = {n: known[n] for n in merkle.root_nodes(size)}
     return merkle.hash_range(0, size, lambda lv, ix: known[(lv, ix)]), new_frontier

@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 
 from lingxi.canonical import canonical_json
 from lingxi.registry.errors import RegistryError
@@ -28,7 +29,7 @@ from lingxi.registry.models.keys import ServerKey
 from lingxi.registry.models.log import make_entry
 from lingxi.registry.models.ratelimit import TokenBuckets
 from lingxi.registry.models.signing import SignedRequest
-from lingxi.registry.storage import idempotency, tree
+from lingxi.registry.storage import driver, idempotency, tree
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.batch import GroupCommit
 from lingxi.registry.storage.driver import WriteSQL
@@ -96,10 +97,42 @@ class UnitOfWork:
 
     @contextmanager
     def transaction(self) -> Iterator[tuple[Connection, Any]]:
-        """A write transaction holding the log head row; yields ``(conn, head)``."""
-        with self._local_writes or nullcontext(), self.writer.begin() as conn:
-            yield conn, conn.exec_driver_sql(self.sql.head_locked).one()
+        """A write transaction holding the log head row; yields ``(conn, head)``. It
+        commits when the block ends and rolls back if it raises."""
+        with self._local_writes or nullcontext():
+            conn, head = self._begin()
+            try:
+                yield conn, head
+                driver.flush(conn)
+                conn.commit()
+            except BaseException:
+                driver.discard(conn)
+                conn.rollback()
+                raise
+            finally:
+                driver.discard(conn)  # the connection goes back to the pool with its info
+                conn.close()
         self.after_commit()  # reached only once the commit returned
+
+    def _begin(self) -> tuple[Connection, Any]:
+        """A writer connection in a transaction holding the head, and the head. The
+        writer's pool does not ping (``engine.make_engines``): a pooled connection that
+        died is seen on this first statement, and the transaction is begun once more on
+        a new one (nothing was written on the dead one)."""
+        for attempt in (1, 2):
+            conn = self.writer.connect()
+            try:
+                head = conn.exec_driver_sql(self.sql.head_locked).one()
+            except DBAPIError as error:
+                conn.close()
+                if attempt == 2 or not error.connection_invalidated:
+                    raise
+                continue
+            except BaseException:
+                conn.close()
+                raise
+            return conn, head
+        raise AssertionError("unreachable")  # pragma: no cover
 
     # ------------------------------------------------------------------ rate charges
     def set_limits(self, writes_per_minute: int | None, claims_per_minute: int | None) -> None:
@@ -175,11 +208,9 @@ class UnitOfWork:
 
     def _spend(self, conn: Connection, signed: SignedRequest) -> bool:
         """Spend ``signed``'s nonce in one statement: False when it was spent before."""
-        row = conn.exec_driver_sql(
-            self.sql.nonce_spend,
-            {"agent_id": signed.agent_id, "nonce": signed.nonce, "ts": int(signed.timestamp)},
-        ).first()
-        return row is not None
+        rows = driver.send(conn, self.sql.nonce_spend, {
+            "agent_id": signed.agent_id, "nonce": signed.nonce, "ts": int(signed.timestamp)})
+        return bool(rows)
 
     def write_once(
         self,
@@ -207,6 +238,7 @@ class UnitOfWork:
             error.spend_nonce = True
             raise
         if change.kind is None:
+            driver.flush(conn)  # what decide queued goes before anything else
             answer = {**change.response, "created": False}
         else:
             record = {
@@ -237,7 +269,8 @@ class UnitOfWork:
     def move_head(self, conn: Connection, start: Any, end: Any) -> None:
         """Set the head row to ``end`` if the batch that began at ``start`` appended."""
         if (end.size, end.head) != (start.size, start.head):
-            conn.exec_driver_sql(self.sql.head_set, {"new_size": end.size, "new_head": end.head})
+            # sent with the batch's last rows when it commits (one round trip on PostgreSQL)
+            driver.later(conn, self.sql.head_set, {"new_size": end.size, "new_head": end.head})
 
     def appended(self) -> Any:
         """The head this process's last append made (its transaction still holds it)."""
