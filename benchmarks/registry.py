@@ -18,6 +18,11 @@ settings:
              options checked against the spec, one logged transaction each;
              ``--hosts`` hosts (default 16) take turns, so each host's count of
              open invitations (checked per post against its cap) is its share.
+The open invitations belong to as many hosts as it takes for none to hold more
+than ``--per-host`` (default 20, the server's default cap), as on a registry
+whose hosts keep to the cap: with 20,000 open that is 1,000 hosts, and the
+first ``--hosts`` of them post. (The server itself runs without a cap, as the
+posting hosts post thousands in the slices.)
 The first 1,000 invitations are posted through the HTTP API, the rest (with
 ``--invitations 20000``, say) through a ``Store`` of this process on the same
 database: the same signed write path, without the HTTP client's cost.
@@ -320,20 +325,24 @@ async def post_share(client, pid: str, share: range) -> None:  # noqa: ANN001
 
 
 async def populate(url: str, count: int, hosts: int = 1):
-    """``hosts`` registered hosts, ``count`` open invitations posted among them."""
+    """``hosts`` registered hosts, ``count`` open invitations posted among them (16 hosts
+    at a time: a thousand one after another take a minute)."""
     from lingxi.registry.client.api import RegistryClient
     from lingxi.wire.identity import Identity
 
-    made, pid = [], ""
-    for h in range(hosts):
-        host = Identity.generate()
-        async with RegistryClient(url, host, timeout=60) as client:
-            await client.register("bench-host-" + secrets.token_hex(3))
-            if not pid:
-                spec = json.loads(RPS.read_text())
-                pid = (await client.register_protocol(spec))["protocol_id"]
+    made = [Identity.generate() for _ in range(hosts)]
+    async with RegistryClient(url, made[0], timeout=60) as client:
+        await client.register("bench-host-" + secrets.token_hex(3))
+        pid = (await client.register_protocol(json.loads(RPS.read_text())))["protocol_id"]
+        await post_share(client, pid, range(0, count, hosts))
+    sem = asyncio.Semaphore(16)
+
+    async def one(h: int) -> None:
+        async with sem, RegistryClient(url, made[h], timeout=60) as client:
+            await client.register("bench-host-" + secrets.token_hex(4))
             await post_share(client, pid, range(h, count, hosts))
-        made.append(host)
+
+    await asyncio.gather(*(one(h) for h in range(1, hosts)))
     return made, pid
 
 
@@ -494,6 +503,8 @@ async def main() -> None:
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--hosts", type=int, default=16,
                         help="hosts that post, taking turns (each has its share open)")
+    parser.add_argument("--per-host", type=int, default=20,
+                        help="at most this many of the open invitations belong to one host")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="profile N in-process posts instead of the HTTP benchmark")
     parser.add_argument("--sample", type=float, default=0, metavar="S",
@@ -527,7 +538,8 @@ async def main() -> None:
                            port, str(work / backend))
             try:
                 http_share = min(args.invitations, 1000)  # the rest straight to the store
-                hosts, pid = await populate(f"http://127.0.0.1:{port}", http_share, args.hosts)
+                owners = max(args.hosts, -(-args.invitations // args.per_host))
+                hosts, pid = await populate(f"http://127.0.0.1:{port}", http_share, owners)
                 if args.invitations > http_share:
                     key_file = (None if backend == "sqlite"
                                 else str(work / backend / "registry" / "server.key"))
@@ -539,8 +551,8 @@ async def main() -> None:
                 await load(port, lambda p=path: get_request(p), 1.0, args.concurrency)
                 await load(bare_port, lambda: get_request("/bare"), 1.0, args.concurrency)
                 gets, uncached, posts = [], [], []
-                make_post = post_maker(hosts, pid)
-                make_page = page_maker(args.invitations + args.hosts + 1)
+                make_post = post_maker(hosts[:args.hosts], pid)
+                make_page = page_maker(args.invitations + owners + 1)
                 for _ in range(args.rounds):
                     base = await load(bare_port, lambda: get_request("/bare"), args.seconds,
                                       args.concurrency, bare.pid)
