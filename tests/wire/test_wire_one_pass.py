@@ -21,9 +21,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from wirehelpers import (
     AEAD_KEY,
+    ENDPOINTS,
     GUEST,
     HOST,
     KEY,
+    PAYLOADS,
+    TEXTS,
     FakeClock,
     counting_ids,
     counting_nonces,
@@ -31,20 +34,11 @@ from wirehelpers import (
 )
 
 from lingxi.canonical import canonical_bytes as reference_canonical
-from lingxi.wire import AgentEndpoint, EnvelopeBuilder, ReceivePipeline
+from lingxi.wire import EnvelopeBuilder, ReceivePipeline
 from lingxi.wire.codec import DigestGuard, SessionCodec
 from lingxi.wire.errors import EnvelopeError
 from lingxi.wire.signature import KeyedHmac, keyed_hmac
 from lingxi.wire.transport import memory_pair
-
-_texts = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
-_ids = _texts.filter(lambda text: "|" not in text)
-_endpoints = st.builds(AgentEndpoint, _ids, _texts | st.just("%s%%\"\\"), _texts,
-                       st.none() | _texts, st.none() | _texts)
-_scalars = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=6)
-_payloads = st.dictionaries(st.text(max_size=5), _scalars | st.lists(_scalars, max_size=3),
-                            max_size=4)
-
 
 # ---- the keyed HMAC ----------------------------------------------------------------------
 
@@ -81,10 +75,10 @@ def _twins(sender, receiver, conversation_id, group_id, algorithm, instant):
 
 
 @settings(max_examples=120, deadline=None)
-@given(sender=_endpoints, receiver=st.none() | _endpoints, conversation_id=st.none() | _texts,
-       group_id=st.none() | _texts, algorithm=st.sampled_from(["HMAC-SHA256", "HMAC-SHA512"]),
-       reply_to=st.none() | _texts, kind=st.none() | _texts, payload=_payloads,
-       action=_texts, instant=st.floats(0, 4e9))
+@given(sender=ENDPOINTS, receiver=st.none() | ENDPOINTS, conversation_id=st.none() | TEXTS,
+       group_id=st.none() | TEXTS, algorithm=st.sampled_from(["HMAC-SHA256", "HMAC-SHA512"]),
+       reply_to=st.none() | TEXTS, kind=st.none() | TEXTS, payload=PAYLOADS,
+       action=TEXTS, instant=st.floats(0, 4e9))
 def test_the_one_pass_build_is_the_opened_twin_of_build_sealed(
         sender, receiver, conversation_id, group_id, algorithm, reply_to, kind, payload,
         action, instant):

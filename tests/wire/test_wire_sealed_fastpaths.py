@@ -18,22 +18,26 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from wirehelpers import AEAD_KEY, GUEST, HOST, KEY, FakeClock, counting_ids, counting_nonces
+from wirehelpers import (
+    AEAD_KEY,
+    ENDPOINTS,
+    GUEST,
+    HOST,
+    IDS,
+    KEY,
+    PAYLOADS,
+    TEXTS,
+    FakeClock,
+    counting_ids,
+    counting_nonces,
+)
 
 from lingxi.canonical import canonical_bytes as reference_canonical
-from lingxi.wire import AgentEndpoint, Envelope, EnvelopeBuilder, ReceivePipeline, seal_envelope
+from lingxi.wire import Envelope, EnvelopeBuilder, ReceivePipeline, seal_envelope
 from lingxi.wire.aead import sealed_payload
 from lingxi.wire.envelope import _canonical_payload
 from lingxi.wire.errors import EnvelopeError
 from lingxi.wire.shape import SealedShape
-
-_texts = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
-_ids = _texts.filter(lambda text: "|" not in text)
-_endpoints = st.builds(AgentEndpoint, _ids, _texts | st.just("%s%%\"\\"), _texts,
-                       st.none() | _texts, st.none() | _texts)
-_scalars = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=6)
-_payloads = st.dictionaries(st.text(max_size=5), _scalars | st.lists(_scalars, max_size=3),
-                            max_size=4)
 
 
 def _reference_sealed(env: Envelope, nonce: bytes, aead_key: bytes, key: bytes,
@@ -55,12 +59,12 @@ def _reference_sealed(env: Envelope, nonce: bytes, aead_key: bytes, key: bytes,
 
 
 @settings(max_examples=80, deadline=None)
-@given(sender=_endpoints, receiver=st.none() | _endpoints,
-       conversation_id=st.none() | _texts, group_id=st.none() | _texts,
+@given(sender=ENDPOINTS, receiver=st.none() | ENDPOINTS,
+       conversation_id=st.none() | TEXTS, group_id=st.none() | TEXTS,
        algorithm=st.sampled_from(["HMAC-SHA256", "HMAC-SHA512"]),
-       reply_to=st.none() | _texts, correlation_id=st.none() | _texts,
+       reply_to=st.none() | TEXTS, correlation_id=st.none() | TEXTS,
        ttl=st.none() | st.integers(0, 10**6), broadcast=st.none() | st.booleans(),
-       payload=_payloads, action=_texts, instant=st.floats(0, 4e9))
+       payload=PAYLOADS, action=TEXTS, instant=st.floats(0, 4e9))
 def test_a_sealed_build_is_the_spec_computed_from_scratch(
         sender, receiver, conversation_id, group_id, algorithm, reply_to, correlation_id,
         ttl, broadcast, payload, action, instant):
@@ -91,11 +95,11 @@ def test_a_sealed_build_is_the_spec_computed_from_scratch(
 
 
 @settings(max_examples=150, deadline=None)
-@given(sender=_endpoints, receiver=st.none() | _endpoints, conversation_id=st.none() | _texts,
-       group_id=st.none() | _texts, reply_to=st.none() | _texts,
-       correlation_id=st.none() | _texts, ttl=st.none() | st.integers(0, 10**6),
+@given(sender=ENDPOINTS, receiver=st.none() | ENDPOINTS, conversation_id=st.none() | TEXTS,
+       group_id=st.none() | TEXTS, reply_to=st.none() | TEXTS,
+       correlation_id=st.none() | TEXTS, ttl=st.none() | st.integers(0, 10**6),
        broadcast=st.none() | st.booleans(), encrypt=st.none() | st.booleans(),
-       kind=_ids)
+       kind=IDS)
 def test_header_bytes_are_the_canonical_header(sender, receiver, conversation_id, group_id,
                                                reply_to, correlation_id, ttl, broadcast,
                                                encrypt, kind):
@@ -166,7 +170,7 @@ def _mutations(data: bytes, draw_positions: list[tuple[int, int]]) -> list[bytes
 
 
 @settings(max_examples=40, deadline=None)
-@given(payload=_payloads, reply_to=st.none() | _texts | st.just("x" * 256) | st.just("y" * 257),
+@given(payload=PAYLOADS, reply_to=st.none() | TEXTS | st.just("x" * 256) | st.just("y" * 257),
        action=st.sampled_from(["move", "echo", "a.b:c"]),
        positions=st.lists(st.tuples(st.integers(0, 10**4), st.integers(0, 255)), max_size=6))
 def test_the_learnt_form_reads_what_the_parser_reads_and_refuses_nothing_new(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import uuid
 
+from hypothesis import strategies as st
+
 from lingxi.wire import AgentEndpoint, parse_rfc3339
 
 KEY = b"test-key-0123456789"
@@ -58,3 +60,13 @@ async def handshake_pair(transport_a, transport_b, clock, *, host_identity=None,
         timeout=2.0, seal=host_seal))
     results = await asyncio.gather(guest_task, host_task, return_exceptions=True)
     return results[0], results[1]
+
+
+# envelope parts as hypothesis draws them, for the differential tests of the fast paths
+TEXTS = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8)
+IDS = TEXTS.filter(lambda text: "|" not in text)
+ENDPOINTS = st.builds(AgentEndpoint, IDS, TEXTS | st.just("%s%%\"\\"), TEXTS,
+                      st.none() | TEXTS, st.none() | TEXTS)
+_SCALARS = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=6)
+PAYLOADS = st.dictionaries(st.text(max_size=5), _SCALARS | st.lists(_SCALARS, max_size=3),
+                           max_size=4)
