@@ -254,7 +254,8 @@ class ForbiddenPlay(Adversary):
 
 class SeatCheat(Adversary):
     """The cheater's seat is signed wrongly: by a stranger's key, for another identity than
-    the handshake proved, or for another session."""
+    the handshake proved, or for another session; or it is signed rightly and still
+    wrong: sent twice, a host's seat that names no deck, a guest's that names one."""
 
     STRANGER = SigningKey(bytes(range(32)))
 
@@ -266,11 +267,23 @@ class SeatCheat(Adversary):
                  correlation_id: str | None) -> list[tuple[dict[str, Any], str | None]]:
         if self.cheated or payload.get("action") != "seat":
             return [(payload, correlation_id)]
-        from lingxi.session.core.modes.mental_poker_rules import seat_bytes
+        from lingxi.session.core.modes.mental_poker_rules import seat_bytes, sign_seat
 
         machine = side.machine
         seat = dict(payload)
         session, pid, role = str(machine.session_id), machine.spec.protocol_id, machine.role
+        self.cheated = True
+        if self.how == "twice":
+            return [(payload, correlation_id), (seat, correlation_id)]
+        if self.how in ("no deck", "deck"):
+            if self.how == "no deck":
+                seat.pop("universe", None)
+                seat.pop("deal", None)
+            else:
+                seat["universe"] = list(machine.universe)
+                seat["deal"] = [machine.deal.host, machine.deal.guest, machine.deal.table]
+            seat["seat_sig"] = sign_seat(machine.identity, session, pid, role, seat)
+            return [(seat, correlation_id)]
         stranger = self.STRANGER
         if self.how == "identity":
             seat["identity"] = bytes(stranger.verify_key).hex()
@@ -279,7 +292,6 @@ class SeatCheat(Adversary):
                 seat_bytes("another-session", pid, role, seat))).hex()
         else:
             seat["seat_sig"] = stranger.sign(seat_bytes(session, pid, role, seat)).signature.hex()
-        self.cheated = True
         return [(seat, correlation_id)]
 
 
@@ -356,6 +368,12 @@ def _ending_cases(honest: dict[str, list[dict[str, Any]]]) -> list[Case]:
         for cheater in ("host", "guest"):
             cases.append(Case(f"seat {text} ({cheater})", cheater, ("mental_poker.bad_seat",),
                               partial(SeatCheat, how)))
+    cases.append(Case("seat sent twice (guest)", "guest", ("session.out_of_phase",),
+                      partial(SeatCheat, "twice")))
+    cases.append(Case("host's seat naming no deck, rightly signed (host)", "host",
+                      ("mental_poker.bad_seat",), partial(SeatCheat, "no deck")))
+    cases.append(Case("guest's seat naming a deck, rightly signed (guest)", "guest",
+                      ("mental_poker.bad_seat",), partial(SeatCheat, "deck")))
     return cases
 
 
