@@ -161,6 +161,24 @@ class ReceivePipeline:
             env = self._accept_learnt(shape, data, expect_prefix)
             if env is not None:
                 return env
+        env, sealed, signature = self._verified(data, shape)
+        action = env.payload.get("action")
+        if not (type(action) is str and expect_prefix in _PLAIN_PREFIXES
+                and env.type == expect_prefix + ":" + action):
+            check_binding(env, expect_prefix)  # anything but the plain match: the full check
+        if check_clock:
+            last = check_time(env, self.clock(), self.window_seconds)
+            self.guard.check_and_remember(signature or "", last, self.clock())
+        self._check_expected(env, expect_reply_to, expect_correlation_id,
+                             expect_conversation_id, expect_group_id)
+        if shape is None and sealed is not None and type(data) is bytes:
+            self._learn(sealed)
+        return env
+
+    def _verified(self, data: bytes | bytearray | str | dict[str, Any] | Envelope,
+                  shape: SealedShape | None) -> tuple[Envelope, Envelope | None, str | None]:
+        """The envelope read, its signature checked and, when sealed, opened: the opened
+        envelope, the sealed one (None when it was not sealed) and the signature."""
         parsed = shape.parse(data) if shape is not None and type(data) is bytes else None
         header: bytes | None = None
         if parsed is not None:
@@ -170,34 +188,30 @@ class ReceivePipeline:
         key = self._fixed_key
         verify_signature(env, key if key is not None else self.key_for(env.sender.agent_id),
                          keyed=self._keyed)
-        signature = env.signature
-        sealed: Envelope | None = None
-        if env.encrypt:
-            sealed = env
-            env = open_envelope(env, self._cipher(), header=header)
-        action = env.payload.get("action")
-        if not (type(action) is str and expect_prefix in _PLAIN_PREFIXES
-                and env.type == expect_prefix + ":" + action):
-            check_binding(env, expect_prefix)  # anything but the plain match: the full check
-        if check_clock:
-            last = check_time(env, self.clock(), self.window_seconds)
-            self.guard.check_and_remember(signature or "", last, self.clock())
-        conversation_id = (self.expect_conversation_id if expect_conversation_id is _UNSET
-                           else expect_conversation_id)
-        asked = expect_reply_to is not None or expect_correlation_id is not None \
-            or expect_group_id is not None
+        if not env.encrypt:
+            return env, None, env.signature
+        return open_envelope(env, self._cipher(), header=header), env, env.signature
+
+    def _check_expected(self, env: Envelope, reply_to: str | None, correlation_id: str | None,
+                        conversation_id: str | None, group_id: str | None) -> None:
+        """The expectations of this call and the pipeline's standing ones."""
+        if conversation_id is _UNSET:
+            conversation_id = self.expect_conversation_id
+        asked = reply_to is not None or correlation_id is not None or group_id is not None
         if asked or not self._standing_hold(env, conversation_id):
             check_expectations(
-                env, reply_to=expect_reply_to, correlation_id=expect_correlation_id,
+                env, reply_to=reply_to, correlation_id=correlation_id,
                 conversation_id=conversation_id, sender=self.expect_sender,
-                receiver=self.expect_receiver, group_id=expect_group_id)
-        if shape is None and sealed is not None and type(data) is bytes:
-            # the peer's form, from an accepted envelope
-            self._shape = SealedShape.learn(sealed, sender=self.expect_sender,
-                                            receiver=self.expect_receiver)
-            if self._shape is not None and key is not None:
-                self._shape_mac = keyed_hmac(key, self._shape.algorithm)
-        return env
+                receiver=self.expect_receiver, group_id=group_id)
+
+    def _learn(self, sealed: Envelope) -> None:
+        """The peer's form, from an accepted sealed envelope (its later ones are read in
+        one pass, :meth:`_accept_learnt`)."""
+        self._shape = SealedShape.learn(sealed, sender=self.expect_sender,
+                                        receiver=self.expect_receiver)
+        key = self._fixed_key
+        if self._shape is not None and key is not None:
+            self._shape_mac = keyed_hmac(key, self._shape.algorithm)
 
     def _accept_learnt(self, shape: SealedShape, data: bytes,
                        expect_prefix: str | None) -> Envelope | None:
