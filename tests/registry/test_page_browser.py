@@ -107,6 +107,8 @@ def test_docs_page_lists_operations_and_tries_a_get(populated, page):
     assert page.locator("section.op").count() >= 20
     info = page.locator("section.op", has_text="GET /v1/info")
     info.locator("button").click()
-    page.wait_for_function("document.querySelector('section.op pre').textContent.length > 0")
+    # A function, not a bare expression: Playwright evals a bare expression on every poll,
+    # and this page's CSP (rightly) refuses eval after the first, CSP-exempt, check.
+    page.wait_for_function("() => document.querySelector('section.op pre').textContent.length > 0")
     assert "server_public_key" in info.locator("pre").inner_text()
     assert page.errors == []

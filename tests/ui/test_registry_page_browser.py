@@ -229,7 +229,8 @@ async def test_a_bundle_file_opened_on_its_own_is_still_sandboxed(
     try:
         page = await _open(browser, server.url)  # the shell keeps the token in this tab
         await page.goto(server.base_url + "/bundle/index.html")
-        await page.wait_for_function("document.getElementById('r').textContent.includes('done')")
+        await page.wait_for_function(  # a function: the CSP refuses a re-evaled expression
+            "() => document.getElementById('r').textContent.includes('done')")
         found = json.loads(await page.locator("#r").text_content())
         live.abort("the test is over")
         await asyncio.wait_for(session, HANG_GUARD)
