@@ -28,8 +28,8 @@ def meeting_routes(store: Store, cache: PageCache) -> list[RouteSpec]:
         filters: dict[str, Any] = {"protocol_id": q.get("protocol_id"), "host": q.get("host"),
                    "type": q.get("type"), "name": q.get("name"), "cursor": q.get("cursor"),
                    "limit": query_int(request, "limit")}
-        if store.postgres:  # the query awaited on the loop: no thread hand-off
-            return await cache.get_async(request, lambda: store.browse_async(**filters))
+        if store.postgres:  # awaited on the loop, each item's JSON from the database
+            return await cache.get_encoded(request, lambda: store.browse_encoded(**filters))
         return cache.get(request, lambda: store.browse(**filters))
 
     async def get_invitation(request: Request) -> Response:
