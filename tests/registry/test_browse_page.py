@@ -1,5 +1,6 @@
-"""Browse's page: PostgreSQL's rendering of the JSON is byte for byte the Python one, and
-the statement's filter is ``invitations.status`` exactly, boundaries included.
+"""Browse's page: the database's rendering of the JSON (PostgreSQL's and SQLite's) is byte
+for byte the Python one, and the statement's filter is ``invitations.status`` exactly,
+boundaries included.
 
 The rows are generated and written straight into the tables (past the API's checks),
 so every text field carries what JSON must escape or keep as itself: quotes,
@@ -21,10 +22,6 @@ from lingxi.registry.server.http import JSONAnswer
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.invitations import status
 from lingxi.registry.storage.store import Store
-
-from .conftest import empty_postgres
-
-pytestmark = pytest.mark.postgres
 
 NOW = 1_764_806_400.123456  # a fixed clock: both renderings see the same instant
 PRESENCE = 90.0
@@ -100,9 +97,8 @@ def invitation(pick: random.Random, i: int, host: str, protocol: str) -> dict:
 
 
 @pytest.fixture
-def store(postgres_database):
-    empty_postgres(postgres_database)
-    s = Store(postgres_database, clock=lambda: NOW, presence_timeout=PRESENCE)
+def store(database_url):
+    s = Store(database_url, clock=lambda: NOW, presence_timeout=PRESENCE)
     try:
         yield s
     finally:

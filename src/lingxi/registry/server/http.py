@@ -220,7 +220,8 @@ class PageCache:
         self._entries: dict[str, tuple[Hashable, float, bytes]] = {}
 
     def _lookup(self, request: Request) -> tuple[str, Hashable, float, bytes | None]:
-        key = request.url.path + "?" + request.url.query
+        # the path and query as sent (``request.url`` would parse and rebuild them)
+        key = request.scope["path"] + "?" + request.scope["query_string"].decode("latin-1")
         version = self.store.change_token()  # before computing: a later write moves it
         now = self.store.clock()
         hit = self._entries.get(key)

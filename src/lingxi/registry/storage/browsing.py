@@ -1,9 +1,8 @@
 """Browse's page statement, written once per dialect and filter set.
 
-A page is the open invitations newest first, cut at a cursor. On PostgreSQL the
-statement can also render each row as the JSON text the API serves
-(:func:`browse_sql` with ``encoded``), so the server neither builds a dict per row
-nor encodes it again: the text is byte for byte what
+A page is the open invitations newest first, cut at a cursor. The statement can also
+have the database render each row as the JSON text the API serves (:func:`browse_sql`
+with ``encoded``), so the server neither builds a dict per row nor encodes it again: the text is byte for byte what
 :func:`lingxi.registry.storage.invitations.view` rendered by ``json.dumps`` (compact,
 non-ASCII as itself) gives for the same row — ``tests/registry/test_browse_page.py``
 holds the two side by side over generated rows.
@@ -22,22 +21,34 @@ def _param(name: str, postgres: bool) -> str:
     return f"%({name})s" if postgres else f":{name}"
 
 
-def _iso(column: str) -> str:
-    """PostgreSQL text of ``records.iso`` of a ``float8`` epoch column: the second and
+def _iso(column: str, postgres: bool) -> str:
+    """SQL text of ``records.iso`` of a float epoch column, exactly: the second and
     microsecond ``datetime.fromtimestamp`` takes (the fraction times 10**6, one IEEE
-    multiplication, rounded half to even as ``round(float8)`` does; a microsecond that
+    multiplication, rounded half to even — PostgreSQL's ``round(float8)`` does, SQLite's
+    ``round`` rounds halves away from zero, so there it is spelled out; a microsecond that
     rounds to 10**6 carries into the second), then the millisecond cut, not rounded."""
-    micros = (f"(floor({column})::bigint * 1000000 "
-              f"+ round(({column} - floor({column})) * 1000000::float8)::bigint)")
-    return (f"to_char(to_timestamp({micros} / 1000000) AT TIME ZONE 'UTC', "
-            f"'YYYY-MM-DD\"T\"HH24:MI:SS') || '.' "
-            f"|| lpad(mod({micros} / 1000, 1000)::text, 3, '0') || 'Z'")
+    whole = f"floor({column})"
+    if postgres:
+        micros = (f"({whole}::bigint * 1000000 "
+                  f"+ round(({column} - {whole}) * 1000000::float8)::bigint)")
+        return (f"to_char(to_timestamp({micros} / 1000000) AT TIME ZONE 'UTC', "
+                f"'YYYY-MM-DD\"T\"HH24:MI:SS') || '.' "
+                f"|| lpad(mod({micros} / 1000, 1000)::text, 3, '0') || 'Z'")
+    scaled = f"(({column} - {whole}) * 1000000.0)"
+    down = f"floor({scaled})"
+    half_up = (f"({scaled} - {down} > 0.5 OR ({scaled} - {down} = 0.5 "
+               f"AND CAST({down} AS INTEGER) % 2 = 1))")
+    micros = f"(CAST({whole} AS INTEGER) * 1000000 + CAST({down} AS INTEGER) + {half_up})"
+    return (f"strftime('%Y-%m-%dT%H:%M:%S', {micros} / 1000000, 'unixepoch') || '.' "
+            f"|| printf('%03d', {micros} / 1000 % 1000) || 'Z'")
 
 
-def _text(expr: str) -> str:
-    """A JSON string (or ``null``) of a text expression; PostgreSQL escapes exactly the
-    characters ``json.dumps(ensure_ascii=False)`` does, in the same forms."""
-    return f"coalesce(to_json({expr})::text, 'null')"
+def _text(expr: str, postgres: bool) -> str:
+    """A JSON string (or ``null``) of a text expression; both databases escape exactly
+    the characters ``json.dumps(ensure_ascii=False)`` does, in the same forms."""
+    if postgres:
+        return f"coalesce(to_json({expr})::text, 'null')"
+    return f"json_quote({expr})"
 
 
 def _object(fields: list[tuple[str, str]]) -> str:
@@ -47,26 +58,36 @@ def _object(fields: list[tuple[str, str]]) -> str:
     return " || ".join(parts) + " || '}'"
 
 
-def _item_json() -> str:
+def _item_json(postgres: bool) -> str:
     """One browse row as the API serves it. A browsed row's status is ``open`` by the
     statement's own filter (the same comparisons ``invitations.status`` makes), so the
     claim's fields never show and ``host_seen_at`` always does; ``options`` is stored as
     canonical JSON, which ``json.dumps(json.loads(...))`` gives back unchanged."""
+    def text(expr: str) -> str:
+        return _text(expr, postgres)
+
+    def iso(column: str) -> str:
+        return f"'\"' || {_iso(column, postgres)} || '\"'"
+
+    def number(expr: str) -> str:
+        return f"CAST({expr} AS TEXT)"
+
     rating = ("CASE WHEN r.rating IS NULL THEN 'null' ELSE "
-              + _object([("rating", "r.rating::text"), ("games", "r.games::text")]) + " END")
+              + _object([("rating", number("r.rating")), ("games", number("r.games"))])
+              + " END")
     tables = ("CASE WHEN ts.completed IS NULL THEN 'null' ELSE "
-              + _object([("completed", "ts.completed::text"), ("left", 'ts."left"::text'),
-                         ("timed_out", "ts.timed_out::text")]) + " END")
+              + _object([("completed", number("ts.completed")),
+                         ("left", number('ts."left"')),
+                         ("timed_out", number("ts.timed_out"))]) + " END")
     return _object([
-        *[(c, _text(f"i.{c}")) for c in ("invitation_id", "protocol_id", "host_agent_id",
-                                          "host_public_key", "endpoint")],
-        ("options", "i.options"), ("note", _text("i.note")), ("status", "'\"open\"'"),
-        ("created_at", f"'\"' || {_iso('i.created_at')} || '\"'"),
-        ("expires_at", f"'\"' || {_iso('i.expires_at')} || '\"'"),
-        ("seq", "i.seq::text"), ("protocol_name", _text("p.name")),
-        ("protocol_type", _text("p.type")), ("host_nickname", _text("a.nickname")),
+        *[(c, text(f"i.{c}")) for c in ("invitation_id", "protocol_id", "host_agent_id",
+                                         "host_public_key", "endpoint")],
+        ("options", "i.options"), ("note", text("i.note")), ("status", "'\"open\"'"),
+        ("created_at", iso("i.created_at")), ("expires_at", iso("i.expires_at")),
+        ("seq", number("i.seq")), ("protocol_name", text("p.name")),
+        ("protocol_type", text("p.type")), ("host_nickname", text("a.nickname")),
         ("host_rating", rating), ("host_tables", tables),
-        ("host_seen_at", f"'\"' || {_iso('i.host_seen_at')} || '\"'"),
+        ("host_seen_at", iso("i.host_seen_at")),
     ])
 
 
@@ -88,8 +109,6 @@ def browse_sql(postgres: bool, protocol: bool, host: bool, kind: bool, name: boo
     them for each page; ``i.seq IN (union)`` let PostgreSQL's generic plan — the one a
     prepared statement settles on — walk the whole seq index from the newest invitation
     down to the cursor, a merge semi-join reading every row above the page.)"""
-    assert postgres or not encoded, "only PostgreSQL renders the page's JSON"
-
     def param(name: str) -> str:
         return _param(name, postgres)
 
@@ -115,7 +134,7 @@ def browse_sql(postgres: bool, protocol: bool, host: bool, kind: bool, name: boo
                 f"WHERE {' AND '.join(where)} ORDER BY {alias}.seq DESC "
                 f"LIMIT {param('n')}) AS {alias}_page")
 
-    selected = (f"i.seq, {_item_json()}" if encoded else
+    selected = (f"i.seq, {_item_json(postgres)}" if encoded else
                 ", ".join(f"i.{c}" for c in COLUMNS)
                 + ", p.name AS protocol_name, p.type AS protocol_type, "
                 "a.nickname AS host_nickname, r.rating AS host_rating, r.games AS host_games, "

@@ -236,11 +236,15 @@ class Invitations:
         }
 
     async def browse_encoded(self, **filters: Any) -> bytes:
-        """:meth:`browse`'s answer as the API's JSON bytes, the query awaited in the running
-        event loop and each item rendered by PostgreSQL (``browsing``): the same bytes
-        ``json.dumps`` of :meth:`browse`'s answer gives, compact and non-ASCII as itself."""
+        """:meth:`browse`'s answer as the API's JSON bytes, each item rendered by the
+        database (``browsing``): the same bytes ``json.dumps`` of :meth:`browse`'s answer
+        gives, compact and non-ASCII as itself. On PostgreSQL the query is awaited in the
+        running event loop; SQLite answers in this thread."""
         sql, params, limit, _ = self._browse_query(True, **filters)
-        _, rows = await self.uow.raw.fetch_async(sql, params)
+        if self.uow.postgres:
+            _, rows = await self.uow.raw.fetch_async(sql, params)
+        else:
+            _, rows = self.uow.raw.fetch(sql, params)
         more = len(rows) > limit
         cursor = '"' + encode_cursor(rows[limit - 1][0]) + '"' if more else "null"
         items = ",".join([item for _, item in rows[:limit]])

@@ -259,8 +259,8 @@ class Store:
                                        name=name, cursor=cursor, limit=limit)
 
     async def browse_encoded(self, **filters: Any) -> bytes:
-        """:meth:`browse`'s answer as JSON bytes, rendered by the database on the running
-        event loop (PostgreSQL; same ``filters``)."""
+        """:meth:`browse`'s answer as JSON bytes, rendered by the database (same
+        ``filters``; PostgreSQL's query awaited on the running event loop)."""
         return await self.invitations.browse_encoded(**filters)
 
     def claim(self, signed: SignedRequest, invitation_id: str, text: str) -> dict[str, Any]:
