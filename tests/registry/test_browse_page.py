@@ -143,3 +143,34 @@ async def test_an_empty_page_and_the_last_page(store):
     assert encoded == bytes(JSONAnswer(store.browse(cursor=encode_cursor(last + 1),
                                                     limit=1)).body)
     assert json.loads(encoded)["next_cursor"] is None
+
+
+def test_the_sql_iso_is_records_iso_at_every_edge(database_url):
+    """``browsing``'s time text against ``records.iso`` over many times: random bits, and
+    each fraction within a few ulps of a millisecond's end, a half microsecond, a second."""
+    import math
+
+    from sqlalchemy import create_engine, text
+
+    from lingxi.registry.models.records import iso
+    from lingxi.registry.storage.browsing import iso_sql
+
+    pick = random.Random(22)
+    times = [pick.uniform(0, 4e9) for _ in range(3000)]
+    for _ in range(500):
+        edge = int(pick.uniform(1e9, 2e9)) + pick.choice(
+            [0.0, 1.0, 0.0005, 0.0015, 0.9995, 0.9999995, 0.0000005, 0.001, 0.999, 1 / 128])
+        for _ in range(pick.randint(0, 4)):
+            edge = math.nextafter(edge, pick.choice([0.0, math.inf]))
+        times.append(edge)
+    engine = create_engine(database_url)
+    postgres = engine.dialect.name == "postgresql"
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("CREATE TEMPORARY TABLE times (n integer, t double precision)"))
+            conn.execute(text("INSERT INTO times VALUES (:n, :t)"),
+                         [{"n": n, "t": x} for n, x in enumerate(times)])
+            got = conn.execute(text(f"SELECT {iso_sql('t', postgres)} FROM times ORDER BY n"))
+            assert [row[0] for row in got] == [iso(x) for x in times]
+    finally:
+        engine.dispose()

@@ -21,26 +21,28 @@ def _param(name: str, postgres: bool) -> str:
     return f"%({name})s" if postgres else f":{name}"
 
 
-def _iso(column: str, postgres: bool) -> str:
-    """SQL text of ``records.iso`` of a float epoch column, exactly: the second and
-    microsecond ``datetime.fromtimestamp`` takes (the fraction times 10**6, one IEEE
-    multiplication, rounded half to even — PostgreSQL's ``round(float8)`` does, SQLite's
-    ``round`` rounds halves away from zero, so there it is spelled out; a microsecond that
-    rounds to 10**6 carries into the second), then the millisecond cut, not rounded."""
-    whole = f"floor({column})"
-    if postgres:
-        micros = (f"({whole}::bigint * 1000000 "
-                  f"+ round(({column} - {whole}) * 1000000::float8)::bigint)")
-        return (f"to_char(to_timestamp({micros} / 1000000) AT TIME ZONE 'UTC', "
-                f"'YYYY-MM-DD\"T\"HH24:MI:SS') || '.' "
-                f"|| lpad(mod({micros} / 1000, 1000)::text, 3, '0') || 'Z'")
+def iso_sql(column: str, postgres: bool) -> str:
+    """SQL text of ``records.iso`` of a float epoch column (a time after 1970), exactly:
+    the second and microsecond ``datetime.fromtimestamp`` takes (the fraction times
+    10**6, one IEEE multiplication, rounded half to even; a microsecond that rounds to
+    10**6 carries into the second), then the millisecond cut, not rounded.
+
+    PostgreSQL's ``round(float8)`` rounds half to even, and its ``MS`` cuts the
+    microseconds. SQLite rounds the fraction half up, which gives the same millisecond:
+    the two differ only on an exact half above an even microsecond count ``m``, and
+    ``m + 1`` starts a new millisecond only for an odd ``m``; its ``%f`` then prints the
+    whole milliseconds it is given (its clock counts milliseconds, rounding to the
+    nearest, and these are whole already)."""
+    if postgres:  # the whole second, then the microseconds as an interval (both exact)
+        whole = f"floor({column})"
+        return (f"to_char(to_timestamp({whole}) AT TIME ZONE 'UTC' "
+                f"+ round(({column} - {whole}) * 1000000::float8) * interval '1 microsecond', "
+                f"'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')")
+    whole = f"CAST({column} AS INTEGER)"  # the floor, for a time after 1970
     scaled = f"(({column} - {whole}) * 1000000.0)"
-    down = f"floor({scaled})"
-    half_up = (f"({scaled} - {down} > 0.5 OR ({scaled} - {down} = 0.5 "
-               f"AND CAST({down} AS INTEGER) % 2 = 1))")
-    micros = f"(CAST({whole} AS INTEGER) * 1000000 + CAST({down} AS INTEGER) + {half_up})"
-    return (f"strftime('%Y-%m-%dT%H:%M:%S', {micros} / 1000000, 'unixepoch') || '.' "
-            f"|| printf('%03d', {micros} / 1000 % 1000) || 'Z'")
+    micros = (f"({whole} * 1000000 + CAST({scaled} AS INTEGER) "
+              f"+ ({scaled} - CAST({scaled} AS INTEGER) >= 0.5))")
+    return f"strftime('%Y-%m-%dT%H:%M:%fZ', {micros} / 1000 / 1000.0, 'unixepoch')"
 
 
 def _text(expr: str, postgres: bool) -> str:
@@ -67,7 +69,7 @@ def _item_json(postgres: bool) -> str:
         return _text(expr, postgres)
 
     def iso(column: str) -> str:
-        return f"'\"' || {_iso(column, postgres)} || '\"'"
+        return f"'\"' || {iso_sql(column, postgres)} || '\"'"
 
     def number(expr: str) -> str:
         return f"CAST({expr} AS TEXT)"
