@@ -11,15 +11,17 @@ whose fractions sit on the rounding edges of ``records.iso``."""
 from __future__ import annotations
 
 import json
+import math
 import random
 
 import pytest
-from sqlalchemy import insert
+from sqlalchemy import create_engine, insert, text
 
 from lingxi.canonical import canonical_json
-from lingxi.registry.models.records import encode_cursor
+from lingxi.registry.models.records import encode_cursor, iso
 from lingxi.registry.server.http import JSONAnswer
 from lingxi.registry.storage import schema as t
+from lingxi.registry.storage.browsing import iso_sql
 from lingxi.registry.storage.invitations import status
 from lingxi.registry.storage.store import Store
 
@@ -148,13 +150,6 @@ async def test_an_empty_page_and_the_last_page(store):
 def test_the_sql_iso_is_records_iso_at_every_edge(database_url):
     """``browsing``'s time text against ``records.iso`` over many times: random bits, and
     each fraction within a few ulps of a millisecond's end, a half microsecond, a second."""
-    import math
-
-    from sqlalchemy import create_engine, text
-
-    from lingxi.registry.models.records import iso
-    from lingxi.registry.storage.browsing import iso_sql
-
     pick = random.Random(22)
     times = [pick.uniform(0, 4e9) for _ in range(3000)]
     for _ in range(500):

@@ -2,10 +2,10 @@
 
 A page is the open invitations newest first, cut at a cursor. The statement can also
 have the database render each row as the JSON text the API serves (:func:`browse_sql`
-with ``encoded``), so the server neither builds a dict per row nor encodes it again: the text is byte for byte what
-:func:`lingxi.registry.storage.invitations.view` rendered by ``json.dumps`` (compact,
-non-ASCII as itself) gives for the same row — ``tests/registry/test_browse_page.py``
-holds the two side by side over generated rows.
+with ``encoded``), so the server neither builds a dict per row nor encodes it again:
+the text is byte for byte what :func:`lingxi.registry.storage.invitations.view`
+rendered by ``json.dumps`` (compact, non-ASCII as itself) gives for the same row —
+``tests/registry/test_browse_page.py`` holds the two side by side over generated rows.
 """
 
 from __future__ import annotations
