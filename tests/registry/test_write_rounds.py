@@ -12,6 +12,7 @@ from sqlalchemy import event
 
 from lingxi.registry.models.records import encode_cursor
 from lingxi.registry.storage import driver
+from lingxi.registry.storage.browsing import browse_sql
 from lingxi.registry.storage.store import Store
 
 from .test_write_path import _post, _setup, assert_tree_matches_log
@@ -115,28 +116,33 @@ def test_a_browse_page_reads_only_the_rows_near_its_cursor(database_url, alice):
             _post(store, alice, pid, port)
         page = store.browse(cursor=encode_cursor(40), limit=10)
         assert [item["seq"] for item in page["items"]] == list(range(39, 29, -1))
-        sql = driver.browse_sql(store.postgres, False, False, False, False, True)
+        # the page as rows, and as the server asks for it: each item's JSON
+        statements = [browse_sql(store.postgres, False, False, False, False, True, encoded)
+                      for encoded in (False, True)]
         now = store.clock()
-        params = {"now": now, "seen": now - store.presence_timeout, "n": 11, "before": 40}
+        params = {"now": now, "presence": store.presence_timeout, "n": 11, "before": 40}
         raw = store.writer.raw_connection()
         try:
             cursor = raw.cursor()
             if store.postgres:
                 cursor.execute("ANALYZE")
                 cursor.execute("SET plan_cache_mode = force_generic_plan")
-                prepared = sql
-                for name in params:
-                    prepared = prepared.replace(f"%({name})s", f"${list(params).index(name) + 1}")
-                cursor.execute(f"PREPARE page AS {prepared}")
-                cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE page("
-                               + ", ".join(repr(v) for v in params.values()) + ")")
-                plan = cursor.fetchone()[0]
-                plan = plan if isinstance(plan, list) else json.loads(plan)
-                assert max(_rows_read(plan[0]["Plan"])) <= 3 * 11
+                for i, text in enumerate(statements):
+                    prepared = text
+                    for name in params:
+                        prepared = prepared.replace(f"%({name})s",
+                                                    f"${list(params).index(name) + 1}")
+                    cursor.execute(f"PREPARE page{i} AS {prepared}")
+                    cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE page{i}("
+                                   + ", ".join(repr(v) for v in params.values()) + ")")
+                    plan = cursor.fetchone()[0]
+                    plan = plan if isinstance(plan, list) else json.loads(plan)
+                    assert max(_rows_read(plan[0]["Plan"])) <= 3 * 11
             else:
-                cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
-                steps = [row[3] for row in cursor.fetchall()]
-                assert not [s for s in steps if s.startswith("SCAN") and "page" not in s]
+                for text in statements:
+                    cursor.execute("EXPLAIN QUERY PLAN " + text, params)
+                    steps = [row[3] for row in cursor.fetchall()]
+                    assert not [s for s in steps if s.startswith("SCAN") and "page" not in s]
             cursor.close()
         finally:
             raw.rollback()

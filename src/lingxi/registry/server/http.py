@@ -220,23 +220,24 @@ class PageCache:
         self._entries: dict[str, tuple[Hashable, float, bytes]] = {}
 
     def _lookup(self, request: Request) -> tuple[str, Hashable, float, bytes | None]:
-        key = request.url.path + "?" + request.url.query
+        # the path and query as sent (``request.url`` would parse and rebuild them)
+        key = request.scope["path"] + "?" + request.scope["query_string"].decode("latin-1")
         version = self.store.change_token()  # before computing: a later write moves it
         now = self.store.clock()
         hit = self._entries.get(key)
         fresh = hit is not None and hit[0] == version and hit[1] > now
         return key, version, now, hit[2] if hit is not None and fresh else None
 
-    def _keep(self, key: str, version: Hashable, now: float, answer: dict[str, Any]) -> bytes:
-        body = bytes(JSONAnswer(answer).body)
+    def _keep(self, key: str, version: Hashable, now: float, body: bytes) -> bytes:
         if len(self._entries) >= self.size:
             self._entries.clear()
         self._entries[key] = (version, now + self.ttl, body)
         return body
 
-    async def get_async(self, request: Request,
-                        compute: Callable[[], Awaitable[dict[str, Any]]]) -> Response:
-        """:meth:`get` for an answer computed on the event loop (its query awaited)."""
+    async def get_encoded(self, request: Request,
+                          compute: Callable[[], Awaitable[bytes]]) -> Response:
+        """:meth:`get` for an answer computed on the event loop (its query awaited) and
+        already encoded as :class:`JSONAnswer` would."""
         key, version, now, hit = self._lookup(request)
         if hit is None:
             hit = self._keep(key, version, now, await compute())
@@ -248,7 +249,7 @@ class PageCache:
             return Response(hit, media_type="application/json")
 
         def answer() -> bytes:
-            return self._keep(key, version, now, compute())
+            return self._keep(key, version, now, bytes(JSONAnswer(compute()).body))
 
         if self.store.postgres:  # the query waits on the network: not on the event loop
             return _ComputedWhenSent(answer)

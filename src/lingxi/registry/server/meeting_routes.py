@@ -28,9 +28,8 @@ def meeting_routes(store: Store, cache: PageCache) -> list[RouteSpec]:
         filters: dict[str, Any] = {"protocol_id": q.get("protocol_id"), "host": q.get("host"),
                    "type": q.get("type"), "name": q.get("name"), "cursor": q.get("cursor"),
                    "limit": query_int(request, "limit")}
-        if store.postgres:  # the query awaited on the loop: no thread hand-off
-            return await cache.get_async(request, lambda: store.browse_async(**filters))
-        return cache.get(request, lambda: store.browse(**filters))
+        # each item's JSON from the database; PostgreSQL's query awaited on the loop
+        return await cache.get_encoded(request, lambda: store.browse_encoded(**filters))
 
     async def get_invitation(request: Request) -> Response:
         return JSONAnswer(store.invitation(path_id(request, "invitation_id")))

@@ -10,7 +10,6 @@ columns hold only strings, integers and floats, which both drivers bind as they 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -72,70 +71,6 @@ class WriteSQL:
 
 
 _BY_BACKEND = {False: WriteSQL(False), True: WriteSQL(True)}
-
-_BROWSE_COLUMNS = ("invitation_id", "protocol_id", "host_agent_id", "host_public_key",
-                   "endpoint", "options", "note", "status", "created_at", "expires_at",
-                   "session_id", "guest_agent_id", "claim_deadline", "host_seen_at", "seq")
-
-
-@functools.cache
-def browse_sql(postgres: bool, protocol: bool, host: bool, kind: bool, name: bool,
-               cursor: bool) -> str:
-    """Browse's page of open invitations, newest first, with the filters that are set
-    (parameters ``now``, ``seen``, ``n`` and ``protocol``, ``host``, ``type``, ``name``,
-    ``before``).
-
-    An invitation is browsable while stored ``open``, or ``claimed`` with the claim
-    lapsed. Each of the two is a range of ``ix_invitations_status_seq`` read backwards
-    from the cursor, stopping after ``n`` matches; their union, at most ``2n`` seqs, is
-    cut to ``n`` first and only those rows are looked up and joined. (One ``status IN
-    (…)`` would make either database read every open invitation and sort them for each
-    page; ``i.seq IN (union)`` let PostgreSQL's generic plan — the one a prepared
-    statement settles on — walk the whole seq index from the newest invitation down to
-    the cursor, a merge semi-join reading every row above the page.)"""
-    def param(name: str) -> str:
-        return _param(name, postgres)
-
-    def branch(alias: str, state: str) -> str:
-        joined = kind or name
-        where = [f"{alias}.status = '{state}'", f"{alias}.expires_at > {param('now')}",
-                 f"{alias}.host_seen_at > {param('seen')}"]
-        if state == "claimed":
-            where.append(f"{alias}.claim_deadline <= {param('now')}")
-        if protocol:
-            where.append(f"{alias}.protocol_id = {param('protocol')}")
-        if host:
-            where.append(f"{alias}.host_agent_id = {param('host')}")
-        if kind:
-            where.append(f"{alias}p.type = {param('type')}")
-        if name:
-            where.append(f"lower({alias}p.name) LIKE {param('name')} ESCAPE '\\'")
-        if cursor:
-            where.append(f"{alias}.seq < {param('before')}")
-        join = (f" JOIN protocols {alias}p ON {alias}p.protocol_id = {alias}.protocol_id"
-                if joined else "")
-        return (f"SELECT seq FROM (SELECT {alias}.seq FROM invitations {alias}{join} "
-                f"WHERE {' AND '.join(where)} ORDER BY {alias}.seq DESC "
-                f"LIMIT {param('n')}) AS {alias}_page")
-
-    columns = ", ".join(f"i.{c}" for c in _BROWSE_COLUMNS)
-    return (
-        f"SELECT {columns}, p.name AS protocol_name, p.type AS protocol_type, "
-        "a.nickname AS host_nickname, r.rating AS host_rating, r.games AS host_games, "
-        "ts.completed AS host_tables_completed, ts.\"left\" AS host_tables_left, "
-        "ts.timed_out AS host_tables_timed_out "
-        f"FROM ({branch('o', 'open')} UNION ALL {branch('c', 'claimed')} "
-        f"ORDER BY seq DESC LIMIT {param('n')}) AS page "
-        "JOIN invitations i ON i.seq = page.seq "
-        "JOIN protocols p ON p.protocol_id = i.protocol_id "
-        "LEFT OUTER JOIN agents a ON a.agent_id = i.host_agent_id "
-        "LEFT OUTER JOIN ratings r ON r.agent_id = i.host_agent_id "
-        "AND r.protocol_id = i.protocol_id "
-        "LEFT OUTER JOIN table_standings ts ON ts.agent_id = i.host_agent_id "
-        "AND ts.protocol_id = i.protocol_id "
-        "ORDER BY i.seq DESC"
-    )
-
 
 def sql_for(conn: Connection) -> WriteSQL:
     """The statements in ``conn``'s dialect."""

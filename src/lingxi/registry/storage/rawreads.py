@@ -9,7 +9,7 @@ starves the writers of theirs), a few kept idle for the next read; one that fail
 closed, not reused. On PostgreSQL psycopg prepares a statement it sees repeatedly, so a
 page's query is parsed and planned once per connection.
 
-On PostgreSQL a read may also run on the calling event loop (:meth:`RawReads.rows_async`,
+On PostgreSQL a read may also run on the calling event loop (:meth:`RawReads.fetch_async`,
 psycopg's async connections, kept idle per loop): the server's browse waits on the
 database without a hand-off to a worker thread and back.
 """
@@ -87,8 +87,9 @@ class RawReads:
             conn.close()
         return names, rows
 
-    async def rows_async(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        """:meth:`rows` on the running event loop (PostgreSQL only)."""
+    async def fetch_async(self, sql: str, params: dict[str, Any]
+                          ) -> tuple[list[str], list[Any]]:
+        """:meth:`fetch` on the running event loop (PostgreSQL only)."""
         import psycopg
 
         assert self.postgres
@@ -109,7 +110,7 @@ class RawReads:
             idle.append(conn)
         else:
             await conn.close()
-        return [dict(zip(names, row, strict=True)) for row in rows]
+        return names, rows
 
     def close(self) -> None:
         with self._lock:

@@ -258,9 +258,10 @@ class Store:
         return self.invitations.browse(protocol_id=protocol_id, host=host, type=type,
                                        name=name, cursor=cursor, limit=limit)
 
-    async def browse_async(self, **filters: Any) -> dict[str, Any]:
-        """:meth:`browse` on the running event loop (PostgreSQL; same ``filters``)."""
-        return await self.invitations.browse_async(**filters)
+    async def browse_encoded(self, **filters: Any) -> bytes:
+        """:meth:`browse`'s answer as JSON bytes, rendered by the database (same
+        ``filters``; PostgreSQL's query awaited on the running event loop)."""
+        return await self.invitations.browse_encoded(**filters)
 
     def claim(self, signed: SignedRequest, invitation_id: str, text: str) -> dict[str, Any]:
         return self.claims.claim(signed, invitation_id, text)
