@@ -134,6 +134,7 @@ class PlayRun:
         self._idle_probed_at = -1
         self._woken = False  # a first swap woke the game (see _woke); once a run
         self._raw: list[Any] = []  # bridge events drained but not yet recorded
+        self._drained_at: int | None = None  # the virtual time of the last drain
         self._dropped = 0
         self.has_hover = False
         self.board_reached_at: int | None = None
@@ -163,7 +164,12 @@ class PlayRun:
         return None
 
     def _drain(self) -> list[Any]:
-        """Drain the bridge now (kept for _record_events); returns what arrived."""
+        """Drain the bridge now (kept for _record_events); returns what arrived. Not read
+        again at the virtual instant of the last drain: with the clock paused and no input
+        since (every input is followed by a settle), the game has said nothing more."""
+        if self.driver.virtual_time_ms == self._drained_at:
+            return []
+        self._drained_at = self.driver.virtual_time_ms
         raw, dropped = self.driver.drain_events()
         self._raw.extend(raw)
         self._dropped += dropped
