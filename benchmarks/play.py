@@ -29,13 +29,16 @@ Playwright's loop outside these calls, the loop's own Python). The baseline is s
 into its click and its screenshot. ``input: forced frames`` is the compositor frames a
 gesture forces (one per mouse move), ``input delivery`` the rest of it. Then the harness
 process's own CPU time per step (not a phase: the wall phases above include waiting for
-Chromium), and how many calls a step makes of the dearest phases (virtual time advances,
-forced frames, captures, page reads).
+Chromium), the CPU time of the processes it started (Chromium and Playwright's driver,
+which draw the frames and carry every command: read from /proc, Linux only) per step,
+and how many calls a step makes of the dearest phases (virtual time advances, forced
+frames, captures, page reads).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -109,6 +112,7 @@ PHASES = Phases()
 # The harness process's own CPU time per step (its Python, numpy, Playwright's client; not
 # Chromium's): what the loop costs itself, less at the mercy of other jobs than wall time.
 CPU = "harness process CPU"
+BROWSER_CPU = "browser + driver CPU"
 COUNT = "calls: "  # per-step call counts of the phases below, kept beside the times
 COUNTED = ("virtual time (advance)", "input: forced frames", "capture",
            "page activity/events read")
@@ -117,6 +121,41 @@ PHASE_ORDER = ("virtual time (advance)", "input: forced frames", "input delivery
                "frame diff", "page activity/events read", "layout snapshot + catalog",
                "harness vision", "view build/validation", "actor decide", "actor vision",
                "evidence write", "other")
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def browser_cpu() -> float:
+    """CPU seconds so far of the processes this one started (Chromium, Playwright's driver):
+    each live one's own time and that of the children it reaped (renderers that ended).
+    0 where /proc cannot be read."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    total = 0
+    for pid in _descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / tick
 
 
 def instrument() -> None:
@@ -179,7 +218,8 @@ class WaitActor:
 
 def bare_loop(browser, url: str, actions: int) -> tuple[float, dict[str, float]]:
     """Click + screenshot per action with plain Playwright; returns ms per step and its
-    split into click and screenshot."""
+    split into click and screenshot, with the CPU per step of this process and of the
+    browser and driver."""
     context = browser._browser.new_context(viewport={"width": 390, "height": 844},
                                            device_scale_factor=1)
     page = context.new_page()
@@ -187,6 +227,7 @@ def bare_loop(browser, url: str, actions: int) -> tuple[float, dict[str, float]]
     page.wait_for_timeout(600)
     points = [(60 + 44 * (i % 7), 300 + 44 * ((i // 7) % 7)) for i in range(actions)]
     click = shot = 0.0
+    cpu, chromium = time.process_time(), browser_cpu()
     started = time.perf_counter()
     for x, y in points:
         t0 = time.perf_counter()
@@ -195,9 +236,12 @@ def bare_loop(browser, url: str, actions: int) -> tuple[float, dict[str, float]]
         page.screenshot()
         click, shot = click + t1 - t0, shot + time.perf_counter() - t1
     elapsed = time.perf_counter() - started
+    cpu, chromium = time.process_time() - cpu, browser_cpu() - chromium
     context.close()
     return elapsed * 1000 / actions, {"click": click * 1000 / actions,
-                                      "screenshot": shot * 1000 / actions}
+                                      "screenshot": shot * 1000 / actions,
+                                      CPU: cpu * 1000 / actions,
+                                      BROWSER_CPU: chromium * 1000 / actions}
 
 
 def harness_loop(browser, game: str, actor, actions: int, tmp: Path,
@@ -209,18 +253,19 @@ def harness_loop(browser, game: str, actor, actions: int, tmp: Path,
 
     def timed(budget: int) -> tuple[float, dict[str, float]]:
         before, counted = PHASES.snapshot(), PHASES.count_snapshot()
-        cpu = time.process_time()
+        cpu, chromium = time.process_time(), browser_cpu()
         started = time.perf_counter()
         play(game, Timed(actor()), actor_name="bench", actor_options={}, seed=1,
              budget=budget, brief=load_brief(None),
              out=tmp / f"b{budget}-{time.perf_counter_ns()}", run_id="bench",
              browser=browser, **mode)
         elapsed = time.perf_counter() - started
-        cpu = time.process_time() - cpu
+        cpu, chromium = time.process_time() - cpu, browser_cpu() - chromium
         after = PHASES.snapshot()
         phases = {k: v - before.get(k, 0.0) for k, v in after.items()}
         phases["other"] = elapsed - sum(phases.values())
         phases[CPU] = cpu
+        phases[BROWSER_CPU] = chromium
         for name, n in PHASES.count_snapshot().items():
             phases[COUNT + name] = (n - counted.get(name, 0)) / 1000  # ×1000 below, like ms
         return elapsed, phases
@@ -266,8 +311,10 @@ def main() -> int:
     click = statistics.median(p["click"] for p in base_parts)
     shot = statistics.median(p["screenshot"] for p in base_parts)
     print(f"game: {args.game}  steps per run: {args.actions}  median of {args.repeat}")
+    base_cpu = {k: statistics.median(p[k] for p in base_parts) for k in (CPU, BROWSER_CPU)}
     print(f"  baseline: bare Playwright click + screenshot        {base:7.1f} ms/step"
-          f"   (click {click:.1f}, screenshot {shot:.1f})")
+          f"   (click {click:.1f}, screenshot {shot:.1f}; CPU: process {base_cpu[CPU]:.1f},"
+          f" browser + driver {base_cpu[BROWSER_CPU]:.1f})")
     for actor_name in actors:
         print(f"  actor {actor_name}:")
         for mode_name in MODES:
@@ -278,7 +325,7 @@ def main() -> int:
         print(f"  where a step goes, actor {actor_name} (ms/step per phase):")
         names = list(MODES)
         print("    " + " " * 28 + "".join(f"{SHORT[m]:>12s}" for m in names))
-        for phase in (*PHASE_ORDER, CPU):
+        for phase in (*PHASE_ORDER, CPU, BROWSER_CPU):
             cells = [statistics.median(s.get(phase, 0.0) for s in phases[(actor_name, m)])
                      for m in names]
             print(f"    {phase:28s}" + "".join(f"{v:12.1f}" for v in cells))
@@ -287,6 +334,15 @@ def main() -> int:
             cells = [statistics.median(s.get(COUNT + phase, 0.0) for s in phases[(actor_name, m)])
                      for m in names]
             print(f"      {phase:26s}" + "".join(f"{v:12.1f}" for v in cells))
+    print("  CPU per step, both processes' sides (ms; ratio to the baseline's):")
+    bare_total = base_cpu[CPU] + base_cpu[BROWSER_CPU]
+    print(f"    baseline                                       {bare_total:7.1f}")
+    for actor_name in actors:
+        for mode_name in MODES:
+            split = phases[(actor_name, mode_name)]
+            total = statistics.median(s.get(CPU, 0.0) + s.get(BROWSER_CPU, 0.0) for s in split)
+            print(f"    {actor_name:13s} {SHORT[mode_name]:10s}                       {total:7.1f}"
+                  f"   ratio {total / bare_total if bare_total else float('nan'):5.2f}")
     return 0
 
 

@@ -197,3 +197,58 @@ def test_cell_features_blur_only_the_board_and_read_the_same(style, rows, column
     want = vision.cell_features(image, lattice)
     assert np.array_equal(got, want)
     assert vision.classify_cells(image, lattice) == kinds_got
+
+
+def _features_cell_by_cell(image, lattice, grid=3, inner=0.5, ignore_well=True):
+    """cell_features as it was written first: one cell at a time, numpy's array_split."""
+    from lingxi.actor import vision
+
+    img = vision._blurred(load_image(image), lattice)
+    height, width = img.shape[:2]
+    wells = vision._well_colours(img, lattice) if ignore_well else []
+    feats = []
+    for r in range(1, lattice.rows + 1):
+        for c in range(1, lattice.columns + 1):
+            cx, cy = lattice.cell_center(r, c)
+            half_w = max(1, int(lattice.pitch_x * inner / 2))
+            half_h = max(1, int(lattice.pitch_y * inner / 2))
+            patch = img[max(cy - half_h, 0):min(cy + half_h, height),
+                        max(cx - half_w, 0):min(cx + half_w, width)]
+            if patch.size == 0:
+                feats.append(np.zeros(grid * grid * 3, dtype=np.float32))
+                continue
+            if wells:
+                background = np.zeros(patch.shape[:2], dtype=bool)
+                for well in wells:
+                    background |= np.abs(patch - well).max(axis=2) < vision.WELL_DISTANCE
+                if background.mean() <= 0.85:
+                    patch = np.where(background[..., None], np.float32(128.0), patch)
+            parts = [block.reshape(-1, 3).mean(axis=0) if block.size else np.zeros(3)
+                     for band in np.array_split(patch, grid, axis=0)
+                     for block in np.array_split(band, grid, axis=1)]
+            feats.append(np.concatenate(parts))
+    return np.asarray(feats, dtype=np.float32)
+
+
+@pytest.mark.parametrize(("style", "rows", "columns", "kinds"),
+                         [CASES[0], CASES[5], CASES[7], CASES[9], CASES[14]])
+@pytest.mark.parametrize("shift", [0, -30])
+def test_cell_features_of_all_cells_at_once_are_those_of_each_cell(style, rows, columns, kinds,
+                                                                  shift):
+    """The cells' central areas are read as one stack (and a cell the frame's edge cuts on
+    its own): bit for bit the features of reading each cell by itself, with wells or not;
+    ``shift`` moves the lattice so the first column's areas are cut by the frame's edge."""
+    from lingxi.actor import vision
+
+    png, _, _ = _board(style, rows, columns, kinds)
+    image = load_image(png)
+    lattice = find_lattice(image)
+    assert lattice is not None
+    lattice = Lattice(x=lattice.x + shift, y=lattice.y, width=lattice.width,
+                      height=lattice.height, rows=lattice.rows, columns=lattice.columns)
+    for wells in (True, False):
+        got = vision.cell_features(image, lattice, ignore_well=wells)
+        want = _features_cell_by_cell(image, lattice, ignore_well=wells)
+        assert got.shape == want.shape and np.array_equal(got, want)
+    cut = lattice.cell_center(1, 1)[0] - int(lattice.pitch_x * 0.5 / 2) < 0
+    assert cut == (shift != 0)  # the first column's areas are cut when shifted

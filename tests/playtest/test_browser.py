@@ -69,10 +69,10 @@ def test_fixture_catalog_inputs_and_events(browser, tmp_path):
     budgets = [s["virtualTimeBudgetMs"] for s in steps]
     # settled: the key moved nothing (one still 100 ms chunk: the page has nothing scheduled
     # on its clock, so a second would show nothing new), the wait is 300 ms plus that one;
-    # the tap is its gesture (hover, press: a frame each), then the page is busy for two
-    # chunks (its 200 ms timer pending, then the counter and the press event it gives),
-    # then a quiet chunk: settling waits for the game, not only for still pixels
-    assert budgets[1] == 100 and budgets[4] == 400 and budgets[0] == 17 + 17 + 300
+    # the tap is its gesture (the hover move sent with the press: one frame), then the page
+    # is busy for two chunks (its 200 ms timer pending, then the counter and the press event
+    # it gives), then a quiet chunk: settling waits for the game, not only for still pixels
+    assert budgets[1] == 100 and budgets[4] == 400 and budgets[0] == 17 + 300
     assert views[-1]["virtualTimeMs"] == views[0]["virtualTimeMs"] + sum(budgets[:4])
     assert all(s["causalGameResponse"] for s in steps[:4])
     assert steps[4]["causalGameResponse"] is False  # waiting changes nothing here
@@ -713,3 +713,73 @@ def test_seen_counts_that_went_down_are_a_new_document():
     # a reload: the new document's counts start from none, so one pointerup is one more
     assert GamePage._seen_more({"pointerup": 1}, {"pointerup": 2, "pointermove": 5}, "pointerup")
     assert not GamePage._seen_more({}, {"pointerup": 2}, "pointerup")
+
+
+POINTER_LOG = """
+(() => {
+  window.__pointerLog = [];
+  for (const type of ['pointermove', 'pointerdown', 'pointerup']) {
+    window.addEventListener(type, (e) => {
+      window.__pointerLog.push([type, Math.round(e.clientX), Math.round(e.clientY),
+                                performance.now()]);
+      let mark = document.getElementById('pointer-mark');
+      if (!mark) {
+        mark = document.createElement('div');
+        mark.id = 'pointer-mark';
+        mark.style.cssText = 'position:fixed;width:21px;height:21px;background:#f00;' +
+          'z-index:99999;pointer-events:none';
+        document.body.appendChild(mark);
+      }
+      mark.style.left = (e.clientX - 10) + 'px';
+      mark.style.top = (e.clientY - 10) + 'px';
+    }, true);
+  }
+})();
+"""
+
+
+def test_a_taps_move_goes_with_its_press_and_its_park_with_the_next_capture(browser):
+    """The hover move before a press goes with the press (the page gets both at one virtual
+    instant, the move first: no frame forced for it), and the park after the release waits
+    for the next frame taken: the capture right after the gesture shows the mouse parked."""
+    from lingxi.playtest.geometry import VIEWPORT_HEIGHT, VIEWPORT_WIDTH
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(FIXTURE) as server:
+        page = browser.open(server.url, seed=1, init_scripts=(POINTER_LOG,))
+        try:
+            page.perform({"kind": "tap", "x": 120, "y": 640})
+            frame = page.capture()
+            log = page._evaluate("() => window.__pointerLog")
+            assert page.risks() == []
+        finally:
+            page.close()
+    park = (VIEWPORT_WIDTH - 1, VIEWPORT_HEIGHT - 1)
+    assert [entry[:3] for entry in log] == [["pointermove", 120, 640], ["pointerdown", 120, 640],
+                                           ["pointerup", 120, 640], ["pointermove", *park]]
+    times = [entry[3] for entry in log]
+    assert times[0] == times[1] and times[2] == times[3] == times[1] + 17
+    assert _grey_at(frame, park[0] - 3, park[1] - 3) == (255, 0, 0)  # the mark is parked
+    assert _grey_at(frame, 120, 640) != (255, 0, 0)
+
+
+def test_a_parked_move_lands_before_time_runs_or_the_page_is_read(browser):
+    """With no capture after a gesture, the park is delivered (a frame forced for it) before
+    virtual time runs again, so it lands at the release's instant; the same before a read."""
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(FIXTURE) as server:
+        page = browser.open(server.url, seed=1, init_scripts=(POINTER_LOG,))
+        try:
+            page.perform({"kind": "tap", "x": 120, "y": 640})
+            page.advance(100)
+            page.perform({"kind": "swap", "via": "drag", "from": {"x": 120, "y": 640},
+                          "to": {"x": 160, "y": 640}})
+            log = page._evaluate("() => window.__pointerLog")
+        finally:
+            page.close()
+    ups = [entry for entry in log if entry[0] == "pointerup"]
+    parks = [entry for entry in log if entry[:3] == ["pointermove", 389, 843]]
+    assert len(ups) == len(parks) == 2
+    assert [p[3] for p in parks] == [u[3] for u in ups]
+    assert log[-1][:3] == ["pointermove", 389, 843]  # the read delivered the second park

@@ -197,3 +197,103 @@ def test_a_signal_seen_while_idle_does_not_hold_settling():
     done = settle(page, motion)
     assert not done.bounded and done.spent_ms <= 3 * CHUNK_MS
     assert settle(Thinking(busy_ms=0, polling=True), Motion()).bounded  # not learned: the bound
+
+
+class Counting(Animated):
+    """A page that slides its square for ``moving_ms`` (Animated), with a short timer of the
+    page pending until ``busy_ms`` and DOM mutations every chunk until then; nothing is
+    scheduled after ``busy_ms``. Counts the frames the harness captures."""
+
+    def __init__(self, busy_ms: int, moving_ms: int | None = None) -> None:
+        super().__init__(moving_ms=busy_ms if moving_ms is None else moving_ms)
+        self.busy_ms = busy_ms
+
+    def activity(self):
+        busy = self.virtual_time_ms < self.busy_ms
+        mutations = min(self.virtual_time_ms, self.busy_ms) // CHUNK_MS
+        return (1 if busy else 0, mutations, 0, 1 if busy else 0)
+
+
+def _moved(frame) -> bool:
+    return bool(frame[320, 10:390, 0].max() > 150)  # the square left its first place
+
+
+def test_a_decided_settle_skips_the_frames_of_busy_chunks():
+    """Once the caller's test passed (on the first frame here), a chunk the counters call busy
+    with a short timer pending at its end is not captured; the settle ends where it ends with
+    every frame taken, on the same last frame."""
+    every = Counting(busy_ms=800)
+    full = settle(every, Motion())
+    lean_page = Counting(busy_ms=800)
+    lean = settle(lean_page, Motion(), decided=lambda frame: True)
+    assert lean.spent_ms == full.spent_ms == 900 and not lean.bounded
+    assert lean.png == full.png and lean.decided
+    # the first frame, the last busy chunk's (nothing scheduled after it) and the still one
+    assert lean_page.captures == 3 and every.captures == 10
+
+
+def test_frames_are_taken_until_the_callers_test_passes():
+    """A swap's receipt or an input's response is looked for in every frame until some frame
+    shows it, so skipping cannot hide it: the frames before are all there."""
+    page = Counting(busy_ms=800, moving_ms=800)
+    seen = []
+
+    def test(frame):
+        seen.append(frame)
+        return page.virtual_time_ms >= 300  # the frame at 300 ms shows what it looks for
+
+    done = settle(page, Motion(), decided=test)
+    assert done.decided and done.spent_ms == 900
+    assert len(seen) == 4  # frames at 0, 100, 200, 300: no more tests once it passed
+    assert page.captures == 6  # those four, the last busy chunk's and the still one's
+
+
+def test_a_test_that_never_passes_takes_every_frame():
+    page = Counting(busy_ms=500)
+    done = settle(page, Motion(), decided=lambda frame: False)
+    assert not done.decided and page.captures == 1 + done.spent_ms // CHUNK_MS
+
+
+class Lingering(Counting):
+    """A short timer of the page pending until ``busy_ms``, mutations only until
+    ``mutating_ms``: the chunks between are quiet only by the frame, busy by the timer.
+    Then a timer that does nothing leaves a quiet chunk right after a busy one."""
+
+    def __init__(self, busy_ms: int, quiet_timer_ms: int) -> None:
+        super().__init__(busy_ms=busy_ms, moving_ms=0)
+        self.quiet_timer_ms = quiet_timer_ms
+
+    def activity(self):
+        t = self.virtual_time_ms
+        mutations = min(t, self.busy_ms) // CHUNK_MS
+        pending = t < self.busy_ms or t < self.quiet_timer_ms
+        return (1 if pending else 0, mutations, 0, 1 if pending else 0)
+
+
+def test_a_quiet_chunk_after_a_skipped_frame_is_not_taken_as_still():
+    """A chunk whose starting frame was not taken cannot be judged still: it counts as moving,
+    so at worst the settle takes one chunk more than with every frame."""
+    every = Lingering(busy_ms=400, quiet_timer_ms=0)
+    lean = Lingering(busy_ms=400, quiet_timer_ms=0)
+    full = settle(every, Motion())
+    skipped = settle(lean, Motion(), decided=lambda frame: True)
+    assert full.spent_ms == skipped.spent_ms == 500  # the busy end was captured (nothing after)
+    every, lean = (Lingering(busy_ms=400, quiet_timer_ms=500) for _ in range(2))
+    full = settle(every, Motion())
+    skipped = settle(lean, Motion(), decided=lambda frame: True)
+    # the timer pending to 500 ms did nothing: chunk 500 is quiet, but its start (400) was
+    # busy with that timer pending, so not taken; chunk 600 is still against 500
+    assert full.spent_ms == 500 and skipped.spent_ms == 600
+    assert skipped.png == full.png
+
+
+def test_the_chunks_before_the_bound_are_all_taken():
+    """A settle that hits the bound learns idle motion from its last consecutive frames, so
+    those are captured even when the counters call them busy."""
+    page = Counting(busy_ms=10 * MAX_SETTLE_MS, moving_ms=0)
+    page.banner = True  # blinks every chunk, for ever
+    motion = Motion()
+    done = settle(page, motion, decided=lambda frame: True)
+    assert done.bounded and done.spent_ms == MAX_SETTLE_MS
+    assert page.captures == 1 + 3  # the first frame, and the three chunks before the bound
+    assert motion.idle_blocks > 0  # the banner's blinking between them was learnt

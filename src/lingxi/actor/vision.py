@@ -500,30 +500,65 @@ def cell_features(image: Any, lattice: Lattice, *, grid: int = 3, inner: float =
     img = _blurred(load_image(image), lattice)
     height, width = img.shape[:2]
     wells = _well_colours(img, lattice) if ignore_well else []
-    feats = []
+    boxes, (half_w, half_h) = _centre_areas(lattice, inner, width, height)
+    feats = np.zeros((len(boxes), grid * grid * 3), dtype=np.float32)
+    whole = [i for i, (x0, x1, y0, y1) in enumerate(boxes)
+             if (x1 - x0, y1 - y0) == (2 * half_w, 2 * half_h)]
+    if whole:  # the cells inside the frame, all at once: their central areas are one size
+        x0s = np.array([boxes[i][0] for i in whole])[:, None] + np.arange(2 * half_w)
+        y0s = np.array([boxes[i][2] for i in whole])[:, None] + np.arange(2 * half_h)
+        feats[whole] = _patch_features(img[y0s[:, :, None], x0s[:, None, :]], wells, grid)
+    inside = set(whole)
+    for i, (x0, x1, y0, y1) in enumerate(boxes):  # cut by the frame's edge, one by one
+        if i not in inside and x1 > x0 and y1 > y0:
+            feats[i] = _patch_features(img[None, y0:y1, x0:x1], wells, grid)[0]
+    return feats
+
+
+def _centre_areas(lattice: Lattice, inner: float, width: int,
+                  height: int) -> tuple[list[tuple[int, int, int, int]], tuple[int, int]]:
+    """Each cell's central area (``inner`` of the pitch) as (x0, x1, y0, y1) within the
+    frame, row-major, and the half sizes of an area the frame does not cut."""
+    half_w = max(1, int(lattice.pitch_x * inner / 2))
+    half_h = max(1, int(lattice.pitch_y * inner / 2))
+    boxes = []
     for r in range(1, lattice.rows + 1):
         for c in range(1, lattice.columns + 1):
             cx, cy = lattice.cell_center(r, c)
-            half_w = max(1, int(lattice.pitch_x * inner / 2))
-            half_h = max(1, int(lattice.pitch_y * inner / 2))
-            x0, x1 = max(cx - half_w, 0), min(cx + half_w, width)
-            y0, y1 = max(cy - half_h, 0), min(cy + half_h, height)
-            patch = img[y0:y1, x0:x1]
-            if patch.size == 0:
-                feats.append(np.zeros(grid * grid * 3, dtype=np.float32))
-                continue
-            if wells:
-                background = np.zeros(patch.shape[:2], dtype=bool)
-                for well in wells:
-                    background |= _channel_max(np.abs(patch - well)) < WELL_DISTANCE
-                if background.mean() <= 0.85:      # else a plain tile: its colour is the content
-                    patch = np.where(background[..., None], np.float32(128.0), patch)
-            parts = []
-            for band in np.array_split(patch, grid, axis=0):
-                for block in np.array_split(band, grid, axis=1):
-                    parts.append(block.reshape(-1, 3).mean(axis=0) if block.size else np.zeros(3))
-            feats.append(np.concatenate(parts))
-    return np.asarray(feats, dtype=np.float32)
+            boxes.append((max(cx - half_w, 0), min(cx + half_w, width),
+                          max(cy - half_h, 0), min(cy + half_h, height)))
+    return boxes, (half_w, half_h)
+
+
+def _patch_features(patches: np.ndarray, wells: list[np.ndarray], grid: int) -> np.ndarray:
+    """Per patch (an n × h × w × 3 stack of cells' central areas): the mean colours of its
+    ``grid`` × ``grid`` split (numpy's array_split bounds), well colours greyed out where a
+    patch is not nearly all well (a plain tile's colour is its content)."""
+    if wells:
+        background = np.zeros(patches.shape[:3], dtype=bool)
+        for well in wells:
+            background |= _channel_max(np.abs(patches - well)) < WELL_DISTANCE
+        grey = background & (background.mean(axis=(1, 2)) <= 0.85)[:, None, None]
+        patches = np.where(grey[..., None], np.float32(128.0), patches)
+    n, h, w = patches.shape[:3]
+    parts = []
+    for y0, y1 in _split_bounds(h, grid):
+        for x0, x1 in _split_bounds(w, grid):
+            block = patches[:, y0:y1, x0:x1].reshape(n, -1, 3)
+            parts.append(block.mean(axis=1) if block.shape[1] else np.zeros((n, 3)))
+    return np.concatenate(parts, axis=1)
+
+
+def _split_bounds(length: int, parts: int) -> list[tuple[int, int]]:
+    """The (start, end) of each of ``parts`` pieces of ``length``, as numpy's array_split
+    cuts them (the first ``length % parts`` one longer)."""
+    size, extra = divmod(length, parts)
+    bounds, start = [], 0
+    for i in range(parts):
+        end = start + size + (1 if i < extra else 0)
+        bounds.append((start, end))
+        start = end
+    return bounds
 
 
 BLUR_MARGIN = 3  # px round the lattice that are blurred too (the 3×3 blur reads one more)

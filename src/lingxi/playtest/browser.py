@@ -240,6 +240,7 @@ class GamePage:
         self._in_gesture = False  # between perform's gesture start and end
         self._seen_known: dict[str, int] | None = None  # the page's seen counts, when known
         self._dragged: list[Any] = []  # drag data of a native drag Chromium intercepted
+        self._parking: dict[str, int] | None = None  # a park move not yet delivered (seen before)
         self.native_drags = 0
         self.scale = 1.0  # camera: frame pixels per CSS pixel
         self.css_size = (VIEWPORT_WIDTH, VIEWPORT_HEIGHT)
@@ -389,6 +390,7 @@ class GamePage:
         """Let ``ms`` of virtual time run (pausing while network fetches are pending)."""
         if ms <= 0:
             return
+        self._deliver_parked()
         before = self._expired
         self._send("Emulation.setVirtualTimePolicy",
                        {"policy": "pauseIfNetworkFetchesPending", "budget": ms})
@@ -430,6 +432,7 @@ class GamePage:
         ``page.evaluate``, whose serialization and driver round trip made a page read twice
         as dear (3.7 against 1.8 ms); a step reads the page some twenty times. A script that
         throws raises ``play.page_failed``."""
+        self._deliver_parked()
         call = f"({function})({', '.join(json.dumps(arg) for arg in args)})"
         reply = self._send("Runtime.evaluate", {"expression": call, "returnByValue": True})
         if "exceptionDetails" in reply:
@@ -465,16 +468,18 @@ class GamePage:
             before = {}
         return now.get(kind, 0) > before.get(kind, 0)
 
-    def _arrived(self, kind: str, before: dict[str, int]) -> None:
+    def _arrived(self, kind: str, before: dict[str, int], also: str | None = None) -> None:
         """Wait (real time, bounded) until the page has seen the gesture's last event.
 
         A command's acknowledgement can come before the renderer handles the event
         (drag-and-drop and touch input travel through the browser process), and virtual
         time must not run meanwhile, or the game would see the event at a moment that
-        depends on real time and runs would not replay.
+        depends on real time and runs would not replay. ``also``: an event type sent just
+        before it (a move with its press), which must have arrived too.
         """
         deadline = time.monotonic() + ARRIVAL_TIMEOUT_S
-        while not self._seen_more(now := self._seen(), before, kind):
+        while not (self._seen_more(now := self._seen(), before, kind)
+                   and (also is None or self._seen_more(now, before, also))):
             if time.monotonic() > deadline:
                 # it may never come (a frame the bridge cannot reach) or come late: whether
                 # it had when time ran on is real time's doing, so the run is at risk
@@ -538,7 +543,14 @@ class GamePage:
                 "pageSize": {"width": round(width), "height": round(height)}}
 
     def capture(self) -> bytes:
-        """A PNG of the 390×844 frame (the whole zoomed-out window when the camera is out)."""
+        """A PNG of the 390×844 frame (the whole zoomed-out window when the camera is out);
+        a parked move waiting for a frame is delivered with it."""
+        shot: list[bytes] = []
+        if not self._deliver_parked(lambda: shot.append(self._capture())):
+            shot.clear()
+        return shot[0] if shot else self._capture()
+
+    def _capture(self) -> bytes:
         params: dict[str, Any] = {"format": "png", "fromSurface": True,
                                   "captureBeyondViewport": False, "optimizeForSpeed": True}
         if self.scale < 1:
@@ -614,8 +626,8 @@ class GamePage:
     def _css(self, x: float, y: float) -> tuple[float, float]:
         return (x / self.scale, y / self.scale) if self.scale != 1 else (x, y)
 
-    def _mouse(self, kind: str, x: float, y: float, buttons: int, click_count: int = 0,
-               *, wait: bool = False, arrive: bool = True) -> None:
+    def _mouse_params(self, kind: str, x: float, y: float, buttons: int,
+                      click_count: int = 0) -> dict[str, Any]:
         cx, cy = self._css(x, y)
         params: dict[str, Any] = {"type": kind, "x": cx, "y": cy, "buttons": buttons,
                                   "pointerType": "mouse"}
@@ -623,16 +635,34 @@ class GamePage:
             params["button"] = "left"
         if click_count:
             params["clickCount"] = click_count
+        return params
+
+    def _mouse(self, kind: str, x: float, y: float, buttons: int, click_count: int = 0,
+               *, wait: bool = False, arrive: bool = True) -> None:
         before = self._seen_before() if wait and arrive else None
         if before is None:
             self._confirm_seen(None)  # its arrival is not waited for
-        self._send_nowait("Input.dispatchMouseEvent", params)
+        self._send_nowait("Input.dispatchMouseEvent",
+                          self._mouse_params(kind, x, y, buttons, click_count))
         if wait:
             # a move is delivered with the next animation frame, so its frame is forced at
             # once (a press or a release usually needs none)
             self._settle_sent(frame_first=kind == "mouseMoved")
             if before is not None:
                 self._arrived(MOUSE_EVENTS[kind], before)
+
+    def _press(self, x: float, y: float) -> None:
+        """Move onto (x, y) and press there, both sent at once: a press is a discrete event,
+        and the page's input queue dispatches the moves queued before it first, so the move
+        and the press reach the page one after the other at the same virtual instant, with
+        no compositor frame forced for the move (a whole frame rendered, the dearest part
+        of a gesture). Both arrivals are waited for."""
+        before = self._seen_before()
+        self._send_nowait("Input.dispatchMouseEvent", self._mouse_params("mouseMoved", x, y, 0))
+        self._send_nowait("Input.dispatchMouseEvent",
+                          self._mouse_params("mousePressed", x, y, 1, 1))
+        self._settle_sent()
+        self._arrived("pointerdown", before, also="pointermove")
 
     def _touch(self, kind: str, x: float | None = None, y: float | None = None) -> None:
         """One touch event, delivered before virtual time runs again.
@@ -695,10 +725,8 @@ class GamePage:
             spent = self._frame()
             self._touch("touchEnd")
             return spent
-        self._mouse("mouseMoved", x, y, 0, wait=True)
+        self._press(x, y)
         spent = self._frame()
-        self._mouse("mousePressed", x, y, 1, 1, wait=True)
-        spent += self._frame()
         self._mouse("mouseReleased", x, y, 0, 1, wait=True)
         return spent
 
@@ -717,10 +745,8 @@ class GamePage:
             self._touch("touchEnd")
             return spent
         self._dragged.clear()
-        self._mouse("mouseMoved", first["x"], first["y"], 0, wait=True)
+        self._press(first["x"], first["y"])
         spent = self._frame()
-        self._mouse("mousePressed", first["x"], first["y"], 1, 1, wait=True)
-        spent += self._frame()
         entered = False
         for point in path[1:]:
             if self._dragged:
@@ -757,6 +783,36 @@ class GamePage:
     def park(self) -> None:
         """Move the mouse off everything (a lifted finger), so hover effects do not linger."""
         self._mouse("mouseMoved", VIEWPORT_WIDTH - 1, VIEWPORT_HEIGHT - 1, 0, wait=True)
+
+    def _park_later(self, seen: dict[str, int]) -> None:
+        """Park the mouse after a gesture with the next frame taken instead of a frame forced
+        for it: the move waits in the page's input queue (virtual time is paused) until the
+        next capture, advance or page read delivers it (:meth:`_deliver_parked`). ``seen``:
+        what the page had seen before it."""
+        self._send_nowait("Input.dispatchMouseEvent",
+                          self._mouse_params("mouseMoved", VIEWPORT_WIDTH - 1,
+                                             VIEWPORT_HEIGHT - 1, 0))
+        self._parking = seen
+
+    def _deliver_parked(self, frame: Any = None) -> bool:
+        """Deliver the park move :meth:`_park_later` queued, before anything else reads the
+        page or lets time run. ``frame``: a capture to take as the move's frame; True when the
+        page had seen the move once that frame was drawn (a move reaches the page at the start
+        of a frame, before its paint, so that frame shows it). Otherwise frames are forced
+        until the move has arrived, as for any move (False: take the frame again)."""
+        before, self._parking = self._parking, None
+        if before is None:
+            return True
+        if frame is not None:
+            frame()
+            self._wait_tasks(self._pending, SENT_LOOK_S)
+            if (all(task.done() for task in self._pending)
+                    and self._seen_more(self._seen(), before, "pointermove")):
+                self._settle_sent()
+                return True
+        self._settle_sent(frame_first=True)
+        self._arrived("pointermove", before)
+        return False
 
     def _send_nowait(self, method: str, params: dict[str, Any]) -> None:
         """Queue a CDP command without waiting for its reply.
@@ -835,6 +891,7 @@ class GamePage:
         Settling afterwards is the caller's job (runner.settle).
         """
         kind = action["kind"]
+        self._deliver_parked()
         if kind == "none":
             return 0
         if kind == "wait":
@@ -842,6 +899,7 @@ class GamePage:
             return action["ms"]
         touch = model.startswith("touch")
         pointer = kind in ("tap", "drag", "swap")
+        seen: dict[str, int] | None = None
         if pointer:
             self._gesture(True)
         try:
@@ -853,34 +911,39 @@ class GamePage:
             elif kind == "drag":
                 spent = self._drag(action["path"], touch=touch)
             elif kind == "swap":
-                a, b = action["from"], action["to"]
-                if action["via"] == "taps":
-                    spent = self._tap(a["x"], a["y"], touch=touch)
-                    self.advance(TAP_GAP_MS)
-                    spent += TAP_GAP_MS + self._tap(b["x"], b["y"], touch=touch)
-                else:
-                    from lingxi.playtest.selection import SWAP_DRAG_POINTS, drag_path
-
-                    path = drag_path((a["x"], a["y"]), (b["x"], b["y"]), SWAP_DRAG_POINTS)
-                    spent = self._drag(path, touch=touch)
+                spent = self._swap(action, touch=touch)
             else:
                 raise PlayError("play.bad_action", f"unknown action kind {kind!r}")
-            if pointer and not touch:
-                self.park()
         finally:
             if pointer:
-                self._gesture(False)
+                seen = self._gesture(False)
+        if pointer and not touch:
+            self._park_later(seen if seen is not None else self._seen())
         return spent
 
-    def _gesture(self, on: bool) -> None:
-        """Tell the page a gesture starts or ends; the start also reads what it has seen
-        (one page read instead of two: the gesture's first event is judged from it)."""
+    def _swap(self, action: dict[str, Any], *, touch: bool) -> int:
+        """A swap's gesture: two taps, or a drag from one cell to the other."""
+        a, b = action["from"], action["to"]
+        if action["via"] == "taps":
+            spent = self._tap(a["x"], a["y"], touch=touch)
+            self.advance(TAP_GAP_MS)
+            return spent + TAP_GAP_MS + self._tap(b["x"], b["y"], touch=touch)
+        from lingxi.playtest.selection import SWAP_DRAG_POINTS, drag_path
+
+        path = drag_path((a["x"], a["y"]), (b["x"], b["y"]), SWAP_DRAG_POINTS)
+        return self._drag(path, touch=touch)
+
+    def _gesture(self, on: bool) -> dict[str, int] | None:
+        """Tell the page a gesture starts or ends, and read what it has seen (one page read
+        instead of two: the gesture's first event, or the park after it, is judged from it)."""
         self._in_gesture = on
         try:
             seen = self._evaluate(GESTURE_JS, on)
         except Exception:
             seen = None  # a page that navigated away mid-action: nothing to guard
-        self._seen_known = seen if on and isinstance(seen, dict) else None
+        seen = seen if isinstance(seen, dict) else None
+        self._seen_known = seen if on else None
+        return seen
 
     def close(self) -> None:
         try:

@@ -38,7 +38,7 @@ from lingxi.playtest.motion import Motion, changed_cells, inside, marked_cells, 
 from lingxi.playtest.objectives import Brief, Progress
 from lingxi.playtest.pixels import FrameFinder
 from lingxi.playtest.selection import normalize
-from lingxi.playtest.settle import Settled, idle_probe, settle
+from lingxi.playtest.settle import FrameTest, Settled, idle_probe, no_test, settle
 from lingxi.playtest.view import build_view, legal_selections
 
 MAX_ATTEMPTS = 3  # the first answer and at most two retries
@@ -134,6 +134,7 @@ class PlayRun:
         self._idle_probed_at = -1
         self._woken = False  # a first swap woke the game (see _woke); once a run
         self._raw: list[Any] = []  # bridge events drained but not yet recorded
+        self._drained_at: int | None = None  # the virtual time of the last drain
         self._dropped = 0
         self.has_hover = False
         self.board_reached_at: int | None = None
@@ -163,7 +164,12 @@ class PlayRun:
         return None
 
     def _drain(self) -> list[Any]:
-        """Drain the bridge now (kept for _record_events); returns what arrived."""
+        """Drain the bridge now (kept for _record_events); returns what arrived. Not read
+        again at the virtual instant of the last drain: with the clock paused and no input
+        since (every input is followed by a settle), the game has said nothing more."""
+        if self.driver.virtual_time_ms == self._drained_at:
+            return []
+        self._drained_at = self.driver.virtual_time_ms
         raw, dropped = self.driver.drain_events()
         self._raw.extend(raw)
         self._dropped += dropped
@@ -294,12 +300,15 @@ class PlayRun:
         harness.append(step)
         self.harness_log.append(step)
 
-    def _settle(self, first: bytes | None = None) -> Settled:
+    def _settle(self, first: bytes | None = None, decided: FrameTest = no_test) -> Settled:
+        """Settle after an input; ``decided`` is what the caller looks for in the frames
+        (``settled.decided``: some frame taken showed it; see settle.settle)."""
         if not self.config.settle:
             self.driver.advance(FIXED_BUDGET_MS)
             png = self.driver.capture()
-            return Settled(png, FIXED_BUDGET_MS, False, [decode(png)])
-        return settle(self.driver, self.motion, first=first)
+            pixels = decode(png)
+            return Settled(png, FIXED_BUDGET_MS, False, [pixels], decided(pixels))
+        return settle(self.driver, self.motion, first=first, decided=decided)
 
     def _probe_board(self, index: int, catalog: Catalog, harness: list[dict[str, Any]]) -> bool:
         """When a board is first seen: learn what moves on its own and whether hovering a
@@ -352,36 +361,25 @@ class PlayRun:
             self.board_reached_at = index
         return pre, catalog, swaps, harness
 
-    def _response(self, pre: np.ndarray, frames: list[np.ndarray], point: tuple[int, int] | None,
-                  catalog: Catalog) -> bool:
-        """True when some frame differs from ``pre`` beyond idle motion and hover."""
+    def _responds(self, pre: np.ndarray, point: tuple[int, int] | None,
+                  catalog: Catalog) -> FrameTest:
+        """The test of a frame for a response to an input: it differs from ``pre`` beyond
+        idle motion and hover."""
         hover_box = _box_at(catalog, point) if (self.has_hover and point is not None) else None
-        seen: set[int] = set()
-        for frame in frames:
-            if id(frame) in seen:
-                continue
-            seen.add(id(frame))
-            diff = self.motion.changes(pre, frame)
-            if not significant(diff):
-                continue
-            if hover_box is not None and inside(diff, hover_box):
-                continue
-            return True
-        return False
 
-    def _received(self, pre: np.ndarray, frames: list[np.ndarray], grid: Grid,
-                  cells: tuple[tuple[int, int], tuple[int, int]]) -> bool:
-        """A swap was received when, in some frame while it settled, both of its cells or
-        three or more cells of the board changed (a hover or a selection changes one)."""
-        seen: set[int] = set()
-        for frame in frames:
-            if id(frame) in seen:
-                continue
-            seen.add(id(frame))
+        def test(frame: np.ndarray) -> bool:
+            diff = self.motion.changes(pre, frame)
+            return significant(diff) and not (hover_box is not None and inside(diff, hover_box))
+        return test
+
+    def _shows_swap(self, pre: np.ndarray, grid: Grid,
+                    cells: tuple[tuple[int, int], tuple[int, int]]) -> FrameTest:
+        """The test of a frame for a received swap: both of its cells or three or more cells
+        of the board changed (a hover or a selection changes one)."""
+        def test(frame: np.ndarray) -> bool:
             changed = changed_cells(self.motion.changes(pre, frame), grid)
-            if set(cells) <= changed or len(changed) >= 3:
-                return True
-        return False
+            return set(cells) <= changed or len(changed) >= 3
+        return test
 
     def _answered(self, raw: list[Any]) -> bool:
         """The game's own word that it took a swap: a ``score`` field that moved in its bridge
@@ -413,9 +411,9 @@ class PlayRun:
         if action["kind"] != "swap":
             model = self.models.pointer()
             spent = self.driver.perform(action, model)
-            settled = self._settle()
-            point = _last_point(action)
-            responded = self._response(pre.pixels, settled.frames, point, catalog)
+            responds = self._responds(pre.pixels, _last_point(action), catalog)
+            settled = self._settle(decided=responds)
+            responded = settled.decided
             responded = responded or bool(_event_types(self._drain()) - self.motion.idle_event_types)
             if (not responded and action["kind"] == "tap" and model == "mouse"
                     and self.models.confirmed is None and self.models.swap_via == "auto"):
@@ -423,8 +421,8 @@ class PlayRun:
                 self._step(harness, {"kind": "input_probe", "model": "mouse", "received": False,
                                      "virtualTimeMs": spent + settled.spent_ms})
                 spent += settled.spent_ms + self.driver.perform(action, "touch")
-                settled = self._settle()
-                responded = self._response(pre.pixels, settled.frames, point, catalog)
+                settled = self._settle(decided=responds)
+                responded = settled.decided
                 if responded:
                     self.models.received("touch")
                 model = "touch"
@@ -441,10 +439,10 @@ class PlayRun:
             performed = {**action, "via": via(model)}
             self.models.tried(model)
             spent = self.driver.perform(performed, model)
-            settled = self._settle()
+            settled = self._settle(decided=self._shows_swap(base, grid, cells))
             total += spent + settled.spent_ms
             raw = self._drain()
-            received = self._received(base, settled.frames, grid, cells) or self._answered(raw)
+            received = settled.decided or self._answered(raw)
             if received:
                 self.models.received(model)
                 if attempt:

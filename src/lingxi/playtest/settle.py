@@ -21,17 +21,29 @@ at its end (no timer or interval of any delay, no animation frame, CSS animation
 decode pending: the page's fourth activity count, see page_scripts): nothing can
 change in a second one, so it would cost a frame and 100 ms of the game's time to
 learn nothing.
+
+A chunk is captured only when some decision needs its frame. The caller's own test of a
+frame (``decided``: a swap's cells changed, an input drew a response) needs every frame
+until one passes it; after that, settling needs a chunk's frame only as the reference
+for the next chunk's stillness. A chunk the page's counters already call busy and that
+ends with a short timer of the page pending cannot be still, and the next one can be
+still only if that timer fires in it and does nothing a counter sees — so such a chunk
+is not captured (a capture is a whole frame rendered, the dearest part of a step). A
+chunk that follows one not captured cannot be judged still, so it counts as moving: at
+worst one chunk more. The chunks before the bound are always captured (what a bounded
+settle learns as idle motion comes from consecutive frames).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
 from lingxi.playtest.frames import decode
-from lingxi.playtest.motion import SCHEDULED, Motion
+from lingxi.playtest.motion import SCHEDULED, TIMERS, Motion
 
 CHUNK_MS = 100
 STILL_CHUNKS = 2
@@ -51,11 +63,20 @@ class Settled:
     png: bytes
     spent_ms: int
     bounded: bool
-    frames: list[np.ndarray] = field(default_factory=list)  # every frame seen, the last included
+    frames: list[np.ndarray] = field(default_factory=list)  # every frame taken, the last included
+    decided: bool = False  # some frame passed the caller's test (settle's ``decided``)
 
     @property
     def pixels(self) -> np.ndarray:
         return self.frames[-1]
+
+
+FrameTest = Callable[[np.ndarray], bool]
+
+
+def no_test(_frame: np.ndarray) -> bool:
+    """The ``decided`` of a settle whose frames only settling itself reads."""
+    return True
 
 
 def _activity(driver: Clock) -> tuple[int, ...] | None:
@@ -69,31 +90,72 @@ def nothing_scheduled(activity: tuple[int, ...] | None) -> bool:
     return activity is not None and len(activity) > SCHEDULED and activity[SCHEDULED] == 0
 
 
+def _busy_on(motion: Motion, activity: tuple[int, ...] | None) -> bool:
+    """True when a short timer of the page is pending (and the page has none pending when
+    idle): the next chunk is busy unless that timer fires in it and does nothing seen."""
+    return (activity is not None and activity[TIMERS] > 0
+            and TIMERS not in motion.idle_signals)
+
+
+@dataclass
+class _Chunks:
+    """The frames of one settle and the decision the caller wants from them."""
+
+    motion: Motion
+    test: FrameTest | None
+    frames: list[np.ndarray] = field(default_factory=list)
+    decided: bool = False
+
+    def add(self, frame: np.ndarray) -> None:
+        repeated = bool(self.frames) and frame is self.frames[-1]  # tested already
+        self.frames.append(frame)
+        if self.test is not None and not self.decided and not repeated:
+            self.decided = self.test(frame)
+
+    def skip(self, quiet: bool, activity: tuple[int, ...] | None, left_ms: int) -> bool:
+        """True when the chunk just run needs no frame (module docstring): the caller has
+        what it wanted, the chunk is busy and the next will be, and the bound is not near."""
+        return (not quiet and self.test is not None and self.decided
+                and _busy_on(self.motion, activity) and left_ms > STILL_CHUNKS * CHUNK_MS)
+
+    def still(self, quiet: bool, previous: bytes | None, png: bytes) -> bool:
+        """Take the chunk's frame ``png``; True when the chunk was still: quiet, and its frame
+        shows no motion since ``previous``, the frame it started from (None: not taken)."""
+        if png == previous:  # byte-identical: no need to decode or compare pixels
+            self.add(self.frames[-1])
+            return quiet
+        self.add(decode(png))
+        return (quiet and previous is not None
+                and not self.motion.moving(self.frames[-2], self.frames[-1]))
+
+
 def settle(driver: Clock, motion: Motion, *, max_ms: int = MAX_SETTLE_MS,
-           first: bytes | None = None) -> Settled:
+           first: bytes | None = None, decided: FrameTest | None = None) -> Settled:
     """Run virtual time until the frame is still and the page quiet; ``first`` is a frame
-    already taken now."""
-    png = first if first is not None else driver.capture()
-    frames = [decode(png)]
+    already taken now. ``decided``: the caller's test of a frame; every frame is taken
+    until one passes it (None: every frame is taken), later only those settling needs."""
+    taken = first if first is not None else driver.capture()
+    chunks = _Chunks(motion, decided)
+    chunks.add(decode(taken))
+    png: bytes | None = taken
     spent = still = 0
     activity = before = _activity(driver)
     while spent < max_ms:
         driver.advance(CHUNK_MS)
         spent += CHUNK_MS
-        previous, png = png, driver.capture()
         before, activity = activity, _activity(driver)
         quiet = motion.quiet(before, activity)
-        if png == previous:  # byte-identical: no need to decode or compare pixels
-            frames.append(frames[-1])
-            still = still + 1 if quiet else 0
-        else:
-            frames.append(decode(png))
-            still = still + 1 if quiet and not motion.moving(frames[-2], frames[-1]) else 0
+        if chunks.skip(quiet, activity, max_ms - spent):
+            png, still = None, 0
+            continue
+        previous, png = png, driver.capture()
+        still = still + 1 if chunks.still(quiet, previous, png) else 0
         if still >= STILL_CHUNKS or (still and nothing_scheduled(activity)):
-            return Settled(png, spent, False, frames)
-    motion.learn(frames[-STILL_CHUNKS - 1:])
+            return Settled(png, spent, False, chunks.frames, chunks.decided)
+    motion.learn(chunks.frames[-STILL_CHUNKS - 1:])
     motion.learn_activity(before, activity)  # what kept the page busy to the bound is idle
-    return Settled(png, spent, True, frames)
+    assert png is not None  # the chunks before the bound are captured (_Chunks.skip)
+    return Settled(png, spent, True, chunks.frames, chunks.decided)
 
 
 def idle_probe(driver: Clock, motion: Motion, events: Any = None,
