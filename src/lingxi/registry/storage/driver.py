@@ -220,14 +220,6 @@ def savepoint(conn: Connection) -> None:
     later(conn, SAVEPOINT)
 
 
-def release(conn: Connection) -> None:
-    """Keep what was done since :func:`savepoint`. On PostgreSQL nothing is sent: the next
-    write's ``SAVEPOINT write`` shadows this one (a rollback goes to the newest of the
-    name) and the commit ends them all, so a batched write saves a round trip."""
-    if conn.dialect.name != "postgresql":
-        conn.exec_driver_sql("RELEASE SAVEPOINT write")
-
-
 def roll_back(conn: Connection) -> None:
     """Undo everything since :func:`savepoint` (the transaction stays open), including
     what is still queued."""
