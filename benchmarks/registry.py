@@ -717,7 +717,7 @@ async def main() -> None:
             server = start(["-m", "lingxi", "server", "--port", str(port), "--database-url",
                             url, "--max-open-invitations", str(10 ** 9),  # hosts post thousands,
                             "--rate-limit", "0", "--presence-timeout", "3600",  # unthrottled
-                            "--workers", str(args.workers)],
+                            *(["--workers", str(args.workers)] if args.workers > 1 else [])],
                            port, str(work / backend))
             try:
                 http_share = min(args.invitations, 1000)  # the rest straight to the store

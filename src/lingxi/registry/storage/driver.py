@@ -174,23 +174,22 @@ def send(conn: Connection, sql: str, params: Any = None, *, many: bool = False) 
     raw = conn.connection.driver_connection
     assert raw is not None
     statements = [*conn.info.pop(_QUEUED, ()), (sql, params, many)]
+    # one cursor runs them all (it keeps the last statement's result, the one wanted)
+    cursor = raw.cursor()
     if conn.dialect.name != "postgresql":
-        for text, values, each in statements:
-            cursor = raw.cursor()
-            try:
+        try:
+            for text, values, each in statements:
                 _fire(conn, cursor, text, values, each)
                 (cursor.executemany if each else cursor.execute)(text, values or {})
-                rows = cursor.fetchall() if cursor.description else []
-            finally:
-                cursor.close()
-        return rows
+            return cursor.fetchall() if cursor.description else []
+        finally:
+            cursor.close()
     # statements queued before a savepoint are an earlier write's: if any of them fails,
     # that write was already counted done, so the failure is not this write's own
     earlier = any(text == SAVEPOINT for text, _, _ in statements[1:])
     try:
         with raw.pipeline():
             for text, values, each in statements:
-                cursor = raw.cursor()
                 _fire(conn, cursor, text, values, each)
                 (cursor.executemany if each else cursor.execute)(text, values)
     except Exception as error:
