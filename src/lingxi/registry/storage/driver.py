@@ -167,10 +167,13 @@ def later(conn: Connection, sql: str, params: Any = None, many: bool = False) ->
         send(conn, sql, params, many=many)
 
 
-def send(conn: Connection, sql: str, params: Any = None, *, many: bool = False) -> list[Any]:
+def send(conn: Connection, sql: str, params: Any = None, *, many: bool = False,
+         commit: bool = False) -> list[Any]:
     """Run the queued statements and ``sql`` (one round trip on PostgreSQL) on ``conn``'s
     driver connection, in its open transaction; ``sql``'s rows as tuples (none for a
-    statement that returns none). A failure of any of them raises here."""
+    statement that returns none). A failure of any of them raises here. ``commit``
+    (PostgreSQL): the transaction's ``COMMIT`` goes in the same pipeline, after them,
+    so the caller's own commit then finds nothing open and sends nothing."""
     raw = conn.connection.driver_connection
     assert raw is not None
     statements = [*conn.info.pop(_QUEUED, ()), (sql, params, many)]
@@ -192,6 +195,8 @@ def send(conn: Connection, sql: str, params: Any = None, *, many: bool = False) 
             for text, values, each in statements:
                 _fire(conn, cursor, text, values, each)
                 (cursor.executemany if each else cursor.execute)(text, values)
+            if commit:  # not reached if a statement failed: the pipeline stops there
+                raw.commit()
     except Exception as error:
         if earlier:
             raise EarlierWriteFailed(str(error)) from error
@@ -204,13 +209,14 @@ class EarlierWriteFailed(Exception):  # noqa: N818 - a fact, not a condition
     the transaction cannot commit (``batch`` fails the whole batch)."""
 
 
-def flush(conn: Connection) -> None:
-    """Send what is queued, if anything (its failures raise here)."""
+def flush(conn: Connection, *, commit: bool = False) -> None:
+    """Send what is queued, if anything (its failures raise here); with ``commit``, the
+    ``COMMIT`` rides with it on PostgreSQL (the transaction's last round trip)."""
     queued = conn.info.pop(_QUEUED, None)
     if queued:
         *first, (sql, params, many) = queued
         conn.info[_QUEUED] = first
-        send(conn, sql, params, many=many)
+        send(conn, sql, params, many=many, commit=commit)
 
 
 def savepoint(conn: Connection) -> None:

@@ -146,7 +146,9 @@ class UnitOfWork:
             conn, head = self._begin()
             try:
                 yield conn, head
-                driver.flush(conn)
+                # on PostgreSQL the COMMIT travels with the last queued rows; SQLAlchemy's
+                # commit then finds the driver's transaction closed and sends nothing
+                driver.flush(conn, commit=True)
                 conn.commit()
             except BaseException:
                 driver.discard(conn)
