@@ -34,7 +34,9 @@ Each registry slice runs right after a bare slice, for several rounds, and the
 ratios are medians of the per-round ratios, so the load other programs put on
 the machine drifts out of them.
 Run: .venv/bin/python benchmarks/registry.py [--rounds R] [--seconds S]
-     [--concurrency C] [--backends sqlite,postgres]
+     [--concurrency C] [--backends sqlite,postgres] [--workers N]
+     (--workers N: N server processes for the registry and for the bare baseline;
+     the server CPU is then that of all of them)
 Profile: .venv/bin/python benchmarks/registry.py --profile N [--backends ...]
      posts N invitations with Store.post_invitation in a loop, in this process,
      and prints the SQL statements and the wall time per post.
@@ -51,6 +53,7 @@ import asyncio
 import json
 import os
 import secrets
+import signal
 import socket
 import statistics
 import subprocess
@@ -89,11 +92,17 @@ def bare_app():
                              Route("/bare", post, methods=["POST"])])
 
 
-def serve_bare(port: int) -> None:
+def serve_bare(port: int, workers: int = 1) -> None:
+    """The bare app on uvicorn, on ``workers`` processes as ``lingxi server --workers``."""
     import uvicorn
 
-    uvicorn.run(bare_app(), host="127.0.0.1", port=port, log_level="warning",
-                access_log=False, lifespan="off")
+    settings = {"host": "127.0.0.1", "port": port, "log_level": "warning",
+                "access_log": False, "lifespan": "off"}
+    if workers > 1:  # uvicorn's workers import the app: this file, as module "registry"
+        uvicorn.run("registry:bare_app", factory=True, workers=workers,
+                    app_dir=str(Path(__file__).parent), **settings)
+    else:
+        uvicorn.run(bare_app(), **settings)
 
 
 # ---------------------------------------------------------------- in-process profile
@@ -226,6 +235,133 @@ def serve_sampled(port: int, url: str, out: str, interval: float = 0.001) -> Non
           presence_timeout=3600)
 
 
+# ---------------------------------------------------------------- deterministic server profile
+def serve_profiled(port: int, url: str, out: str) -> None:
+    """``lingxi server`` in this process under cProfile on the CPU clock of each thread
+    (``time.thread_time``: waits on the GIL, locks, sockets or the database count
+    nothing). Profiling starts on SIGUSR1 (after the registry is filled), for the main
+    thread (the event loop) and every thread started from then on (the writer thread
+    starts on demand); on SIGTERM the merged statistics go to ``out`` (pstats format).
+    Threads still running then are left out (stop the load and wait for the writer to
+    idle out first)."""
+    import cProfile
+    import threading
+
+    from lingxi.registry.server.run import serve
+
+    done: list[cProfile.Profile] = []
+    on = threading.Event()
+    main = cProfile.Profile(time.thread_time)
+    plain_run = threading.Thread.run
+
+    def run(self: threading.Thread) -> None:
+        if not on.is_set():
+            plain_run(self)
+            return
+        mine = cProfile.Profile(time.thread_time)
+        mine.enable()
+        try:
+            plain_run(self)
+        finally:
+            mine.disable()
+            done.append(mine)
+
+    def begin(*_: object) -> None:
+        on.set()
+        main.enable()
+
+    def dump(*_: object) -> None:
+        import pstats
+
+        main.disable()
+        stats = pstats.Stats(main)
+        for profile in done:
+            stats.add(profile)
+        stats.dump_stats(out)
+        os._exit(0)
+
+    threading.Thread.run = run  # type: ignore[method-assign]
+    signal.signal(signal.SIGUSR1, begin)
+    signal.signal(signal.SIGTERM, dump)
+    serve(port=port, database_url=url, max_open_invitations=10 ** 9, writes_per_minute=None,
+          presence_timeout=3600)
+
+
+# one post's CPU in parts: (label, file, function) whose inclusive time is the part's; the
+# writer thread's parts nest (the write holds the log append, which holds the hashing)
+PARTS = (
+    ("event loop: uvicorn h11 parsing a request", "h11_impl.py", "data_received"),
+    ("event loop: the ASGI app (middleware, route, handler, response)", "h11_impl.py",
+     "run_asgi"),
+    ("  read_signed: body, JSON, signature headers", "http.py", "read_signed"),
+    ("  sending the response (h11 framing, headers)", "responses.py", "__call__"),
+    ("event loop: asyncio's own (selector, callbacks)", "selectors.py", "select"),
+    ("writer thread: the whole batch (run_many)", "batch.py", "run_many"),
+    ("  authenticate: key lookup + Ed25519 verify", "identities.py", "authenticate"),
+    ("    the verify itself", "keys.py", "verify"),
+    ("  check_options against the spec", "invitations.py", "check_options"),
+    ("  check_endpoint", "records.py", "check_endpoint"),
+    ("  the write in its savepoint (write_once)", "unit.py", "write_once"),
+    ("    nonce spend", "unit.py", "_spend"),
+    ("    open count", "invitations.py", "open_count"),
+    ("    log append (record JSON, entry hash, Merkle nodes)", "unit.py", "append"),
+    ("      canonical JSON", "canonical.py", "canonical_json"),
+    ("      Merkle append", "tree.py", "append"),
+    ("    statements sent to the driver (driver.send)", "driver.py", "send"),
+    ("  begin, head lock, commit (transaction)", "unit.py", "transaction"),
+)
+
+
+def print_parts(table: dict, posts: int) -> None:
+    print("  one post's thread CPU by part (inclusive, us per post, under cProfile):")
+    for label, file, function in PARTS:
+        spent = sum(value[3] for (where, _, name), value in table.items()
+                    if name == function and where.endswith("/" + file))
+        print(f"    {1e6 * spent / posts:8.1f}  {label}")
+
+
+def print_profile(path: Path, posts: int, cpu_ms: float, top: int = 45) -> None:
+    """The profile's busiest functions, in microseconds of thread CPU per post."""
+    import pstats
+
+    stats = pstats.Stats(str(path))
+    table = stats.stats  # type: ignore[attr-defined]
+    total = sum(tt for _, _, tt, _, _ in table.values())
+    print(f"  profiled thread CPU {1000 * total / posts:.3f} ms per post "
+          f"(server /proc CPU {cpu_ms:.3f} ms per post, unprofiled run's is lower: "
+          "cProfile adds its own cost per call)")
+    print_parts(table, posts)
+
+    def name(key: tuple[str, int, str]) -> str:
+        file, line, func = key
+        return f"{Path(file).parent.name}/{Path(file).name}:{line}:{func}" if line else func
+
+    for title, column in (("self", 2), ("inclusive", 3)):
+        print(f"  {title} (us per post, calls per post):")
+        rows = sorted(table.items(), key=lambda kv: kv[1][column], reverse=True)[:top]
+        for key, value in rows:
+            print(f"    {1e6 * value[column] / posts:8.1f}  {value[1] / posts:6.2f}  {name(key)}")
+
+
+async def run_cprofile(args: argparse.Namespace) -> None:
+    """Posts for ``args.cprofile`` seconds against ``--serve-profiled``; prints its profile."""
+
+    async def measure(server: subprocess.Popen, port: int, hosts, pid: str,  # noqa: ANN001
+                      out: Path) -> None:
+        await asyncio.sleep(1.0)  # the writer thread idles out: a fresh, profiled one
+        server.send_signal(signal.SIGUSR1)
+        await asyncio.sleep(0.2)
+        result = await load(port, post_maker(hosts, pid), args.cprofile,
+                            args.concurrency, server.pid)
+        await asyncio.sleep(1.0)  # the writer thread ends and hands in its profile
+        print(f"{result['rps']:.0f} posts/s under cProfile, {result['requests']} posts")
+        server.terminate()
+        server.wait()  # the profile is written as the server ends
+        print_profile(out, result["requests"], result["cpu_ms"])
+
+    await under_profiler(args, "--serve-profiled", "pstats", measure)
+
+
 # ---------------------------------------------------------------- processes
 def free_port() -> int:
     with socket.socket() as s:
@@ -264,10 +400,30 @@ class Conn:
         return status
 
 
+def _stat(pid: int | str) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU the process ``pid`` has used (all its threads), from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU the process ``pid`` and every process under it (uvicorn's
+    workers) have used, all their threads, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                children.setdefault(int(_stat(entry.name)[1]), []).append(int(entry.name))
+            except OSError:  # it ended meanwhile
+                continue
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        todo += children.get(current, [])
+        try:
+            fields = _stat(current)
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 async def load(port: int, make_request, seconds: float, concurrency: int,
@@ -466,32 +622,47 @@ def backend_database(backend: str, work: Path) -> tuple[str, callable | None] | 
     return postgres_database()
 
 
-async def run_sample(args: argparse.Namespace) -> None:
-    """Posts for ``args.sample`` seconds against ``--serve-sampled``; prints its profile."""
-    work = Path(tempfile.mkdtemp(prefix="lingxi-sample-"))
+async def under_profiler(args: argparse.Namespace, flag: str, suffix: str, measure) -> None:  # noqa: ANN001
+    """For each backend: a server started with ``flag`` (a profiler in it), filled, then
+    ``measure(server, port, hosts, protocol_id, out)`` (``out``: where its profile goes)."""
+    work = Path(tempfile.mkdtemp(prefix="lingxi-profile-"))
     for backend in args.backends.split(","):
         made = backend_database(backend, work)
         if made is None:
             continue
         url, drop = made
-        port, out = free_port(), work / f"{backend}.txt"
-        server = start([__file__, "--serve-sampled", str(port), url, str(out)], port,
-                       str(work / backend))
+        port, out = free_port(), work / f"{backend}.{suffix}"
+        server = start([__file__, flag, str(port), url, str(out)], port, str(work / backend))
         try:
             hosts, pid = await populate(f"http://127.0.0.1:{port}", args.invitations,
                                         args.hosts)
-            cpu = os.times()
-            result = await load(port, post_maker(hosts, pid), args.sample, args.concurrency)
-            spent = os.times()
-            print(f"{backend}: {result['rps']:.0f} posts/s; load generator CPU "
-                  f"{(spent.user + spent.system - cpu.user - cpu.system) / result['requests'] * 1000:.2f}"
-                  " ms per post")
+            print(f"{backend}: ", end="")
+            await measure(server, port, hosts, pid, out)
         finally:
-            server.terminate()
-            server.wait()
+            if server.poll() is None:
+                server.terminate()
+                server.wait()
             if drop:
                 drop()
+
+
+async def run_sample(args: argparse.Namespace) -> None:
+    """Posts for ``args.sample`` seconds against ``--serve-sampled``; prints its profile."""
+
+    async def measure(server: subprocess.Popen, port: int, hosts, pid: str,  # noqa: ANN001
+                      out: Path) -> None:
+        cpu = os.times()
+        result = await load(port, post_maker(hosts, pid), args.sample,
+                            args.concurrency)
+        spent = os.times()
+        print(f"{result['rps']:.0f} posts/s; load generator CPU "
+              f"{(spent.user + spent.system - cpu.user - cpu.system) / result['requests'] * 1000:.2f}"
+              " ms per post")
+        server.terminate()
+        server.wait()
         print(out.read_text())
+
+    await under_profiler(args, "--serve-sampled", "txt", measure)
 
 
 async def main() -> None:
@@ -510,7 +681,17 @@ async def main() -> None:
     parser.add_argument("--sample", type=float, default=0, metavar="S",
                         help="post for S seconds against a server under a sampling profiler "
                         "and print where its CPU goes, instead of the benchmark")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="server processes, for the registry (lingxi server --workers) "
+                        "and the bare baseline alike")
+    parser.add_argument("--cprofile", type=float, default=0, metavar="S",
+                        help="post for S seconds against a server under cProfile (CPU time "
+                        "of each thread) and print one post's CPU by function, instead of "
+                        "the benchmark")
     args = parser.parse_args()
+    if args.cprofile:
+        await run_cprofile(args)
+        return
     if args.profile:
         run_profile(args.profile, args.backends)
         return
@@ -519,12 +700,13 @@ async def main() -> None:
         return
     work = Path(tempfile.mkdtemp(prefix="lingxi-bench-"))
     bare_port = free_port()
-    bare = start([__file__, "--serve-bare", str(bare_port)], bare_port, str(work / "bare"))
+    bare = start([__file__, "--serve-bare", str(bare_port), str(args.workers)], bare_port,
+                 str(work / "bare"))
     bare_body = json.dumps({"protocol_id": "a" * 64, "endpoint": "tcp://127.0.0.1:1",
                             "options": {"best_of": 3}}).encode()
     print(f"concurrency {args.concurrency}; {args.rounds} rounds of {args.seconds:.0f} s slices, "
           "each registry slice next to a bare slice; medians over rounds; "
-          f"{args.invitations} open invitations")
+          f"{args.invitations} open invitations; {args.workers} server process(es) each")
     try:
         for backend in args.backends.split(","):
             made = backend_database(backend, work)
@@ -534,7 +716,8 @@ async def main() -> None:
             port = free_port()
             server = start(["-m", "lingxi", "server", "--port", str(port), "--database-url",
                             url, "--max-open-invitations", str(10 ** 9),  # hosts post thousands,
-                            "--rate-limit", "0", "--presence-timeout", "3600"],  # unthrottled
+                            "--rate-limit", "0", "--presence-timeout", "3600",  # unthrottled
+                            *(["--workers", str(args.workers)] if args.workers > 1 else [])],
                            port, str(work / backend))
             try:
                 http_share = min(args.invitations, 1000)  # the rest straight to the store
@@ -587,7 +770,9 @@ async def main() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve-bare"]:
-        serve_bare(int(sys.argv[2]))
+        serve_bare(int(sys.argv[2]), int(sys.argv[3]))
+    elif sys.argv[1:2] == ["--serve-profiled"]:
+        serve_profiled(int(sys.argv[2]), sys.argv[3], sys.argv[4])
     elif sys.argv[1:2] == ["--serve-sampled"]:
         serve_sampled(int(sys.argv[2]), sys.argv[3], sys.argv[4])
     else:

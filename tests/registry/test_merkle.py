@@ -13,6 +13,9 @@ from lingxi.registry.models.merkle import (
     MemoryTree,
     leaf_hash,
     node_hash,
+    range_nodes,
+    root_nodes,
+    root_of,
     verify_consistency,
     verify_inclusion,
 )
@@ -91,3 +94,13 @@ def test_roots_and_proofs_match_the_rfc_and_verify(n, data):
         assert not verify_consistency(old, n, mth(forked[:old]), t.root(n), proof)
         assert not verify_consistency(old, n, t.root(old), mth(forked), proof)
         assert not verify_consistency(old, n, t.root(old), t.root(n), proof[:-1])
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(n=st.integers(0, 300))
+def test_root_from_the_frontier_is_the_rfc_root(n):
+    """An append computes the new root from the root's subtrees alone (no recursion):
+    the same subtrees ``range_nodes`` names and the same root RFC 6962 defines."""
+    t, leaves = tree(n)
+    assert root_nodes(n) == range_nodes(0, n)
+    assert root_of([t.nodes[node] for node in root_nodes(n)]) == mth(leaves)

@@ -162,3 +162,22 @@ async def test_malformed_json_body(api, world, alice):
     await _refused(api, response, "registry.bad_json", 400)
     response = await api.signed(alice, "POST", "/v1/protocols", raw=b"[1, 2]")
     await _refused(api, response, "registry.bad_json", 400)
+
+
+def test_a_signature_check_refuses_every_malformed_or_wrong_part():
+    """``keys.verify`` (libsodium): only the key's own 64-byte signature over exactly
+    these bytes passes; a short signature, a key of the wrong size, a non-hex key, a
+    zero signature or a tampered message is a plain False, never an exception."""
+    from lingxi.registry.models.keys import verify
+
+    who = Identity.generate()
+    message = b"lingxi/registry/request/v1\nPOST\n/v1/invitations"
+    good = who.sign(message)
+    assert verify(who.public_hex, good, message)
+    assert not verify(who.public_hex, good, message + b"!")
+    # the same bytes split elsewhere: libsodium alone would take signature + message
+    assert not verify(who.public_hex, good[:63], good[63:] + message)
+    assert not verify(who.public_hex[:62], good, message)
+    assert not verify("zz" * 32, good, message)
+    assert not verify(who.public_hex, bytes(64), message)
+    assert not verify(Identity.generate().public_hex, good, message)

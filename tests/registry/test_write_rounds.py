@@ -15,6 +15,7 @@ from lingxi.registry.storage import driver
 from lingxi.registry.storage.browsing import browse_sql
 from lingxi.registry.storage.store import Store
 
+from .conftest import empty_postgres
 from .test_write_path import _post, _setup, assert_tree_matches_log
 
 
@@ -191,6 +192,35 @@ def test_a_queued_statement_failing_with_the_next_write_fails_the_batch(database
             assert store.head()["size"] == size + 2
         assert_tree_matches_log(store)
         assert _post(store, alice, pid, 4)["created"]  # the writer carries on
+        assert_tree_matches_log(store)
+    finally:
+        store.close()
+
+
+@pytest.mark.postgres
+def test_the_commit_rides_with_the_last_queued_rows(postgres_database, alice, monkeypatch):
+    """A write transaction's COMMIT goes in the pipeline of its last queued statements
+    (the head move): SQLAlchemy's own commit after it finds the transaction closed and
+    sends nothing, and the write is committed (another connection sees it)."""
+    empty_postgres(postgres_database)
+    store = Store(postgres_database, writes_per_minute=None)
+    try:
+        pid = _setup(store, alice, "alice")
+        size = store.head()["size"]
+        seen = []
+        real = psycopg.Connection.commit
+
+        def commit(self):
+            seen.append((self._pipeline is not None, self.pgconn.transaction_status))
+            return real(self)
+
+        monkeypatch.setattr(psycopg.Connection, "commit", commit)
+        _post(store, alice, pid, 1)
+        monkeypatch.undo()
+        idle = psycopg.pq.TransactionStatus.IDLE
+        assert seen[0][0] and seen[0][1] != idle  # in the pipeline, the transaction open
+        assert all(status == idle for _, status in seen[1:])  # nothing left to commit
+        assert store.head()["size"] == size + 1
         assert_tree_matches_log(store)
     finally:
         store.close()

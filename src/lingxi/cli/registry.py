@@ -90,6 +90,14 @@ from lingxi.registry.models.records import (
     show_default=True,
     help="Claim attempts on one invitation a minute, all guests together (0: no limit).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Server processes on the one port and database (each keeps its own rate-limit "
+    "counts, so an agent may make up to this many times --rate-limit a minute).",
+)
 @handle_errors
 def server(
     host: str,
@@ -104,12 +112,13 @@ def server(
     presence_timeout: float,
     rate_limit: int,
     claim_limit: int,
+    workers: int,
 ) -> None:
     """Run the community registry: JSON API under /v1, docs at /docs, the page at /.
 
     The database is migrated on start. Several processes may share one
-    PostgreSQL database and act as one registry (each process keeps its own
-    rate-limit counts).
+    database and act as one registry (--workers N starts N on one port; each
+    process keeps its own rate-limit counts).
     """
 
     _import_registry()
@@ -138,6 +147,7 @@ def server(
         presence_timeout=presence_timeout,
         writes_per_minute=rate_limit or None,
         claims_per_minute=claim_limit or None,
+        workers=workers,
     )
 
 

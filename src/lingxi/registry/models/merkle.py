@@ -113,7 +113,26 @@ def appended_nodes(index: int, leaf: bytes, get: Getter) -> list[tuple[int, int,
 
 
 def root_nodes(size: int) -> list[Node]:
-    return range_nodes(0, size)
+    """``range_nodes(0, size)`` without the recursion (every append asks): one perfect
+    subtree per set bit of ``size``, the largest first."""
+    out, start = [], 0
+    for level in range(size.bit_length() - 1, -1, -1):
+        if size >> level & 1:
+            out.append((level, start >> level))
+            start += 1 << level
+    return out
+
+
+def root_of(hashes: list[bytes]) -> bytes:
+    """``MTH`` of a tree from the hashes of its :func:`root_nodes`, left to right: each
+    split takes the largest perfect subtree off the left, so the root folds from the
+    right (``EMPTY`` for no leaves)."""
+    if not hashes:
+        return EMPTY
+    current = hashes[-1]
+    for left in reversed(hashes[:-1]):
+        current = node_hash(left, current)
+    return current
 
 
 def verify_inclusion(index: int, size: int, leaf: bytes, path: list[bytes],

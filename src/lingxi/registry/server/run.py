@@ -1,16 +1,34 @@
-"""Run the registry on uvicorn: ``lingxi server`` and the tests' server processes."""
+"""Run the registry on uvicorn: ``lingxi server`` and the tests' server processes.
+
+With ``workers`` above 1 the server is that many uvicorn worker processes on one
+listening socket, each with its own store on the one database (multi-process safe,
+see :func:`check_workers`). The parent process
+migrates the database and opens the server key first, so the workers never race to
+create either; each worker then builds its app from :func:`worker_app`.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+from typing import Any
 
+from starlette.applications import Starlette
+
+from lingxi.registry.errors import RegistryError
 from lingxi.registry.models.records import (
     DEFAULT_CLAIMS_PER_MINUTE,
     DEFAULT_PRESENCE_TIMEOUT,
     DEFAULT_WRITES_PER_MINUTE,
 )
 from lingxi.registry.server.app import create_app
+from lingxi.registry.storage.engine import resolve_url
 from lingxi.registry.storage.store import Store
+
+# how the parent hands a worker its store's settings (uvicorn spawns the workers)
+WORKER_SETTINGS = "LINGXI_REGISTRY_WORKER_SETTINGS"
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def serve(host: str = "127.0.0.1", port: int = 8470, database_url: str | None = None, *,
@@ -20,31 +38,71 @@ def serve(host: str = "127.0.0.1", port: int = 8470, database_url: str | None = 
           max_open_invitations: int | None = None,
           presence_timeout: float = DEFAULT_PRESENCE_TIMEOUT,
           writes_per_minute: int | None = DEFAULT_WRITES_PER_MINUTE,
-          claims_per_minute: int | None = DEFAULT_CLAIMS_PER_MINUTE) -> None:
+          claims_per_minute: int | None = DEFAULT_CLAIMS_PER_MINUTE,
+          workers: int = 1) -> None:
     """Open (and migrate) the database, then serve until interrupted.
 
     ``relay``: the NATS URLs of the relay (``lingxi relay serve``) whose
     credentials this registry signs; ``key_file``: the signing key's file (see
-    :mod:`lingxi.registry.storage.secrets` for the default)."""
+    :mod:`lingxi.registry.storage.secrets` for the default); ``workers``: server
+    processes on one socket (each keeps its own rate-limit counts)."""
     import uvicorn
 
-    store = Store(database_url, claim_timeout=claim_timeout, key_file=key_file,
-                  endpoint_policy=endpoint_policy, presence_timeout=presence_timeout,
-                  writes_per_minute=writes_per_minute, claims_per_minute=claims_per_minute)
-    if max_open_invitations is not None:
-        store.max_open_invitations = max_open_invitations
-    if relay:
-        store.relay_servers = list(relay)  # type: ignore[attr-defined]
-    loopback = host in ("127.0.0.1", "localhost", "::1")
-    app = create_app(store, allowed_hosts=("127.0.0.1", "localhost", "::1") if loopback
-                     else None)
+    settings: dict[str, Any] = {
+        "url": resolve_url(database_url), "claim_timeout": claim_timeout, "key_file": key_file,
+        "endpoint_policy": endpoint_policy, "presence_timeout": presence_timeout,
+        "writes_per_minute": writes_per_minute, "claims_per_minute": claims_per_minute,
+        "max_open_invitations": max_open_invitations, "relay": list(relay),
+        "loopback": host in LOOPBACK}
+    check_workers(workers)
+    store = open_store(settings)
     logging.basicConfig(level=logging.WARNING)
-    config = uvicorn.Config(app, host=host, port=port, access_log=access_log,
-                            log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
+    common: dict[str, Any] = {"host": host, "port": port, "access_log": access_log,
+                              "log_level": "warning", "lifespan": "off"}
+    if workers > 1:
+        if callable(ready):
+            ready(store)
+        store.close()  # migrated and keyed: each worker opens its own
+        os.environ[WORKER_SETTINGS] = json.dumps(settings)
+        uvicorn.run("lingxi.registry.server.run:worker_app", factory=True, workers=workers,
+                    **common)
+        return
+    server = uvicorn.Server(uvicorn.Config(app_for(store, settings), **common))
     if callable(ready):
         ready(store)
     try:
         server.run()
     finally:
         store.close()
+
+
+def check_workers(workers: int) -> None:
+    """Any number of worker processes may share the database: on PostgreSQL each commit
+    notifies every other process (their list caches) and the head row lock serialises
+    writes; on SQLite the list cache reads the log size and the writers of every
+    process queue on one file lock (``storage.unit.WriterLock``)."""
+    if workers < 1:
+        raise RegistryError("registry.bad_workers", "--workers must be at least 1")
+
+
+def open_store(settings: dict[str, Any]) -> Store:
+    store = Store(settings["url"], claim_timeout=settings["claim_timeout"],
+                  key_file=settings["key_file"], endpoint_policy=settings["endpoint_policy"],
+                  presence_timeout=settings["presence_timeout"],
+                  writes_per_minute=settings["writes_per_minute"],
+                  claims_per_minute=settings["claims_per_minute"])
+    if settings["max_open_invitations"] is not None:
+        store.max_open_invitations = settings["max_open_invitations"]
+    if settings["relay"]:
+        store.relay_servers = list(settings["relay"])  # type: ignore[attr-defined]
+    return store
+
+
+def app_for(store: Store, settings: dict[str, Any]) -> Starlette:
+    return create_app(store, allowed_hosts=LOOPBACK if settings["loopback"] else None)
+
+
+def worker_app() -> Starlette:
+    """One worker process's app (uvicorn's factory), from the parent's settings."""
+    settings = json.loads(os.environ[WORKER_SETTINGS])
+    return app_for(open_store(settings), settings)

@@ -170,7 +170,9 @@ class GroupCommit:
             job.error = error
             job.refused(conn, error)
             return head
-        driver.release(conn)
+        # no RELEASE: the next write's savepoint of the same name shadows this one (on
+        # both databases a rollback goes to the newest of the name and releases only
+        # it) and the commit ends them all: a statement (on PostgreSQL a round trip) saved
         return after
 
 

@@ -102,32 +102,36 @@ def later(conn: Connection, sql: str, params: Any = None, many: bool = False) ->
         send(conn, sql, params, many=many)
 
 
-def send(conn: Connection, sql: str, params: Any = None, *, many: bool = False) -> list[Any]:
+def send(conn: Connection, sql: str, params: Any = None, *, many: bool = False,
+         commit: bool = False) -> list[Any]:
     """Run the queued statements and ``sql`` (one round trip on PostgreSQL) on ``conn``'s
     driver connection, in its open transaction; ``sql``'s rows as tuples (none for a
-    statement that returns none). A failure of any of them raises here."""
+    statement that returns none). A failure of any of them raises here. ``commit``
+    (PostgreSQL): the transaction's ``COMMIT`` goes in the same pipeline, after them,
+    so the caller's own commit then finds nothing open and sends nothing."""
     raw = conn.connection.driver_connection
     assert raw is not None
     statements = [*conn.info.pop(_QUEUED, ()), (sql, params, many)]
+    # one cursor runs them all (it keeps the last statement's result, the one wanted)
+    cursor = raw.cursor()
     if conn.dialect.name != "postgresql":
-        for text, values, each in statements:
-            cursor = raw.cursor()
-            try:
+        try:
+            for text, values, each in statements:
                 _fire(conn, cursor, text, values, each)
                 (cursor.executemany if each else cursor.execute)(text, values or {})
-                rows = cursor.fetchall() if cursor.description else []
-            finally:
-                cursor.close()
-        return rows
+            return cursor.fetchall() if cursor.description else []
+        finally:
+            cursor.close()
     # statements queued before a savepoint are an earlier write's: if any of them fails,
     # that write was already counted done, so the failure is not this write's own
     earlier = any(text == SAVEPOINT for text, _, _ in statements[1:])
     try:
         with raw.pipeline():
             for text, values, each in statements:
-                cursor = raw.cursor()
                 _fire(conn, cursor, text, values, each)
                 (cursor.executemany if each else cursor.execute)(text, values)
+            if commit:  # not reached if a statement failed: the pipeline stops there
+                raw.commit()
     except Exception as error:
         if earlier:
             raise EarlierWriteFailed(str(error)) from error
@@ -140,27 +144,20 @@ class EarlierWriteFailed(Exception):  # noqa: N818 - a fact, not a condition
     the transaction cannot commit (``batch`` fails the whole batch)."""
 
 
-def flush(conn: Connection) -> None:
-    """Send what is queued, if anything (its failures raise here)."""
+def flush(conn: Connection, *, commit: bool = False) -> None:
+    """Send what is queued, if anything (its failures raise here); with ``commit``, the
+    ``COMMIT`` rides with it on PostgreSQL (the transaction's last round trip)."""
     queued = conn.info.pop(_QUEUED, None)
     if queued:
         *first, (sql, params, many) = queued
         conn.info[_QUEUED] = first
-        send(conn, sql, params, many=many)
+        send(conn, sql, params, many=many, commit=commit)
 
 
 def savepoint(conn: Connection) -> None:
     """A savepoint before a write; on PostgreSQL it travels with the write's first
     statement, which every write sends through :func:`send` (its nonce spend)."""
     later(conn, SAVEPOINT)
-
-
-def release(conn: Connection) -> None:
-    """Keep what was done since :func:`savepoint`. On PostgreSQL nothing is sent: the next
-    write's ``SAVEPOINT write`` shadows this one (a rollback goes to the newest of the
-    name) and the commit ends them all, so a batched write saves a round trip."""
-    if conn.dialect.name != "postgresql":
-        conn.exec_driver_sql("RELEASE SAVEPOINT write")
 
 
 def roll_back(conn: Connection) -> None:

@@ -48,8 +48,9 @@ def append(conn: Connection, index: int, leaf: bytes,
         siblings.append((level, i - 1))
         level, i = level + 1, i // 2
     size = index + 1
+    roots = merkle.root_nodes(size)
     # the left siblings and the root's other subtrees are all subtrees of the old root
-    needed = set(siblings) | set(merkle.root_nodes(size)[:-1])
+    needed = set(siblings) | set(roots[:-1])
     if frontier is not None and needed <= frontier.keys():
         known = {n: frontier[n] for n in needed}
     else:
@@ -69,8 +70,8 @@ def append(conn: Connection, index: int, leaf: bytes,
         driver.send(conn, sql.node_add,
                     [{"id": node_id(lv, ix), "hash": h.hex()} for lv, ix, h in added], many=True)
     known.update({(lv, ix): h for lv, ix, h in added})
-    new_frontier = {n: known[n] for n in merkle.root_nodes(size)}
-    return merkle.hash_range(0, size, lambda lv, ix: known[(lv, ix)]), new_frontier
+    new_frontier = {n: known[n] for n in roots}
+    return merkle.root_of(list(new_frontier.values())), new_frontier
 
 
 def root(conn: Connection, size: int) -> bytes:

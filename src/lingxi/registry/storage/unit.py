@@ -11,7 +11,9 @@ Reads never take the head lock.
 
 from __future__ import annotations
 
+import fcntl
 import math
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -56,6 +58,43 @@ class Change:
     extra: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
 
 
+class WriterLock:
+    """One SQLite write transaction at a time: among this process's threads (a lock) and
+    among processes on the same file (``flock`` on ``<database>-writer.lock``, which
+    wakes a waiter as soon as it is let go; SQLite's own lock is waited on by sleeping
+    and retrying). An in-memory database has no other process to meet."""
+
+    def __init__(self, database: str | None) -> None:
+        self._threads = threading.Lock()
+        self._path = (f"{database}-writer.lock" if database and database != ":memory:"
+                      else None)
+        self._fd: int | None = None
+
+    def __enter__(self) -> None:
+        self._threads.acquire()
+        try:
+            if self._path is not None:
+                if self._fd is None:
+                    self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except BaseException:
+            self._threads.release()
+            raise
+
+    def __exit__(self, *_: object) -> None:
+        try:
+            if self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._threads.release()
+
+    def close(self) -> None:
+        with self._threads:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+
+
 def _buckets(per_minute: int | None) -> TokenBuckets | None:
     return TokenBuckets(per_minute, 60.0) if per_minute else None
 
@@ -78,10 +117,12 @@ class UnitOfWork:
         self.window = window
         # the statements every write runs, as driver SQL (see ``driver``)
         self.sql = WriteSQL(self.postgres)
-        # SQLite's busy handler waits by sleeping with back-off, which gives long tails when
-        # this process's own threads contend; they queue on a lock instead (other processes
-        # still meet the database lock and its timeout).
-        self._local_writes = threading.Lock() if not self.postgres else None
+        # SQLite's busy handler waits by sleeping with back-off, which gives long tails (and
+        # starves a process whose writer keeps losing the race) when writers contend; they
+        # queue on a lock instead, this process's and every lingxi process's (see
+        # ``WriterLock``). PostgreSQL's head row lock wakes its waiters itself.
+        self._local_writes = (None if self.postgres
+                              else WriterLock(self.writer.url.database))
         self._thread = threading.local()
         self._frontier: tuple[int, str, tree.Frontier] | None = None  # see append
         self.commits = GroupCommit(self.transaction, finish=self.move_head)
@@ -90,6 +131,8 @@ class UnitOfWork:
         self.set_limits(writes_per_minute, claims_per_minute)
 
     def close(self) -> None:
+        if self._local_writes is not None:
+            self._local_writes.close()
         self.raw.close()
         self.reader.dispose()
         if self.writer is not self.reader:
@@ -103,7 +146,9 @@ class UnitOfWork:
             conn, head = self._begin()
             try:
                 yield conn, head
-                driver.flush(conn)
+                # on PostgreSQL the COMMIT travels with the last queued rows; SQLAlchemy's
+                # commit then finds the driver's transaction closed and sends nothing
+                driver.flush(conn, commit=True)
                 conn.commit()
             except BaseException:
                 driver.discard(conn)
