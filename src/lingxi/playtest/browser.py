@@ -546,9 +546,9 @@ class GamePage:
         """A PNG of the 390×844 frame (the whole zoomed-out window when the camera is out);
         a parked move waiting for a frame is delivered with it."""
         shot: list[bytes] = []
-        if not self._deliver_parked(lambda: shot.append(self._capture())):
-            shot.clear()
-        return shot[0] if shot else self._capture()
+        if self._deliver_parked(lambda: shot.append(self._capture())) and shot:
+            return shot[0]  # the park move's own frame shows it
+        return self._capture()
 
     def _capture(self) -> bytes:
         params: dict[str, Any] = {"format": "png", "fromSurface": True,

@@ -9,6 +9,7 @@ create either; each worker then builds its app from :func:`worker_app`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -31,6 +32,23 @@ WORKER_SETTINGS = "LINGXI_REGISTRY_WORKER_SETTINGS"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
+@dataclasses.dataclass(frozen=True)
+class ServerSettings:
+    """What a server process needs to open its store and build its app (a worker gets
+    it from the parent as JSON)."""
+
+    url: str
+    claim_timeout: float
+    key_file: str | None
+    endpoint_policy: str
+    presence_timeout: float
+    writes_per_minute: int | None
+    claims_per_minute: int | None
+    max_open_invitations: int | None
+    relay: list[str]
+    loopback: bool
+
+
 def serve(host: str = "127.0.0.1", port: int = 8470, database_url: str | None = None, *,
           claim_timeout: float = 60.0, access_log: bool = False,
           ready: object = None, relay: tuple[str, ...] = (),
@@ -48,12 +66,12 @@ def serve(host: str = "127.0.0.1", port: int = 8470, database_url: str | None = 
     processes on one socket (each keeps its own rate-limit counts)."""
     import uvicorn
 
-    settings: dict[str, Any] = {
-        "url": resolve_url(database_url), "claim_timeout": claim_timeout, "key_file": key_file,
-        "endpoint_policy": endpoint_policy, "presence_timeout": presence_timeout,
-        "writes_per_minute": writes_per_minute, "claims_per_minute": claims_per_minute,
-        "max_open_invitations": max_open_invitations, "relay": list(relay),
-        "loopback": host in LOOPBACK}
+    settings = ServerSettings(
+        url=resolve_url(database_url), claim_timeout=claim_timeout, key_file=key_file,
+        endpoint_policy=endpoint_policy, presence_timeout=presence_timeout,
+        writes_per_minute=writes_per_minute, claims_per_minute=claims_per_minute,
+        max_open_invitations=max_open_invitations, relay=list(relay),
+        loopback=host in LOOPBACK)
     check_workers(workers)
     store = open_store(settings)
     logging.basicConfig(level=logging.WARNING)
@@ -63,7 +81,7 @@ def serve(host: str = "127.0.0.1", port: int = 8470, database_url: str | None = 
         if callable(ready):
             ready(store)
         store.close()  # migrated and keyed: each worker opens its own
-        os.environ[WORKER_SETTINGS] = json.dumps(settings)
+        os.environ[WORKER_SETTINGS] = json.dumps(dataclasses.asdict(settings))
         uvicorn.run("lingxi.registry.server.run:worker_app", factory=True, workers=workers,
                     **common)
         return
@@ -85,24 +103,24 @@ def check_workers(workers: int) -> None:
         raise RegistryError("registry.bad_workers", "--workers must be at least 1")
 
 
-def open_store(settings: dict[str, Any]) -> Store:
-    store = Store(settings["url"], claim_timeout=settings["claim_timeout"],
-                  key_file=settings["key_file"], endpoint_policy=settings["endpoint_policy"],
-                  presence_timeout=settings["presence_timeout"],
-                  writes_per_minute=settings["writes_per_minute"],
-                  claims_per_minute=settings["claims_per_minute"])
-    if settings["max_open_invitations"] is not None:
-        store.max_open_invitations = settings["max_open_invitations"]
-    if settings["relay"]:
-        store.relay_servers = list(settings["relay"])  # type: ignore[attr-defined]
+def open_store(settings: ServerSettings) -> Store:
+    store = Store(settings.url, claim_timeout=settings.claim_timeout,
+                  key_file=settings.key_file, endpoint_policy=settings.endpoint_policy,
+                  presence_timeout=settings.presence_timeout,
+                  writes_per_minute=settings.writes_per_minute,
+                  claims_per_minute=settings.claims_per_minute)
+    if settings.max_open_invitations is not None:
+        store.max_open_invitations = settings.max_open_invitations
+    if settings.relay:
+        store.relay_servers = list(settings.relay)  # type: ignore[attr-defined]
     return store
 
 
-def app_for(store: Store, settings: dict[str, Any]) -> Starlette:
-    return create_app(store, allowed_hosts=LOOPBACK if settings["loopback"] else None)
+def app_for(store: Store, settings: ServerSettings) -> Starlette:
+    return create_app(store, allowed_hosts=LOOPBACK if settings.loopback else None)
 
 
 def worker_app() -> Starlette:
     """One worker process's app (uvicorn's factory), from the parent's settings."""
-    settings = json.loads(os.environ[WORKER_SETTINGS])
+    settings = ServerSettings(**json.loads(os.environ[WORKER_SETTINGS]))
     return app_for(open_store(settings), settings)

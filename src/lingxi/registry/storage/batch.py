@@ -170,9 +170,9 @@ class GroupCommit:
             job.error = error
             job.refused(conn, error)
             return head
-        # no RELEASE: the next write's savepoint of the same name shadows this one (on
-        # both databases a rollback goes to the newest of the name and releases only
-        # it) and the commit ends them all: a statement (on PostgreSQL a round trip) saved
+        # No RELEASE (one statement, on PostgreSQL one round trip, less per write): the next
+        # write's savepoint of the same name shadows this one (on both databases a rollback
+        # goes to the newest of the name) and the commit ends them all.
         return after
 
 
