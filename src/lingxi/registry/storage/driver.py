@@ -48,6 +48,7 @@ class WriteSQL:
             f"WITH entry AS ({self.log_add}) INSERT INTO merkle_nodes (id, hash) "
             "SELECT * FROM unnest(%(node_ids)s::bigint[], %(node_hashes)s::text[])"
             if p else None)
+        self._spend_and: dict[str, str] = {}
         self.head = "SELECT size, head FROM log_head WHERE id = 1"
         self.head_locked = self.head + (" FOR UPDATE" if p else "")
         # on PostgreSQL moving the head also notifies every listening process, at commit
@@ -68,6 +69,18 @@ class WriteSQL:
             f"AND (host_seen_at > {param('seen')} OR claim_deadline > {param('now')}) "
             f"LIMIT {param('cap')}) AS counted"
         )
+
+
+    def nonce_spend_and(self, probe: str) -> str:
+        """PostgreSQL: the nonce spend and the one-value SELECT ``probe`` in one statement,
+        answering one row ``(spent, probe's value)`` (a data-modifying WITH runs whether or
+        not it is read; its row is not visible to ``probe``, which reads other tables)."""
+        sql = self._spend_and.get(probe)
+        if sql is None:
+            sql = self._spend_and[probe] = (
+                f"WITH spent AS ({self.nonce_spend}) "
+                f"SELECT EXISTS (SELECT 1 FROM spent), ({probe})")
+        return sql
 
 
 _BY_BACKEND = {False: WriteSQL(False), True: WriteSQL(True)}

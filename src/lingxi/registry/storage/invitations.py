@@ -150,14 +150,14 @@ class Invitations:
                  rules: Rules) -> None:
         self.uow, self.identities, self.protocols, self.rules = uow, identities, protocols, rules
 
-    def open_count(self, conn: Connection, host: str, now: float) -> int:
-        """How many of ``host``'s invitations are open or claimed (an absent host's
-        withdrawn ones do not count), counted up to the cap: whether it is reached is
-        all a post needs, so the count reads at most that many rows."""
-        rows = driver.send(conn, sql_for(conn).open_count, {
+    def open_count(self, host: str, now: float) -> tuple[str, dict[str, Any]]:
+        """The read of how many of ``host``'s invitations are open or claimed (an absent
+        host's withdrawn ones do not count), counted up to the cap: whether it is reached
+        is all a post needs, so the count reads at most that many rows. A post's probe
+        (``UnitOfWork.write``): it runs with the post's nonce spend."""
+        return self.uow.sql.open_count, {
             "host": host, "now": now, "seen": now - self.rules.presence_timeout,
-            "cap": self.rules.max_open_invitations})
-        return int(rows[0][0] or 0)
+            "cap": self.rules.max_open_invitations}
 
     def post(self, signed: SignedRequest, body: dict[str, Any], text: str) -> dict[str, Any]:
         host_key = self.identities.authenticate(signed)
@@ -173,8 +173,8 @@ class Invitations:
             raise bad("note must be a string of at most 500 chars", status=422)
         invitation_id = new_id("inv")
 
-        def decide(conn: Connection, now: float, seq: int) -> Change:
-            open_now = self.open_count(conn, signed.agent_id, now)
+        def decide(conn: Connection, now: float, seq: int, counted: int | None) -> Change:
+            open_now = int(counted or 0)
             if open_now >= self.rules.max_open_invitations:
                 raise RegistryError(
                     "registry.too_many_invitations",
@@ -211,7 +211,8 @@ class Invitations:
                 {"invitation": view(self.rules, row, now)},
             )
 
-        return self.uow.write(signed, text, decide)
+        return self.uow.write(signed, text, decide,
+                              lambda now: self.open_count(signed.agent_id, now))
 
     def invitation(self, invitation_id: str) -> dict[str, Any]:
         """One invitation, with the proof of its record and of its host's identity."""
