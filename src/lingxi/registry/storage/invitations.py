@@ -126,10 +126,25 @@ def load(conn: Connection, invitation_id: str) -> Any:
     return row
 
 
-def check_options(protocols: Protocols, protocol_id: str, options: Any) -> None:
-    """``options`` are an object the spec ``protocol_id`` accepts, or a 422."""
+ACCEPTED_OPTIONS = 1024  # options texts a process remembers as accepted, across specs
+
+
+def check_options(protocols: Protocols, protocol_id: str, options: Any,
+                  accepted: dict[tuple[str, str], None] | None = None) -> str | None:
+    """``options`` are an object the spec ``protocol_id`` accepts, or a 422; their
+    canonical JSON text (None if they have none: the encoder refuses NaN).
+
+    ``accepted``: the ``(protocol_id, text)`` pairs checked before, which pass without
+    being checked again (a spec is fixed by its id, and hosts repost the same options);
+    each that passes is added, and the whole is forgotten past ``ACCEPTED_OPTIONS``."""
     if not isinstance(options, dict):
         raise bad("options must be a JSON object", "options.not_object", 422)
+    try:
+        text: str | None = canonical_json(options)
+    except ValueError:
+        text = None
+    if accepted is not None and text is not None and (protocol_id, text) in accepted:
+        return text
     spec = protocols.spec(protocol_id)
     try:
         spec.check_options(options)
@@ -141,6 +156,11 @@ def check_options(protocols: Protocols, protocol_id: str, options: Any) -> None:
             findings=error.findings,
             details={"findings": [f.to_dict() for f in error.findings]},
         ) from None
+    if accepted is not None and text is not None:
+        if len(accepted) >= ACCEPTED_OPTIONS:
+            accepted.clear()
+        accepted[(protocol_id, text)] = None
+    return text
 
 
 class Invitations:
@@ -149,6 +169,7 @@ class Invitations:
     def __init__(self, uow: UnitOfWork, identities: Identities, protocols: Protocols,
                  rules: Rules) -> None:
         self.uow, self.identities, self.protocols, self.rules = uow, identities, protocols, rules
+        self._accepted: dict[tuple[str, str], None] = {}  # see check_options
 
     def open_count(self, host: str, now: float) -> tuple[str, dict[str, Any]]:
         """The read of how many of ``host``'s invitations are open or claimed (an absent
@@ -165,7 +186,7 @@ class Invitations:
         if not isinstance(protocol_id, str) or not is_hex(protocol_id, 64):
             raise bad("protocol_id must be 64 lowercase hex chars", "registry.bad_request", 422)
         options = body.get("options", {})
-        check_options(self.protocols, protocol_id, options)
+        options_text = check_options(self.protocols, protocol_id, options, self._accepted)
         endpoint = check_endpoint(body.get("endpoint"), self.rules.endpoint_policy)
         ttl = check_ttl(body.get("ttl_seconds"))
         note = body.get("note", "")
@@ -188,7 +209,7 @@ class Invitations:
                 "host_agent_id": signed.agent_id,
                 "host_public_key": host_key,
                 "endpoint": endpoint,
-                "options": canonical_json(options),
+                "options": canonical_json(options) if options_text is None else options_text,
                 "note": note,
                 "status": "open",
                 "created_at": now,
