@@ -25,11 +25,10 @@ from lingxi.registry.models.records import (
     new_id,
 )
 from lingxi.registry.models.signing import SignedRequest
-from lingxi.registry.storage import driver, proofs
+from lingxi.registry.storage import proofs
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.browsing import browse_sql
 from lingxi.registry.storage.common import bad, like, not_found, page_limit
-from lingxi.registry.storage.driver import sql_for
 from lingxi.registry.storage.identities import Identities
 from lingxi.registry.storage.protocols import Protocols
 from lingxi.registry.storage.unit import Change, UnitOfWork
@@ -220,7 +219,6 @@ class Invitations:
                 "claim_deadline": None,
                 "host_seen_at": now,
             }
-            driver.later(conn, sql_for(conn).invitation_add, row)  # sent with the log entry
             return Change(
                 "invitation",
                 invitation_id,
@@ -230,6 +228,7 @@ class Invitations:
                     "expires_at": iso(now + ttl),
                 },
                 {"invitation": view(self.rules, row, now)},
+                row=("invitations", row),  # stored with the log entry
             )
 
         return self.uow.write(signed, text, decide,

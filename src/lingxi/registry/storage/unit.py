@@ -62,6 +62,10 @@ class Change:
     created: bool = True
     # records the server logs after the main one, in order: (kind, record_id, server facts)
     extra: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    # (table, row): one row the aggregate inserts, stored with the log entry (on PostgreSQL
+    # in the entry's statement: one statement less per write); nobody reads it back before
+    # the write ends
+    row: tuple[str, dict[str, Any]] | None = None
 
 
 class WriterLock:
@@ -310,6 +314,8 @@ class UnitOfWork:
             error.spend_nonce = True
             raise
         if change.kind is None:
+            if change.row is not None:
+                driver.later(conn, self.sql.insert(*change.row), change.row[1])
             driver.flush(conn)  # what decide queued goes before anything else
             answer = {**change.response, "created": False}
         else:
@@ -321,7 +327,7 @@ class UnitOfWork:
                 "server": change.facts,
             }
             log = self.append(conn, head, change.kind, change.record_id, record, now,
-                              move_head=False)
+                              move_head=False, row=change.row)
             answer = {**change.response, "created": change.created, "log": log}
             for kind, record_id, facts in change.extra:
                 more = {"kind": kind, "id": record_id, "request": None, "body": "",
@@ -351,11 +357,13 @@ class UnitOfWork:
 
     def append(
         self, conn: Connection, head: Any, kind: str, record_id: str, record: dict[str, Any],
-        now: float, *, move_head: bool = True,
+        now: float, *, move_head: bool = True, row: tuple[str, dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Append ``record`` as the next leaf (the caller's transaction holds the head) and
         move the head row, unless ``move_head`` is False (a batch moves it once at its end,
         :meth:`move_head`).
+
+        ``row``: ``(table, row)`` to insert with the entry (``Change.row``).
 
         The frontier this process computed at its last append is reused when the head it
         holds is the one that append made (same size and root), so no other writer has
@@ -367,7 +375,7 @@ class UnitOfWork:
         cached = self._frontier
         known = cached[2] if cached and cached[:2] == (head.size, head.head) else None
         root, frontier = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]), known,
-                                     log_row)
+                                     log_row, row)
         if move_head:
             conn.exec_driver_sql(self.sql.head_set, {"new_size": seq, "new_head": root.hex()})
         self._frontier = (seq, root.hex(), frontier)
