@@ -62,7 +62,7 @@ def append(conn: Connection, index: int, leaf: bytes,
     sql = sql_for(conn)
     # on PostgreSQL queued with the write's rows: they go out with the next statement
     # sent (the next write's nonce spend, or the commit's flush)
-    if log_row is not None and sql.postgres:
+    if log_row is not None and sql.log_and_nodes_add is not None:  # PostgreSQL
         params = {**log_row, "node_ids": [node_id(lv, ix) for lv, ix, _ in added],
                   "node_hashes": [h.hex() for _, _, h in added]}
         if row is None:
