@@ -70,7 +70,6 @@ class WriteSQL:
             f"LIMIT {param('cap')}) AS counted"
         )
 
-
     def insert(self, table: str, row: dict[str, Any]) -> str:
         """The insert of ``row`` (its keys are the columns) into ``table``."""
         key = (table, tuple(row))
