@@ -140,6 +140,14 @@ def _snapshot_value(text: Any) -> Any:
         return None
 
 
+def _read_together(parts: tuple[str, ...]) -> str:
+    """One page expression calling each page script of ``parts`` in turn: a list with
+    ``[value]`` for each, or null for one that threw (that one is then read on its own)."""
+    calls = ", ".join(f"(() => {{ try {{ return [({script})()]; }} catch (e) {{ return null; }} }})()"
+                      for script in parts)
+    return f"() => [{calls}]"
+
+
 def _negative_zeros(obj: dict[str, Any]) -> dict[str, Any]:
     return {key: [[-0.0 if v == "-0" else v for v in rect] if isinstance(rect, list) else rect
                   for rect in value] if isinstance(value, list) else value
@@ -242,6 +250,10 @@ class GamePage:
         self._dragged: list[Any] = []  # drag data of a native drag Chromium intercepted
         self._parking: dict[str, int] | None = None  # a park move not yet delivered (seen before)
         self.native_drags = 0
+        # Reads taken ahead with another at this paused instant (:meth:`drain_events`), by
+        # name; dropped whenever the page may change (time runs, input, a frame, the camera).
+        self._ahead: dict[str, Any] = {}
+        self._score_asked = False  # shown_score was read since the last read ahead
         self.scale = 1.0  # camera: frame pixels per CSS pixel
         self.css_size = (VIEWPORT_WIDTH, VIEWPORT_HEIGHT)
         self._overflow: float | None = None  # page / window at the last camera move
@@ -375,6 +387,7 @@ class GamePage:
 
         How much virtual time the load took depends on real time, so nothing before this
         may show: the page's clock stood at 0 and its timers were held (page_scripts)."""
+        self._ahead.clear()
         try:
             self._page.evaluate(START_CLOCK_JS)
         except Exception as error:
@@ -391,6 +404,7 @@ class GamePage:
         if ms <= 0:
             return
         self._deliver_parked()
+        self._ahead.clear()
         before = self._expired
         self._send("Emulation.setVirtualTimePolicy",
                        {"policy": "pauseIfNetworkFetchesPending", "budget": ms})
@@ -448,6 +462,20 @@ class GamePage:
         except Exception:
             return {}
         return out if isinstance(out, dict) else {}
+
+    def _seen_reading_ahead(self) -> dict[str, int]:
+        """:meth:`_seen`, with the activity counts read ahead in the same page read (after a
+        gesture's frame the settle reads them next, at the same paused instant)."""
+        try:
+            out = self._evaluate(_read_together((SEEN_JS, ACTIVITY_JS)))
+        except Exception:
+            return {}
+        if not isinstance(out, list) or len(out) != 2:
+            return {}
+        if isinstance(out[1], list) and len(out[1]) == 1:
+            self._ahead = {"activity": out[1][0]}
+        seen = out[0][0] if isinstance(out[0], list) and len(out[0]) == 1 else None
+        return seen if isinstance(seen, dict) else {}
 
     def _seen_before(self) -> dict[str, int]:
         """What the page had seen before the input about to be sent: within a gesture, the
@@ -510,7 +538,7 @@ class GamePage:
         if self._camera_fixed:
             return None
         try:
-            size = self._evaluate(PAGE_SIZE_JS)
+            size = self._read("size", PAGE_SIZE_JS)
         except Exception:
             return None
         width, height = (float(v) for v in size)
@@ -520,6 +548,7 @@ class GamePage:
         ratio = max(width / css_w, height / css_h)
         if self._overflow is not None and abs(ratio - self._overflow) <= FOLLOWS_WINDOW_TOLERANCE:
             self._camera_fixed = True
+            self._ahead.clear()
             self.scale = 1.0
             self.css_size = (VIEWPORT_WIDTH, VIEWPORT_HEIGHT)
             self._send("Emulation.setDeviceMetricsOverride",
@@ -533,6 +562,7 @@ class GamePage:
         if scale >= self.scale - 1e-6:
             return None
         self._overflow = ratio
+        self._ahead.clear()
         self.scale = scale
         self.css_size = (math.ceil(VIEWPORT_WIDTH / scale), math.ceil(VIEWPORT_HEIGHT / scale))
         self._send("Emulation.setDeviceMetricsOverride",
@@ -551,6 +581,7 @@ class GamePage:
         return self._capture()
 
     def _capture(self) -> bytes:
+        self._ahead.clear()  # a frame may run the page's observers
         params: dict[str, Any] = {"format": "png", "fromSurface": True,
                                   "captureBeyondViewport": False, "optimizeForSpeed": True}
         if self.scale < 1:
@@ -562,7 +593,7 @@ class GamePage:
     def snapshot(self) -> dict[str, Any]:
         """Element rectangles for the catalog (see page_scripts.SNAPSHOT_JS), in frame pixels."""
         try:
-            text = self._evaluate(SNAPSHOT_JS)
+            text = self._read("snapshot", SNAPSHOT_JS)
         except Exception as error:
             raise PlayError("play.page_failed", f"cannot read the page layout: {error}") from error
         snap = _snapshot_value(text)
@@ -577,8 +608,9 @@ class GamePage:
     def shown_score(self) -> tuple[float, str] | None:
         """The score the page shows in its markup and the element it is in, or None
         (see page_scripts.SHOWN_SCORE_JS); for games that send no score on the bridge."""
+        self._score_asked = True
         try:
-            found = self._evaluate(SHOWN_SCORE_JS)
+            found = self._read("score", SHOWN_SCORE_JS)
         except Exception:
             return None
         if (not isinstance(found, list) or len(found) != 2 or isinstance(found[0], bool)
@@ -586,10 +618,39 @@ class GamePage:
             return None
         return float(found[0]), found[1]
 
+    def _read(self, name: str, script: str) -> Any:
+        """The page script ``script``'s value now: read ahead at this instant, or read now."""
+        if name in self._ahead:
+            return self._ahead[name]
+        return self._evaluate(script)
+
+    def _drain_and_read_ahead(self) -> Any:
+        """Drain the bridge, and in the same page read take what a step reads next at the
+        same paused instant (the activity counts, the layout snapshot, the page's size while
+        the camera may move, the shown score while it is asked for): a round trip each
+        otherwise. They stay valid until something may change the page (``_ahead``)."""
+        names = ["activity", "snapshot"]
+        if not self._camera_fixed:
+            names.append("size")
+        if self._score_asked:
+            names.append("score")
+        self._score_asked = False
+        scripts = {"activity": ACTIVITY_JS, "snapshot": SNAPSHOT_JS, "size": PAGE_SIZE_JS,
+                   "score": SHOWN_SCORE_JS}
+        out = self._evaluate(_read_together((DRAIN_JS, *(scripts[n] for n in names))))
+        if not isinstance(out, list) or len(out) != len(names) + 1:
+            return self._evaluate(DRAIN_JS)
+        self._ahead = {name: value[0] for name, value in zip(names, out[1:], strict=True)
+                       if isinstance(value, list) and len(value) == 1}
+        drained = out[0]
+        if not (isinstance(drained, list) and len(drained) == 1):
+            return self._evaluate(DRAIN_JS)  # the drain itself threw: read alone, as ever
+        return drained[0]
+
     def drain_events(self) -> tuple[list[Any], int]:
         """Bridge events queued since the last drain, and how many were dropped."""
         try:
-            out = self._evaluate(DRAIN_JS)
+            out = self._drain_and_read_ahead()
         except Exception:
             return [], 0
         if not (isinstance(out, list) and len(out) == 2 and isinstance(out[0], list)):
@@ -601,7 +662,7 @@ class GamePage:
         """(short timers pending, DOM mutations so far, bridge events so far, things scheduled
         on the virtual clock), or None."""
         try:
-            out = self._evaluate(ACTIVITY_JS)
+            out = self._read("activity", ACTIVITY_JS)
         except Exception:
             return None
         if (isinstance(out, list) and len(out) == 4
@@ -747,11 +808,18 @@ class GamePage:
         self._dragged.clear()
         self._press(first["x"], first["y"])
         spent = self._frame()
+        # With a move between the press and the last point (where a native drag starts),
+        # the last move goes with the release (_release_with_move): no frame forced for it.
+        released = False
         entered = False
-        for point in path[1:]:
+        for index, point in enumerate(path[1:], start=2):
             if self._dragged:
                 self._drag_event("dragOver" if entered else "dragEnter", point)
                 entered = True
+            elif index == len(path) > 2:
+                self._release_with_move(last["x"], last["y"])
+                released = True
+                break
             else:
                 self._mouse("mouseMoved", point["x"], point["y"], 1, wait=True)
             spent += self._frame()
@@ -763,11 +831,24 @@ class GamePage:
             self._drag_event("drop", last)
             self._arrived("drop", before)
             self.native_drags += 1  # a native drag ends pointer events: no pointerup comes
-            self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True, arrive=False)
-        else:
+            if not released:
+                self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True, arrive=False)
+        elif not released:
             self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True)
         self._dragged.clear()
         return spent
+
+    def _release_with_move(self, x: float, y: float) -> None:
+        """The drag's last move and its release, sent at once: like a press, a release is a
+        discrete event that dispatches the move queued before it first, so both reach the
+        page at the same virtual instant (the move first, then the release where it ended)
+        with no compositor frame forced for the move. Both arrivals are waited for."""
+        before = self._seen_before()
+        self._send_nowait("Input.dispatchMouseEvent", self._mouse_params("mouseMoved", x, y, 1))
+        self._send_nowait("Input.dispatchMouseEvent",
+                          self._mouse_params("mouseReleased", x, y, 0, 1))
+        self._settle_sent()
+        self._arrived("pointerup", before, also="pointermove")
 
     def _drag_event(self, kind: str, point: dict[str, int]) -> None:
         x, y = self._css(point["x"], point["y"])
@@ -807,7 +888,7 @@ class GamePage:
             frame()
             self._wait_tasks(self._pending, SENT_LOOK_S)
             if (all(task.done() for task in self._pending)
-                    and self._seen_more(self._seen(), before, "pointermove")):
+                    and self._seen_more(self._seen_reading_ahead(), before, "pointermove")):
                 self._settle_sent()
                 return True
         self._settle_sent(frame_first=True)
@@ -826,6 +907,7 @@ class GamePage:
 
     def _dispatch(self, method: str, params: dict[str, Any]) -> Any:
         """Send a CDP command on Playwright's loop; the task that will hold its reply."""
+        self._ahead.clear()  # input on its way
         impl = self._cdp._impl_obj  # the sync API has no fire-and-forget send
         try:
             coro = impl.send(method, params, REAL_TIMEOUT_S * 1000)
@@ -841,6 +923,7 @@ class GamePage:
         until its own deadline. The frame is captured whole as a lowest-quality JPEG and
         thrown away: a clipped capture (the 1×1 PNG this was) makes Chromium re-emulate the
         view for the clip and back, which cost twice a whole frame (33 against 17 ms)."""
+        self._ahead.clear()
         try:
             self._cdp.send("Page.captureScreenshot", FORCE_FRAME_PARAMS,
                            timeout=FORCE_FRAME_TIMEOUT_S * 1000)
@@ -906,6 +989,7 @@ class GamePage:
             if kind == "tap":
                 spent = self._tap(action["x"], action["y"], touch=touch)
             elif kind == "key":
+                self._ahead.clear()
                 self._page.keyboard.press(action["key"])
                 spent = 0
             elif kind == "drag":
@@ -937,6 +1021,7 @@ class GamePage:
         """Tell the page a gesture starts or ends, and read what it has seen (one page read
         instead of two: the gesture's first event, or the park after it, is judged from it)."""
         self._in_gesture = on
+        self._ahead.clear()
         try:
             seen = self._evaluate(GESTURE_JS, on)
         except Exception:
