@@ -25,6 +25,7 @@ from lingxi.actor.contracts import (
     validate_selection,
     validate_view,
 )
+from lingxi.actor.vision import share_decoded
 from lingxi.canonical import canonical_bytes, canonical_json, sha256_hex
 from lingxi.errors import LingxiError
 from lingxi.playtest.catalog import Catalog, build_catalog
@@ -265,6 +266,7 @@ class PlayRun:
                 text = canonical_json(view)
                 views.write(text + "\n")
                 self.views_written += 1
+                share_decoded(frame.png, frame.pixels)  # an actor's vision need not decode it
                 try:
                     # the actor gets its own copy: nothing it does to it reaches the record
                     selection = self.actor.select(json.loads(text), frame.png)
