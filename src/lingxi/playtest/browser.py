@@ -26,6 +26,7 @@ from lingxi.playtest.errors import PlayError
 from lingxi.playtest.geometry import VIEWPORT_HEIGHT, VIEWPORT_WIDTH
 from lingxi.playtest.page_scripts import (
     ACTIVITY_JS,
+    ARRIVED_END_JS,
     DRAIN_JS,
     EPOCH_MS,
     GESTURE_JS,
@@ -247,6 +248,7 @@ class GamePage:
         self._late_input = False  # an input event's arrival was not seen within its bound
         self._in_gesture = False  # between perform's gesture start and end
         self._seen_known: dict[str, int] | None = None  # the page's seen counts, when known
+        self._ended: dict[str, int] | None = None  # seen counts of a gesture its release ended
         self._dragged: list[Any] = []  # drag data of a native drag Chromium intercepted
         self._parking: dict[str, int] | None = None  # a park move not yet delivered (seen before)
         self.native_drags = 0
@@ -496,7 +498,8 @@ class GamePage:
             before = {}
         return now.get(kind, 0) > before.get(kind, 0)
 
-    def _arrived(self, kind: str, before: dict[str, int], also: str | None = None) -> None:
+    def _arrived(self, kind: str, before: dict[str, int], also: str | None = None, *,
+                 end: bool = False) -> None:
         """Wait (real time, bounded) until the page has seen the gesture's last event.
 
         A command's acknowledgement can come before the renderer handles the event
@@ -506,7 +509,8 @@ class GamePage:
         before it (a move with its press), which must have arrived too.
         """
         deadline = time.monotonic() + ARRIVAL_TIMEOUT_S
-        while not (self._seen_more(now := self._seen(), before, kind)
+        read = (lambda: self._seen_ending(kind, also, before)) if end else self._seen
+        while not (self._seen_more(now := read(), before, kind)
                    and (also is None or self._seen_more(now, before, also))):
             if time.monotonic() > deadline:
                 # it may never come (a frame the bridge cannot reach) or come late: whether
@@ -515,7 +519,17 @@ class GamePage:
                 self._confirm_seen(None)
                 return
             self._page.wait_for_timeout(2)
+        if end:
+            self._ended = now  # the page ended the gesture in that read (ARRIVED_END_JS)
         self._confirm_seen(now)
+
+    def _seen_ending(self, kind: str, also: str | None, before: dict[str, int]) -> dict[str, int]:
+        """:meth:`_seen`, ending the gesture in the same read once the release has arrived."""
+        try:
+            out = self._evaluate(ARRIVED_END_JS, kind, also, before)
+        except Exception:
+            return {}
+        return out if isinstance(out, dict) else {}
 
     # -- camera -----------------------------------------------------------------------
     def fit_camera(self) -> dict[str, Any] | None:
@@ -699,7 +713,7 @@ class GamePage:
         return params
 
     def _mouse(self, kind: str, x: float, y: float, buttons: int, click_count: int = 0,
-               *, wait: bool = False, arrive: bool = True) -> None:
+               *, wait: bool = False, arrive: bool = True, end: bool = False) -> None:
         before = self._seen_before() if wait and arrive else None
         if before is None:
             self._confirm_seen(None)  # its arrival is not waited for
@@ -710,7 +724,7 @@ class GamePage:
             # once (a press or a release usually needs none)
             self._settle_sent(frame_first=kind == "mouseMoved")
             if before is not None:
-                self._arrived(MOUSE_EVENTS[kind], before)
+                self._arrived(MOUSE_EVENTS[kind], before, end=end)
 
     def _press(self, x: float, y: float) -> None:
         """Move onto (x, y) and press there, both sent at once: a press is a discrete event,
@@ -780,7 +794,9 @@ class GamePage:
         self.advance(FRAME_MS)
         return FRAME_MS
 
-    def _tap(self, x: int, y: int, *, touch: bool = False) -> int:
+    def _tap(self, x: int, y: int, *, touch: bool = False, end: bool = True) -> int:
+        """A press and its release one animation frame later; ``end``: the gesture's last
+        event (its arrival read ends the gesture)."""
         if touch:
             self._touch("touchStart", x, y)
             spent = self._frame()
@@ -788,7 +804,7 @@ class GamePage:
             return spent
         self._press(x, y)
         spent = self._frame()
-        self._mouse("mouseReleased", x, y, 0, 1, wait=True)
+        self._mouse("mouseReleased", x, y, 0, 1, wait=True, end=end)
         return spent
 
     def _drag(self, path: list[dict[str, int]], *, touch: bool = False) -> int:
@@ -834,7 +850,7 @@ class GamePage:
             if not released:
                 self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True, arrive=False)
         elif not released:
-            self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True)
+            self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True, end=True)
         self._dragged.clear()
         return spent
 
@@ -848,7 +864,7 @@ class GamePage:
         self._send_nowait("Input.dispatchMouseEvent",
                           self._mouse_params("mouseReleased", x, y, 0, 1))
         self._settle_sent()
-        self._arrived("pointerup", before, also="pointermove")
+        self._arrived("pointerup", before, also="pointermove", end=True)
 
     def _drag_event(self, kind: str, point: dict[str, int]) -> None:
         x, y = self._css(point["x"], point["y"])
@@ -1009,7 +1025,7 @@ class GamePage:
         """A swap's gesture: two taps, or a drag from one cell to the other."""
         a, b = action["from"], action["to"]
         if action["via"] == "taps":
-            spent = self._tap(a["x"], a["y"], touch=touch)
+            spent = self._tap(a["x"], a["y"], touch=touch, end=False)
             self.advance(TAP_GAP_MS)
             return spent + TAP_GAP_MS + self._tap(b["x"], b["y"], touch=touch)
         from lingxi.playtest.selection import SWAP_DRAG_POINTS, drag_path
@@ -1022,8 +1038,10 @@ class GamePage:
         instead of two: the gesture's first event, or the park after it, is judged from it)."""
         self._in_gesture = on
         self._ahead.clear()
+        ended, self._ended = self._ended, None
         try:
-            seen = self._evaluate(GESTURE_JS, on)
+            # a gesture whose release's arrival read ended it (ARRIVED_END_JS) is not read again
+            seen = ended if ended is not None and not on else self._evaluate(GESTURE_JS, on)
         except Exception:
             seen = None  # a page that navigated away mid-action: nothing to guard
         seen = seen if isinstance(seen, dict) else None
