@@ -824,18 +824,11 @@ class GamePage:
         self._dragged.clear()
         self._press(first["x"], first["y"])
         spent = self._frame()
-        # With a move between the press and the last point (where a native drag starts),
-        # the last move goes with the release (_release_with_move): no frame forced for it.
-        released = False
         entered = False
-        for index, point in enumerate(path[1:], start=2):
+        for point in path[1:]:
             if self._dragged:
                 self._drag_event("dragOver" if entered else "dragEnter", point)
                 entered = True
-            elif index == len(path) > 2:
-                self._release_with_move(last["x"], last["y"])
-                released = True
-                break
             else:
                 self._mouse("mouseMoved", point["x"], point["y"], 1, wait=True)
             spent += self._frame()
@@ -847,24 +840,11 @@ class GamePage:
             self._drag_event("drop", last)
             self._arrived("drop", before)
             self.native_drags += 1  # a native drag ends pointer events: no pointerup comes
-            if not released:
-                self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True, arrive=False)
-        elif not released:
+            self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True, arrive=False)
+        else:
             self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True, end=True)
         self._dragged.clear()
         return spent
-
-    def _release_with_move(self, x: float, y: float) -> None:
-        """The drag's last move and its release, sent at once: like a press, a release is a
-        discrete event that dispatches the move queued before it first, so both reach the
-        page at the same virtual instant (the move first, then the release where it ended)
-        with no compositor frame forced for the move. Both arrivals are waited for."""
-        before = self._seen_before()
-        self._send_nowait("Input.dispatchMouseEvent", self._mouse_params("mouseMoved", x, y, 1))
-        self._send_nowait("Input.dispatchMouseEvent",
-                          self._mouse_params("mouseReleased", x, y, 0, 1))
-        self._settle_sent()
-        self._arrived("pointerup", before, also="pointermove", end=True)
 
     def _drag_event(self, kind: str, point: dict[str, int]) -> None:
         x, y = self._css(point["x"], point["y"])
