@@ -141,6 +141,13 @@ def _snapshot_value(text: Any) -> Any:
         return None
 
 
+# Page scripts that change nothing the harness reads (the drain empties the bridge's own
+# queue): calling them keeps the reads taken ahead (GamePage._ahead).
+PURE_READS = frozenset((SEEN_JS, ACTIVITY_JS, PAGE_SIZE_JS, SHOWN_SCORE_JS, SNAPSHOT_JS,
+                        RISKS_JS, DRAIN_JS))
+_TOGETHER = "() => [(() => { try { return [("  # how _read_together's expressions begin
+
+
 def _read_together(parts: tuple[str, ...]) -> str:
     """One page expression calling each page script of ``parts`` in turn: a list with
     ``[value]`` for each, or null for one that threw (that one is then read on its own)."""
@@ -449,6 +456,8 @@ class GamePage:
         as dear (3.7 against 1.8 ms); a step reads the page some twenty times. A script that
         throws raises ``play.page_failed``."""
         self._deliver_parked()
+        if function not in PURE_READS and not function.startswith(_TOGETHER):
+            self._ahead.clear()  # a script that may change the page: reads ahead are stale
         call = f"({function})({', '.join(json.dumps(arg) for arg in args)})"
         reply = self._send("Runtime.evaluate", {"expression": call, "returnByValue": True})
         if "exceptionDetails" in reply:
