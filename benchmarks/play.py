@@ -32,7 +32,8 @@ process's own CPU time per step (not a phase: the wall phases above include wait
 Chromium), the CPU time of the processes it started (Chromium and Playwright's driver,
 which draw the frames and carry every command: read from /proc, Linux only) per step,
 and how many calls a step makes of the dearest phases (virtual time advances, forced
-frames, captures, page reads).
+frames, captures, page reads — a read answered from reads taken ahead counts there too —
+and the page round trips those reads and the gestures made, ``Runtime.evaluate`` calls).
 """
 
 from __future__ import annotations
@@ -98,6 +99,17 @@ class Phases:
             return
         setattr(owner, name, self.wrap(getattr(owner, name), phase))
 
+    def count(self, owner: Any, name: str, counted: str) -> None:
+        """Count the calls of ``owner.name`` as ``counted`` without timing them (their time
+        stays in the phase of the call they are made in)."""
+        fn = getattr(owner, name)
+
+        def counting(*args: Any, **kwargs: Any) -> Any:
+            self.counts[counted] = self.counts.get(counted, 0) + 1
+            return fn(*args, **kwargs)
+        counting.__wrapped__ = fn  # type: ignore[attr-defined]
+        setattr(owner, name, counting)
+
     def vision_phase(self) -> str:
         return "actor vision" if "actor decide" in self._stack else "harness vision"
 
@@ -114,8 +126,9 @@ PHASES = Phases()
 CPU = "harness process CPU"
 BROWSER_CPU = "browser + driver CPU"
 COUNT = "calls: "  # per-step call counts of the phases below, kept beside the times
+ROUND_TRIPS = "page round trips"  # Runtime.evaluate calls: reads taken together count once
 COUNTED = ("virtual time (advance)", "input: forced frames", "capture",
-           "page activity/events read")
+           "page activity/events read", ROUND_TRIPS)
 PHASE_ORDER = ("virtual time (advance)", "input: forced frames", "input delivery", "capture",
                "PNG decode/encode",
                "frame diff", "page activity/events read", "layout snapshot + catalog",
@@ -172,6 +185,7 @@ def instrument() -> None:
     for name in ("activity", "drain_events", "_seen", "_gesture", "risks", "fit_camera"):
         P.patch(page, name, "page activity/events read")
     P.patch(page, "shown_score", "page activity/events read", optional=True)
+    P.count(page, "_evaluate", ROUND_TRIPS)
     P.patch(page, "snapshot", "layout snapshot + catalog")
     P.patch(runner, "build_catalog", "layout snapshot + catalog")
     P.patch(runner, "is_standard_board", "layout snapshot + catalog")

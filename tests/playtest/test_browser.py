@@ -69,11 +69,12 @@ def test_fixture_catalog_inputs_and_events(browser, tmp_path):
     assert 200 <= press["virtualTimeMs"] - (views[0]["virtualTimeMs"]) <= 600
     budgets = [s["virtualTimeBudgetMs"] for s in steps]
     # settled: the key moved nothing (one still 100 ms chunk: the page has nothing scheduled
-    # on its clock, so a second would show nothing new), the wait is 300 ms plus that one;
-    # the tap is its gesture (the hover move sent with the press: one frame), then the page
-    # is busy for two chunks (its 200 ms timer pending, then the counter and the press event
-    # it gives), then a quiet chunk: settling waits for the game, not only for still pixels
-    assert budgets[1] == 100 and budgets[4] == 400 and budgets[0] == 17 + 300
+    # on its clock, so a second would show nothing new), the wait is 300 ms and nothing more
+    # (it is the settle's first chunk, judged against the frame before it: still, and nothing
+    # scheduled); the tap is its gesture (the hover move sent with the press: one frame), then
+    # the page is busy for two chunks (its 200 ms timer pending, then the counter and the press
+    # event it gives), then a quiet chunk: settling waits for the game, not only for still pixels
+    assert budgets[1] == 100 and budgets[4] == 300 and budgets[0] == 17 + 300
     assert views[-1]["virtualTimeMs"] == views[0]["virtualTimeMs"] + sum(budgets[:4])
     assert all(s["causalGameResponse"] for s in steps[:4])
     assert steps[4]["causalGameResponse"] is False  # waiting changes nothing here
@@ -791,3 +792,38 @@ def test_a_parked_move_lands_before_time_runs_or_the_page_is_read(browser):
     assert len(ups) == len(parks) == 2
     assert [p[3] for p in parks] == [u[3] for u in ups]
     assert log[-1][:3] == ["pointermove", 389, 843]  # the read delivered the second park
+
+
+def test_reads_taken_with_the_drain_hold_only_while_the_page_cannot_change(browser):
+    """The drain after a settle also takes the activity counts and the layout snapshot (one
+    page read); they answer later reads at that paused instant, and are dropped once time
+    runs or a script that may change the page is run, so no read sees a page gone by."""
+    from lingxi.playtest.browser import _snapshot_value
+    from lingxi.playtest.page_scripts import ACTIVITY_JS, SNAPSHOT_JS
+    from lingxi.playtest.server import StaticServer
+
+    with StaticServer(FIXTURE) as server:
+        page = browser.open(server.url, seed=1)
+        try:
+            page.advance(2000)
+            page.drain_events()
+            assert set(page._ahead) >= {"activity", "snapshot"}
+            fresh = _snapshot_value(page._evaluate(SNAPSHOT_JS))  # read now, not ahead
+            assert page.snapshot() == fresh and fresh
+            assert tuple(page._evaluate(ACTIVITY_JS)) == page.activity()  # the same counts
+            before = page.snapshot()
+            page._evaluate("() => { setTimeout(() => { const b = document.createElement('button');"
+                           " b.textContent = 'late'; b.style.cssText = 'position:absolute;"
+                           "left:10px;top:700px;width:90px;height:40px';"
+                           " document.body.appendChild(b); }, 50); }")
+            page.drain_events()  # read ahead again, before the timer has run
+            assert page.snapshot() == before
+            page.advance(100)  # the button appears
+            assert page._ahead == {}
+            assert len(page.snapshot()["interactive"]) == len(before["interactive"]) + 1
+            page.drain_events()
+            page._evaluate("() => { document.querySelector('button').remove(); }")
+            assert page._ahead == {}  # a script that may change the page drops them
+            assert len(page.snapshot()["interactive"]) == len(before["interactive"])
+        finally:
+            page.close()

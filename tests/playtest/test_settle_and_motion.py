@@ -220,16 +220,63 @@ def _moved(frame) -> bool:
 
 def test_a_decided_settle_skips_the_frames_of_busy_chunks():
     """Once the caller's test passed (on the first frame here), a chunk the counters call busy
-    with a short timer pending at its end is not captured; the settle ends where it ends with
-    every frame taken, on the same last frame."""
+    with a short timer pending at its end is not captured, nor the last busy one (nothing
+    scheduled after it: the next, quiet, is still against it); the settle ends where it ends
+    with every frame taken, on the same last frame."""
     every = Counting(busy_ms=800)
     full = settle(every, Motion())
     lean_page = Counting(busy_ms=800)
     lean = settle(lean_page, Motion(), decided=lambda frame: True)
     assert lean.spent_ms == full.spent_ms == 900 and not lean.bounded
     assert lean.png == full.png and lean.decided
-    # the first frame, the last busy chunk's (nothing scheduled after it) and the still one
-    assert lean_page.captures == 3 and every.captures == 10
+    # the first frame and the still one
+    assert lean_page.captures == 2 and every.captures == 10
+
+
+class Unscheduled(Counting):
+    """Busy (mutations, a short timer, the square sliding) until ``busy_ms``, nothing
+    scheduled after it, and one more DOM mutation in the chunk right after (a last class
+    change): a busy chunk with nothing scheduled at its end, twice."""
+
+    def activity(self):
+        t = self.virtual_time_ms
+        busy = t < self.busy_ms
+        return (1 if busy else 0, min(t, self.busy_ms + CHUNK_MS) // CHUNK_MS, 0,
+                1 if busy else 0)
+
+
+def test_a_busy_chunk_with_nothing_scheduled_after_it_is_not_captured():
+    """The chunk after one whose frame was skipped because nothing was scheduled at its end
+    is still when the counters are quiet in it; when they are not (a mutation in it: here the
+    chunk right after the busy ones), it counts as moving and the frames are compared again."""
+    page = Unscheduled(busy_ms=400, moving_ms=400)
+    done = settle(page, Motion(), decided=lambda frame: True)
+    # 400: busy, nothing scheduled after: skipped; 500: a mutation (not quiet), nothing
+    # scheduled: skipped; 600 quiet and nothing scheduled: still against 500's frame
+    assert done.spent_ms == 600 and not done.bounded and page.captures == 2
+    every = Unscheduled(busy_ms=400, moving_ms=400)
+    assert settle(every, Motion()).spent_ms == 600  # every frame: still from 500 to 600
+
+
+def test_a_wait_is_the_first_chunk_of_its_settle():
+    """A lead (the frame and activity from before a wait's time ran) makes the wait the first
+    chunk: a page that did nothing in it settles on the one frame taken after it, with no
+    settling time of its own; a page that moved in it settles as after any moving chunk."""
+    page = Scheduled(until_ms=0)
+    before = page.capture(), page.activity()
+    page.advance(CHUNK_MS)  # the wait
+    done = settle(page, Motion(), lead=before)
+    assert done.spent_ms == 0 and not done.bounded and page.captures == 2
+    assert page.virtual_time_ms == CHUNK_MS
+    busy = Scheduled(until_ms=10_000)  # something scheduled: a second still chunk is needed
+    before = busy.capture(), busy.activity()
+    busy.advance(CHUNK_MS)
+    assert settle(busy, Motion(), lead=before).spent_ms == CHUNK_MS
+    moving = Scheduled(until_ms=0, moving_ms=450)
+    before = moving.capture(), moving.activity()
+    moving.advance(CHUNK_MS)
+    done = settle(moving, Motion(), lead=before)
+    assert done.spent_ms == 5 * CHUNK_MS and moving.virtual_time_ms == 6 * CHUNK_MS
 
 
 def test_frames_are_taken_until_the_callers_test_passes():
@@ -245,7 +292,7 @@ def test_frames_are_taken_until_the_callers_test_passes():
     done = settle(page, Motion(), decided=test)
     assert done.decided and done.spent_ms == 900
     assert len(seen) == 4  # frames at 0, 100, 200, 300: no more tests once it passed
-    assert page.captures == 6  # those four, the last busy chunk's and the still one's
+    assert page.captures == 5  # those four and the still one's (not the last busy one's)
 
 
 def test_a_test_that_never_passes_takes_every_frame():

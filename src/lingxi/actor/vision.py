@@ -36,6 +36,7 @@ from scipy import ndimage
 __all__ = [
     "Lattice",
     "load_image",
+    "share_decoded",
     "find_lattice",
     "cell_features",
     "classify_cells",
@@ -95,8 +96,26 @@ class Lattice:
             raise IndexError(f"cell ({row}, {column}) is outside a {self.rows}x{self.columns} lattice")
 
 
+# The pixels of the PNG a caller decoded already (see share_decoded): the harness decodes
+# every frame it takes, and an actor reading the same frame would decode it again.
+_shared: tuple[bytes, np.ndarray] | None = None
+
+
+def share_decoded(png: bytes, pixels: np.ndarray) -> None:
+    """Let :func:`load_image` answer ``png`` (that very object) with ``pixels``, its H × W × 3
+    uint8 RGB decode, instead of decoding it again. Only an 8-bit RGB PNG is taken (its
+    colour type in the header): with no alpha to composite, its plain decode is what
+    load_image would give. The last one given is kept."""
+    global _shared
+    rgb = len(png) > 25 and png[:8] == b"\x89PNG\r\n\x1a\n" and png[24] == 8 and png[25] == 2
+    _shared = (png, pixels) if rgb and pixels.ndim == 3 and pixels.dtype == np.uint8 else None
+
+
 def load_image(source: Any) -> np.ndarray:
     """PNG bytes, a path, a PIL image or an array -> H × W × 3 uint8 RGB array."""
+    shared = _shared
+    if shared is not None and source is shared[0]:
+        return shared[1]
     if isinstance(source, np.ndarray):
         arr = source
         if arr.ndim == 2:
@@ -586,16 +605,32 @@ def _blurred(pix: np.ndarray, lattice: Lattice) -> np.ndarray:
 def _well_colours(img: np.ndarray, lattice: Lattice) -> list[np.ndarray]:
     """The one or two colours most cells' outer rings share, or [] (plain tiles, no wells)."""
     ring_w = max(1, int(0.1 * min(lattice.pitch_x, lattice.pitch_y)))
-    medians = []
+    # Each cell's box in the frame, row-major; the cells of one size are read as one stack
+    # (their rings' medians in one call, the same values as cell by cell).
+    by_size: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
     for r in range(1, lattice.rows + 1):
         for c in range(1, lattice.columns + 1):
             left, top, right, bottom = (int(np.floor(v + 0.5)) for v in lattice.cell_box(r, c))
-            cell = img[max(top, 0):max(bottom, 0), max(left, 0):max(right, 0)]
-            if cell.shape[0] <= 2 * ring_w or cell.shape[1] <= 2 * ring_w:
+            top, left = max(top, 0), max(left, 0)
+            bottom = min(max(bottom, 0), img.shape[0])
+            right = min(max(right, 0), img.shape[1])
+            h, w = max(bottom - top, 0), max(right - left, 0)
+            if h <= 2 * ring_w or w <= 2 * ring_w:
                 continue
-            ring = np.concatenate([cell[:ring_w].reshape(-1, 3), cell[-ring_w:].reshape(-1, 3),
-                                   cell[:, :ring_w].reshape(-1, 3), cell[:, -ring_w:].reshape(-1, 3)])
-            medians.append(np.median(ring, axis=0))
+            by_size.setdefault((h, w), []).append(((r - 1) * lattice.columns + c - 1, top, left))
+    found: dict[int, np.ndarray] = {}
+    for (h, w), cells in by_size.items():
+        ys = np.array([top for _, top, _ in cells])[:, None] + np.arange(h)
+        xs = np.array([left for _, _, left in cells])[:, None] + np.arange(w)
+        stack = img[ys[:, :, None], xs[:, None, :]]  # n × h × w × 3
+        n = len(cells)
+        ring = np.concatenate([stack[:, :ring_w].reshape(n, -1, 3),
+                               stack[:, -ring_w:].reshape(n, -1, 3),
+                               stack[:, :, :ring_w].reshape(n, -1, 3),
+                               stack[:, :, -ring_w:].reshape(n, -1, 3)], axis=1)
+        for (index, _, _), median in zip(cells, np.median(ring, axis=1), strict=True):
+            found[index] = median
+    medians = [found[index] for index in sorted(found)]
     centres: list[np.ndarray] = []
     members: list[int] = []
     for colour in medians:

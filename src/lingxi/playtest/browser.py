@@ -26,6 +26,7 @@ from lingxi.playtest.errors import PlayError
 from lingxi.playtest.geometry import VIEWPORT_HEIGHT, VIEWPORT_WIDTH
 from lingxi.playtest.page_scripts import (
     ACTIVITY_JS,
+    ARRIVED_END_JS,
     DRAIN_JS,
     EPOCH_MS,
     GESTURE_JS,
@@ -140,6 +141,21 @@ def _snapshot_value(text: Any) -> Any:
         return None
 
 
+# Page scripts that change nothing the harness reads (the drain empties the bridge's own
+# queue): calling them keeps the reads taken ahead (GamePage._ahead).
+PURE_READS = frozenset((SEEN_JS, ACTIVITY_JS, PAGE_SIZE_JS, SHOWN_SCORE_JS, SNAPSHOT_JS,
+                        RISKS_JS, DRAIN_JS))
+_TOGETHER = "() => [(() => { try { return [("  # how _read_together's expressions begin
+
+
+def _read_together(parts: tuple[str, ...]) -> str:
+    """One page expression calling each page script of ``parts`` in turn: a list with
+    ``[value]`` for each, or null for one that threw (that one is then read on its own)."""
+    calls = ", ".join(f"(() => {{ try {{ return [({script})()]; }} catch (e) {{ return null; }} }})()"
+                      for script in parts)
+    return f"() => [{calls}]"
+
+
 def _negative_zeros(obj: dict[str, Any]) -> dict[str, Any]:
     return {key: [[-0.0 if v == "-0" else v for v in rect] if isinstance(rect, list) else rect
                   for rect in value] if isinstance(value, list) else value
@@ -239,9 +255,14 @@ class GamePage:
         self._late_input = False  # an input event's arrival was not seen within its bound
         self._in_gesture = False  # between perform's gesture start and end
         self._seen_known: dict[str, int] | None = None  # the page's seen counts, when known
+        self._ended: dict[str, int] | None = None  # seen counts of a gesture its release ended
         self._dragged: list[Any] = []  # drag data of a native drag Chromium intercepted
         self._parking: dict[str, int] | None = None  # a park move not yet delivered (seen before)
         self.native_drags = 0
+        # Reads taken ahead with another at this paused instant (:meth:`drain_events`), by
+        # name; dropped whenever the page may change (time runs, input, a frame, the camera).
+        self._ahead: dict[str, Any] = {}
+        self._score_asked = False  # shown_score was read since the last read ahead
         self.scale = 1.0  # camera: frame pixels per CSS pixel
         self.css_size = (VIEWPORT_WIDTH, VIEWPORT_HEIGHT)
         self._overflow: float | None = None  # page / window at the last camera move
@@ -375,6 +396,7 @@ class GamePage:
 
         How much virtual time the load took depends on real time, so nothing before this
         may show: the page's clock stood at 0 and its timers were held (page_scripts)."""
+        self._ahead.clear()
         try:
             self._page.evaluate(START_CLOCK_JS)
         except Exception as error:
@@ -391,6 +413,7 @@ class GamePage:
         if ms <= 0:
             return
         self._deliver_parked()
+        self._ahead.clear()
         before = self._expired
         self._send("Emulation.setVirtualTimePolicy",
                        {"policy": "pauseIfNetworkFetchesPending", "budget": ms})
@@ -433,6 +456,8 @@ class GamePage:
         as dear (3.7 against 1.8 ms); a step reads the page some twenty times. A script that
         throws raises ``play.page_failed``."""
         self._deliver_parked()
+        if function not in PURE_READS and not function.startswith(_TOGETHER):
+            self._ahead.clear()  # a script that may change the page: reads ahead are stale
         call = f"({function})({', '.join(json.dumps(arg) for arg in args)})"
         reply = self._send("Runtime.evaluate", {"expression": call, "returnByValue": True})
         if "exceptionDetails" in reply:
@@ -448,6 +473,20 @@ class GamePage:
         except Exception:
             return {}
         return out if isinstance(out, dict) else {}
+
+    def _seen_reading_ahead(self) -> dict[str, int]:
+        """:meth:`_seen`, with the activity counts read ahead in the same page read (after a
+        gesture's frame the settle reads them next, at the same paused instant)."""
+        try:
+            out = self._evaluate(_read_together((SEEN_JS, ACTIVITY_JS)))
+        except Exception:
+            return {}
+        if not isinstance(out, list) or len(out) != 2:
+            return {}
+        if isinstance(out[1], list) and len(out[1]) == 1:
+            self._ahead = {"activity": out[1][0]}
+        seen = out[0][0] if isinstance(out[0], list) and len(out[0]) == 1 else None
+        return seen if isinstance(seen, dict) else {}
 
     def _seen_before(self) -> dict[str, int]:
         """What the page had seen before the input about to be sent: within a gesture, the
@@ -468,7 +507,8 @@ class GamePage:
             before = {}
         return now.get(kind, 0) > before.get(kind, 0)
 
-    def _arrived(self, kind: str, before: dict[str, int], also: str | None = None) -> None:
+    def _arrived(self, kind: str, before: dict[str, int], also: str | None = None, *,
+                 end: bool = False) -> None:
         """Wait (real time, bounded) until the page has seen the gesture's last event.
 
         A command's acknowledgement can come before the renderer handles the event
@@ -478,7 +518,8 @@ class GamePage:
         before it (a move with its press), which must have arrived too.
         """
         deadline = time.monotonic() + ARRIVAL_TIMEOUT_S
-        while not (self._seen_more(now := self._seen(), before, kind)
+        read = (lambda: self._seen_ending(kind, also, before)) if end else self._seen
+        while not (self._seen_more(now := read(), before, kind)
                    and (also is None or self._seen_more(now, before, also))):
             if time.monotonic() > deadline:
                 # it may never come (a frame the bridge cannot reach) or come late: whether
@@ -487,7 +528,17 @@ class GamePage:
                 self._confirm_seen(None)
                 return
             self._page.wait_for_timeout(2)
+        if end:
+            self._ended = now  # the page ended the gesture in that read (ARRIVED_END_JS)
         self._confirm_seen(now)
+
+    def _seen_ending(self, kind: str, also: str | None, before: dict[str, int]) -> dict[str, int]:
+        """:meth:`_seen`, ending the gesture in the same read once the release has arrived."""
+        try:
+            out = self._evaluate(ARRIVED_END_JS, kind, also, before)
+        except Exception:
+            return {}
+        return out if isinstance(out, dict) else {}
 
     # -- camera -----------------------------------------------------------------------
     def fit_camera(self) -> dict[str, Any] | None:
@@ -510,7 +561,7 @@ class GamePage:
         if self._camera_fixed:
             return None
         try:
-            size = self._evaluate(PAGE_SIZE_JS)
+            size = self._read("size", PAGE_SIZE_JS)
         except Exception:
             return None
         width, height = (float(v) for v in size)
@@ -520,6 +571,7 @@ class GamePage:
         ratio = max(width / css_w, height / css_h)
         if self._overflow is not None and abs(ratio - self._overflow) <= FOLLOWS_WINDOW_TOLERANCE:
             self._camera_fixed = True
+            self._ahead.clear()
             self.scale = 1.0
             self.css_size = (VIEWPORT_WIDTH, VIEWPORT_HEIGHT)
             self._send("Emulation.setDeviceMetricsOverride",
@@ -533,6 +585,7 @@ class GamePage:
         if scale >= self.scale - 1e-6:
             return None
         self._overflow = ratio
+        self._ahead.clear()
         self.scale = scale
         self.css_size = (math.ceil(VIEWPORT_WIDTH / scale), math.ceil(VIEWPORT_HEIGHT / scale))
         self._send("Emulation.setDeviceMetricsOverride",
@@ -551,6 +604,7 @@ class GamePage:
         return self._capture()
 
     def _capture(self) -> bytes:
+        self._ahead.clear()  # a frame may run the page's observers
         params: dict[str, Any] = {"format": "png", "fromSurface": True,
                                   "captureBeyondViewport": False, "optimizeForSpeed": True}
         if self.scale < 1:
@@ -562,7 +616,7 @@ class GamePage:
     def snapshot(self) -> dict[str, Any]:
         """Element rectangles for the catalog (see page_scripts.SNAPSHOT_JS), in frame pixels."""
         try:
-            text = self._evaluate(SNAPSHOT_JS)
+            text = self._read("snapshot", SNAPSHOT_JS)
         except Exception as error:
             raise PlayError("play.page_failed", f"cannot read the page layout: {error}") from error
         snap = _snapshot_value(text)
@@ -577,8 +631,9 @@ class GamePage:
     def shown_score(self) -> tuple[float, str] | None:
         """The score the page shows in its markup and the element it is in, or None
         (see page_scripts.SHOWN_SCORE_JS); for games that send no score on the bridge."""
+        self._score_asked = True
         try:
-            found = self._evaluate(SHOWN_SCORE_JS)
+            found = self._read("score", SHOWN_SCORE_JS)
         except Exception:
             return None
         if (not isinstance(found, list) or len(found) != 2 or isinstance(found[0], bool)
@@ -586,10 +641,39 @@ class GamePage:
             return None
         return float(found[0]), found[1]
 
+    def _read(self, name: str, script: str) -> Any:
+        """The page script ``script``'s value now: read ahead at this instant, or read now."""
+        if name in self._ahead:
+            return self._ahead[name]
+        return self._evaluate(script)
+
+    def _drain_and_read_ahead(self) -> Any:
+        """Drain the bridge, and in the same page read take what a step reads next at the
+        same paused instant (the activity counts, the layout snapshot, the page's size while
+        the camera may move, the shown score while it is asked for): a round trip each
+        otherwise. They stay valid until something may change the page (``_ahead``)."""
+        names = ["activity", "snapshot"]
+        if not self._camera_fixed:
+            names.append("size")
+        if self._score_asked:
+            names.append("score")
+        self._score_asked = False
+        scripts = {"activity": ACTIVITY_JS, "snapshot": SNAPSHOT_JS, "size": PAGE_SIZE_JS,
+                   "score": SHOWN_SCORE_JS}
+        out = self._evaluate(_read_together((DRAIN_JS, *(scripts[n] for n in names))))
+        if not isinstance(out, list) or len(out) != len(names) + 1:
+            return self._evaluate(DRAIN_JS)
+        self._ahead = {name: value[0] for name, value in zip(names, out[1:], strict=True)
+                       if isinstance(value, list) and len(value) == 1}
+        drained = out[0]
+        if not (isinstance(drained, list) and len(drained) == 1):
+            return self._evaluate(DRAIN_JS)  # the drain itself threw: read alone, as ever
+        return drained[0]
+
     def drain_events(self) -> tuple[list[Any], int]:
         """Bridge events queued since the last drain, and how many were dropped."""
         try:
-            out = self._evaluate(DRAIN_JS)
+            out = self._drain_and_read_ahead()
         except Exception:
             return [], 0
         if not (isinstance(out, list) and len(out) == 2 and isinstance(out[0], list)):
@@ -601,7 +685,7 @@ class GamePage:
         """(short timers pending, DOM mutations so far, bridge events so far, things scheduled
         on the virtual clock), or None."""
         try:
-            out = self._evaluate(ACTIVITY_JS)
+            out = self._read("activity", ACTIVITY_JS)
         except Exception:
             return None
         if (isinstance(out, list) and len(out) == 4
@@ -638,7 +722,7 @@ class GamePage:
         return params
 
     def _mouse(self, kind: str, x: float, y: float, buttons: int, click_count: int = 0,
-               *, wait: bool = False, arrive: bool = True) -> None:
+               *, wait: bool = False, arrive: bool = True, end: bool = False) -> None:
         before = self._seen_before() if wait and arrive else None
         if before is None:
             self._confirm_seen(None)  # its arrival is not waited for
@@ -649,7 +733,7 @@ class GamePage:
             # once (a press or a release usually needs none)
             self._settle_sent(frame_first=kind == "mouseMoved")
             if before is not None:
-                self._arrived(MOUSE_EVENTS[kind], before)
+                self._arrived(MOUSE_EVENTS[kind], before, end=end)
 
     def _press(self, x: float, y: float) -> None:
         """Move onto (x, y) and press there, both sent at once: a press is a discrete event,
@@ -719,7 +803,9 @@ class GamePage:
         self.advance(FRAME_MS)
         return FRAME_MS
 
-    def _tap(self, x: int, y: int, *, touch: bool = False) -> int:
+    def _tap(self, x: int, y: int, *, touch: bool = False, end: bool = True) -> int:
+        """A press and its release one animation frame later; ``end``: the gesture's last
+        event (its arrival read ends the gesture)."""
         if touch:
             self._touch("touchStart", x, y)
             spent = self._frame()
@@ -727,7 +813,7 @@ class GamePage:
             return spent
         self._press(x, y)
         spent = self._frame()
-        self._mouse("mouseReleased", x, y, 0, 1, wait=True)
+        self._mouse("mouseReleased", x, y, 0, 1, wait=True, end=end)
         return spent
 
     def _drag(self, path: list[dict[str, int]], *, touch: bool = False) -> int:
@@ -765,7 +851,7 @@ class GamePage:
             self.native_drags += 1  # a native drag ends pointer events: no pointerup comes
             self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True, arrive=False)
         else:
-            self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True)
+            self._mouse("mouseReleased", last["x"], last["y"], 0, 1, wait=True, end=True)
         self._dragged.clear()
         return spent
 
@@ -807,7 +893,7 @@ class GamePage:
             frame()
             self._wait_tasks(self._pending, SENT_LOOK_S)
             if (all(task.done() for task in self._pending)
-                    and self._seen_more(self._seen(), before, "pointermove")):
+                    and self._seen_more(self._seen_reading_ahead(), before, "pointermove")):
                 self._settle_sent()
                 return True
         self._settle_sent(frame_first=True)
@@ -826,6 +912,7 @@ class GamePage:
 
     def _dispatch(self, method: str, params: dict[str, Any]) -> Any:
         """Send a CDP command on Playwright's loop; the task that will hold its reply."""
+        self._ahead.clear()  # input on its way
         impl = self._cdp._impl_obj  # the sync API has no fire-and-forget send
         try:
             coro = impl.send(method, params, REAL_TIMEOUT_S * 1000)
@@ -841,6 +928,7 @@ class GamePage:
         until its own deadline. The frame is captured whole as a lowest-quality JPEG and
         thrown away: a clipped capture (the 1×1 PNG this was) makes Chromium re-emulate the
         view for the clip and back, which cost twice a whole frame (33 against 17 ms)."""
+        self._ahead.clear()
         try:
             self._cdp.send("Page.captureScreenshot", FORCE_FRAME_PARAMS,
                            timeout=FORCE_FRAME_TIMEOUT_S * 1000)
@@ -906,6 +994,7 @@ class GamePage:
             if kind == "tap":
                 spent = self._tap(action["x"], action["y"], touch=touch)
             elif kind == "key":
+                self._ahead.clear()
                 self._page.keyboard.press(action["key"])
                 spent = 0
             elif kind == "drag":
@@ -925,7 +1014,7 @@ class GamePage:
         """A swap's gesture: two taps, or a drag from one cell to the other."""
         a, b = action["from"], action["to"]
         if action["via"] == "taps":
-            spent = self._tap(a["x"], a["y"], touch=touch)
+            spent = self._tap(a["x"], a["y"], touch=touch, end=False)
             self.advance(TAP_GAP_MS)
             return spent + TAP_GAP_MS + self._tap(b["x"], b["y"], touch=touch)
         from lingxi.playtest.selection import SWAP_DRAG_POINTS, drag_path
@@ -937,8 +1026,11 @@ class GamePage:
         """Tell the page a gesture starts or ends, and read what it has seen (one page read
         instead of two: the gesture's first event, or the park after it, is judged from it)."""
         self._in_gesture = on
+        self._ahead.clear()
+        ended, self._ended = self._ended, None
         try:
-            seen = self._evaluate(GESTURE_JS, on)
+            # a gesture whose release's arrival read ended it (ARRIVED_END_JS) is not read again
+            seen = ended if ended is not None and not on else self._evaluate(GESTURE_JS, on)
         except Exception:
             seen = None  # a page that navigated away mid-action: nothing to guard
         seen = seen if isinstance(seen, dict) else None

@@ -629,6 +629,18 @@ SEEN_JS = "() => (window.__lingxiSeen ? window.__lingxiSeen() : {})"
 # what the page has seen, so a gesture's first event needs no read of its own.
 GESTURE_JS = ("(on) => { if (window.__lingxiGesture) window.__lingxiGesture(on); "
               "return window.__lingxiSeen ? window.__lingxiSeen() : {}; }")
+# What the page has seen, and the gesture's end when its last event (``kind``, and ``also``
+# sent just before it, unless null) has arrived since ``before`` — the arrival rule of
+# browser.GamePage._seen_more (a count that went down is a new document) — so the release's
+# arrival and the gesture's end take one page read.
+ARRIVED_END_JS = """(kind, also, before) => {
+  const s = window.__lingxiSeen ? window.__lingxiSeen() : {};
+  const reset = Object.keys(before).some((k) => (s[k] || 0) < before[k]);
+  const more = (k) => (s[k] || 0) > (reset ? 0 : (before[k] || 0));
+  if (more(kind) && (also === null || more(also)) && window.__lingxiGesture)
+    window.__lingxiGesture(false);
+  return s;
+}"""
 ACTIVITY_JS = "() => (window.__lingxiActivity ? window.__lingxiActivity() : null)"
 RISKS_JS = "() => (window.__lingxiRisks ? window.__lingxiRisks() : [])"
 # The extent of the page's content in CSS pixels (what the camera must fit): the union of

@@ -25,6 +25,7 @@ from lingxi.actor.contracts import (
     validate_selection,
     validate_view,
 )
+from lingxi.actor.vision import share_decoded
 from lingxi.canonical import canonical_bytes, canonical_json, sha256_hex
 from lingxi.errors import LingxiError
 from lingxi.playtest.catalog import Catalog, build_catalog
@@ -38,7 +39,15 @@ from lingxi.playtest.motion import Motion, changed_cells, inside, marked_cells, 
 from lingxi.playtest.objectives import Brief, Progress
 from lingxi.playtest.pixels import FrameFinder
 from lingxi.playtest.selection import normalize
-from lingxi.playtest.settle import FrameTest, Settled, idle_probe, no_test, settle
+from lingxi.playtest.settle import (
+    FrameTest,
+    Lead,
+    Settled,
+    idle_probe,
+    no_test,
+    read_activity,
+    settle,
+)
 from lingxi.playtest.view import build_view, legal_selections
 
 MAX_ATTEMPTS = 3  # the first answer and at most two retries
@@ -132,6 +141,7 @@ class PlayRun:
         self.replay: dict[str, Any] | None = None
         self.risks_seen: list[str] | None = None
         self._idle_probed_at = -1
+        self._pre_at = -1  # the virtual instant the pre frame was known to show the page at
         self._woken = False  # a first swap woke the game (see _woke); once a run
         self._raw: list[Any] = []  # bridge events drained but not yet recorded
         self._drained_at: int | None = None  # the virtual time of the last drain
@@ -256,6 +266,7 @@ class PlayRun:
                 text = canonical_json(view)
                 views.write(text + "\n")
                 self.views_written += 1
+                share_decoded(frame.png, frame.pixels)  # an actor's vision need not decode it
                 try:
                     # the actor gets its own copy: nothing it does to it reaches the record
                     selection = self.actor.select(json.loads(text), frame.png)
@@ -300,15 +311,26 @@ class PlayRun:
         harness.append(step)
         self.harness_log.append(step)
 
-    def _settle(self, first: bytes | None = None, decided: FrameTest = no_test) -> Settled:
+    def _settle(self, first: bytes | None = None, decided: FrameTest = no_test,
+                lead: Lead | None = None) -> Settled:
         """Settle after an input; ``decided`` is what the caller looks for in the frames
-        (``settled.decided``: some frame taken showed it; see settle.settle)."""
+        (``settled.decided``: some frame taken showed it; ``lead``: a wait's frame and
+        activity from before it; see settle.settle)."""
         if not self.config.settle:
             self.driver.advance(FIXED_BUDGET_MS)
             png = self.driver.capture()
             pixels = decode(png)
             return Settled(png, FIXED_BUDGET_MS, False, [pixels], decided(pixels))
-        return settle(self.driver, self.motion, first=first, decided=decided)
+        return settle(self.driver, self.motion, first=first, decided=decided, lead=lead)
+
+    def _lead(self, action: dict[str, Any], pre: Frame) -> Lead | None:
+        """For a wait whose pre frame shows the page now (taken at this virtual instant, no
+        input since: every input is followed by a settle whose last frame is the next pre),
+        that frame and the page's activity now: the wait is then the settle's first chunk."""
+        if (action["kind"] != "wait" or not self.config.settle
+                or self._pre_at != self.driver.virtual_time_ms):
+            return None
+        return pre.png, read_activity(self.driver)
 
     def _probe_board(self, index: int, catalog: Catalog, harness: list[dict[str, Any]]) -> bool:
         """When a board is first seen: learn what moves on its own and whether hovering a
@@ -359,6 +381,7 @@ class PlayRun:
             swaps = self._swaps(catalog, pre)
         if swaps is not None and self.board_reached_at is None:
             self.board_reached_at = index
+        self._pre_at = self.driver.virtual_time_ms
         return pre, catalog, swaps, harness
 
     def _responds(self, pre: np.ndarray, point: tuple[int, int] | None,
@@ -410,9 +433,10 @@ class PlayRun:
         settle; returns (action as performed, settled, virtual ms, responded, model)."""
         if action["kind"] != "swap":
             model = self.models.pointer()
+            lead = self._lead(action, pre)
             spent = self.driver.perform(action, model)
             responds = self._responds(pre.pixels, _last_point(action), catalog)
-            settled = self._settle(decided=responds)
+            settled = self._settle(decided=responds, lead=lead)
             responded = settled.decided
             responded = responded or bool(_event_types(self._drain()) - self.motion.idle_event_types)
             if (not responded and action["kind"] == "tap" and model == "mouse"

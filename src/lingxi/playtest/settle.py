@@ -32,6 +32,18 @@ is not captured (a capture is a whole frame rendered, the dearest part of a step
 chunk that follows one not captured cannot be judged still, so it counts as moving: at
 worst one chunk more. The chunks before the bound are always captured (what a bounded
 settle learns as idle motion comes from consecutive frames).
+
+A busy chunk that ends with nothing scheduled on the page's clock is not captured either:
+it cannot be still (the counters saw something), and by the same reasoning that lets one
+still chunk end a settle with nothing scheduled, the chunk after it changes nothing unless
+the counters see something in it. So when the next chunk is quiet and ends with nothing
+scheduled, it is taken as still against the frame not captured (one frame fewer where an
+animation ends; the settle ends at the same chunk); when it is not, it counts as moving, as
+after any chunk not captured.
+
+A wait is the settle's first chunk (``lead``): the frame and the activity reading from
+before the wait's time ran are the reference its frame is judged against, so a page that
+did nothing in the wait settles with the one frame taken after it.
 """
 
 from __future__ import annotations
@@ -79,7 +91,8 @@ def no_test(_frame: np.ndarray) -> bool:
     return True
 
 
-def _activity(driver: Clock) -> tuple[int, ...] | None:
+def read_activity(driver: Clock) -> tuple[int, ...] | None:
+    """The page's activity counts (see page_scripts), or None for a driver without them."""
     read = getattr(driver, "activity", None)
     return read() if read is not None else None
 
@@ -114,42 +127,58 @@ class _Chunks:
 
     def skip(self, quiet: bool, activity: tuple[int, ...] | None, left_ms: int) -> bool:
         """True when the chunk just run needs no frame (module docstring): the caller has
-        what it wanted, the chunk is busy and the next will be, and the bound is not near."""
+        what it wanted, the chunk is busy, and either the next will be too or nothing is
+        scheduled after it; and the bound is not near."""
         return (not quiet and self.test is not None and self.decided
-                and _busy_on(self.motion, activity) and left_ms > STILL_CHUNKS * CHUNK_MS)
+                and (_busy_on(self.motion, activity) or nothing_scheduled(activity))
+                and left_ms > STILL_CHUNKS * CHUNK_MS)
 
-    def still(self, quiet: bool, previous: bytes | None, png: bytes) -> bool:
+    def still(self, quiet: bool, previous: bytes | None, png: bytes, *,
+              unchanged: bool = False) -> bool:
         """Take the chunk's frame ``png``; True when the chunk was still: quiet, and its frame
-        shows no motion since ``previous``, the frame it started from (None: not taken)."""
+        shows no motion since ``previous``, the frame it started from (None: not taken;
+        ``unchanged``: not taken, but nothing was scheduled when the chunk began, so a quiet
+        chunk changed nothing)."""
         if png == previous:  # byte-identical: no need to decode or compare pixels
             self.add(self.frames[-1])
             return quiet
         self.add(decode(png))
-        return (quiet and previous is not None
-                and not self.motion.moving(self.frames[-2], self.frames[-1]))
+        if previous is None:
+            return quiet and unchanged
+        return quiet and not self.motion.moving(self.frames[-2], self.frames[-1])
+
+
+Lead = tuple[bytes, tuple[int, ...] | None]  # a frame and an activity reading, both of then
 
 
 def settle(driver: Clock, motion: Motion, *, max_ms: int = MAX_SETTLE_MS,
-           first: bytes | None = None, decided: FrameTest | None = None) -> Settled:
+           first: bytes | None = None, decided: FrameTest | None = None,
+           lead: Lead | None = None) -> Settled:
     """Run virtual time until the frame is still and the page quiet; ``first`` is a frame
     already taken now. ``decided``: the caller's test of a frame; every frame is taken
-    until one passes it (None: every frame is taken), later only those settling needs."""
-    taken = first if first is not None else driver.capture()
+    until one passes it (None: every frame is taken), later only those settling needs.
+    ``lead``: the frame and the activity reading from before some time that has run since
+    with no input (a wait): that time is the first chunk, not counted in ``spent_ms``."""
+    taken = lead[0] if lead is not None else first if first is not None else driver.capture()
     chunks = _Chunks(motion, decided)
     chunks.add(decode(taken))
     png: bytes | None = taken
     spent = still = 0
-    activity = before = _activity(driver)
+    activity = before = lead[1] if lead is not None else read_activity(driver)
+    ran = lead is not None  # a chunk's time has run already
     while spent < max_ms:
-        driver.advance(CHUNK_MS)
-        spent += CHUNK_MS
-        before, activity = activity, _activity(driver)
+        if not ran:
+            driver.advance(CHUNK_MS)
+            spent += CHUNK_MS
+        ran = False
+        before, activity = activity, read_activity(driver)
         quiet = motion.quiet(before, activity)
         if chunks.skip(quiet, activity, max_ms - spent):
             png, still = None, 0
             continue
         previous, png = png, driver.capture()
-        still = still + 1 if chunks.still(quiet, previous, png) else 0
+        still = (still + 1 if chunks.still(quiet, previous, png,
+                                           unchanged=nothing_scheduled(before)) else 0)
         if still >= STILL_CHUNKS or (still and nothing_scheduled(activity)):
             return Settled(png, spent, False, chunks.frames, chunks.decided)
     motion.learn(chunks.frames[-STILL_CHUNKS - 1:])
@@ -163,12 +192,12 @@ def idle_probe(driver: Clock, motion: Motion, events: Any = None,
     """Watch the page without input for ``ms`` and learn what moves on its own."""
     png = driver.capture()
     frames = [decode(png)]
-    activity = _activity(driver)
+    activity = read_activity(driver)
     for _ in range(max(1, ms // CHUNK_MS)):
         driver.advance(CHUNK_MS)
         previous, png = png, driver.capture()
         frames.append(frames[-1] if png == previous else decode(png))
-        before, activity = activity, _activity(driver)
+        before, activity = activity, read_activity(driver)
         motion.learn_activity(before, activity)
     types = sorted(set(events or ()))
     motion.learn(frames, types)
