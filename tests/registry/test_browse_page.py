@@ -21,9 +21,12 @@ from lingxi.canonical import canonical_json
 from lingxi.registry.models.records import encode_cursor, iso
 from lingxi.registry.server.http import JSONAnswer
 from lingxi.registry.storage import schema as t
-from lingxi.registry.storage.browsing import iso_sql
+from lingxi.registry.storage.browsing import ITEM, fill_items, iso_sql
 from lingxi.registry.storage.invitations import status
 from lingxi.registry.storage.store import Store
+from lingxi.wire.identity import Identity
+
+from .conftest import rps_spec
 
 NOW = 1_764_806_400.123456  # a fixed clock: both renderings see the same instant
 PRESENCE = 90.0
@@ -107,9 +110,29 @@ def store(database_url):
         s.close()
 
 
-async def test_the_database_renders_every_page_as_python_does(store):
+def stored_items(store: Store) -> dict[str, str | None]:
+    with store.writer.begin() as conn:
+        return dict(conn.execute(text(f"SELECT invitation_id, {ITEM} FROM invitations")).all())
+
+
+def fill_stored_items(store: Store) -> None:
+    """What migration 0011 does to the rows already there."""
+    with store.writer.begin() as conn:
+        conn.exec_driver_sql(fill_items(store.postgres))
+
+
+@pytest.mark.parametrize("stored", [False, True], ids=["rendered", "stored"])
+async def test_the_database_renders_every_page_as_python_does(store, stored):
+    """Rows written past the API have no stored item, and the page renders them whole;
+    with their fixed parts stored as migration 0011 stores them, the same bytes."""
     pick = random.Random(18_9)
     protocols, rows = fill(store, pick)
+    if stored:
+        fill_stored_items(store)
+        items = stored_items(store)
+        for r in rows:  # every row that can be browsed has its item, the others none
+            assert (items[r["invitation_id"]] is not None) == (r["status"] in ("open",
+                                                                                "claimed"))
     browsable = sorted((r for r in rows if status(store.invitations.rules, r, NOW) == "open"),
                        key=lambda r: -r["seq"])
     assert 60 < len(browsable) < 300  # boundaries on both sides of the filter are there
@@ -169,3 +192,41 @@ def test_the_sql_iso_is_records_iso_at_every_edge(database_url):
             assert [row[0] for row in got] == [iso(x) for x in times]
     finally:
         engine.dispose()
+
+
+async def test_a_posted_invitation_stores_its_item_as_the_page_renders_it(api, store):
+    """The post's INSERT renders the fixed part from its parameters, the protocol's row
+    and the host's nickname: the same text the page (and migration 0011) renders from
+    the stored row, and pages of posted invitations are Python's bytes."""
+    pick = random.Random(11)
+    spec = {**rps_spec(), "name": "Rock \"Paper\" \\ Scissors 灵隙 😀 \u2028", "type": "game\t"}
+    hosts = [Identity.from_seed(bytes([65 + i]) * 32) for i in range(3)]
+    for i, host in enumerate(hosts):
+        assert (await api.register(host, f"host.{i}-x_")).status_code == 201
+    answer = await api.signed(hosts[0], "POST", "/v1/protocols", {"spec": spec})
+    assert answer.status_code == 201, answer.text
+    pid = answer.json()["protocol_id"]
+    for i in range(30):
+        body = {"protocol_id": pid, "endpoint": f"tcp://127.0.0.1:{7000 + i}",
+                "options": {"best_of": pick.choice([1, 3, 5])}, "note": nasty(pick, 40),
+                "ttl_seconds": pick.randint(60, 7200)}
+        posted = await api.signed(hosts[i % 3], "POST", "/v1/invitations", body)
+        assert posted.status_code == 201, posted.text
+    items = stored_items(store)
+    assert len(items) == 30 and None not in items.values()
+    cursor, seen = None, 0
+    while True:
+        python = bytes(JSONAnswer(store.browse(cursor=cursor, limit=7)).body)
+        assert await store.browse_encoded(cursor=cursor, limit=7) == python
+        page = json.loads(python)
+        seen += len(page["items"])
+        assert all(item["note"] and item["protocol_name"] == spec["name"][:200]
+                   for item in page["items"])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == 30
+    with store.writer.begin() as conn:
+        conn.execute(text(f"UPDATE invitations SET {ITEM} = NULL"))
+    fill_stored_items(store)
+    assert stored_items(store) == items

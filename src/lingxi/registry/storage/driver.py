@@ -15,6 +15,8 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from lingxi.registry.storage.browsing import invitation_insert
+
 
 def _param(name: str, postgres: bool) -> str:
     return f"%({name})s" if postgres else f":{name}"
@@ -55,10 +57,7 @@ class WriteSQL:
         self.head_set = (f"UPDATE log_head SET size = {param('new_size')}, "
                          f"head = {param('new_head')} WHERE id = 1"
                          + (" RETURNING pg_notify('lingxi_log', '')" if p else ""))
-        self.invitation_add = insert_sql("invitations", (
-            "invitation_id", "protocol_id", "host_agent_id", "host_public_key", "endpoint",
-            "options", "note", "status", "created_at", "expires_at", "seq", "session_id",
-            "guest_agent_id", "claim_deadline", "host_seen_at"), p)
+        self.invitation_add = invitation_insert(p)  # with its browse item (browsing)
         # a host's open or claimed invitations, counted up to the cap only (an absent
         # host's withdrawn ones do not count)
         self.open_count = (
