@@ -6,6 +6,15 @@ with ``encoded``), so the server neither builds a dict per row nor encodes it ag
 the text is byte for byte what :func:`lingxi.registry.storage.invitations.view`
 rendered by ``json.dumps`` (compact, non-ASCII as itself) gives for the same row —
 ``tests/registry/test_browse_page.py`` holds the two side by side over generated rows.
+
+Most of an item never changes after the post: the invitation's own facts, its
+protocol's name and type, its host's nickname (rows nothing updates), and its status,
+``open`` on every browsed row. That part is rendered once, by the post's ``INSERT``
+(:func:`invitation_insert`, into ``browse_item``), and a page adds to it only what
+later writes move: the host's rating and table counts and its last heartbeat. A page
+then renders three values a row instead of seventeen and reads no protocol or agent
+row. The stored text is the row's as posted — the log's record of the post holds the
+same facts, which is what ``invitation`` proves; browse proves nothing, as before.
 """
 
 from __future__ import annotations
@@ -119,10 +128,8 @@ def _live(postgres: bool) -> str:
 
 def _item_json(postgres: bool) -> str:
     """One browse row as the API serves it: the fixed part stored with the row at its
-    post (``ITEM``), or for a row without one (written before migration 0011 filled
-    them, or by hand) rendered here from the row and its joins, then the live part."""
-    rendered = _fixed(postgres, lambda c: f"i.{c}", lambda c: f"p.{c}", "a.nickname")
-    return f"coalesce(i.{ITEM}, {rendered}) || {_live(postgres)}"
+    post (``ITEM``), then the live part."""
+    return f"i.{ITEM} || {_live(postgres)}"
 
 
 INSERTED = ("invitation_id", "protocol_id", "host_agent_id", "host_public_key", "endpoint",
@@ -154,16 +161,14 @@ def invitation_insert(postgres: bool) -> str:
             f"{_fixed(postgres, column, protocol, nickname)})")
 
 
-def fill_items(postgres: bool) -> str:
-    """Store the fixed part of every browsable row that has none (migration 0011; rows
-    written past the API), rendered from the row and its joins as the page would."""
-    rendered = _fixed(postgres, lambda c: f"invitations.{c}",
-                      lambda c: (f"(SELECT fp.{c} FROM protocols fp "
-                                 "WHERE fp.protocol_id = invitations.protocol_id)"),
-                      "(SELECT fa.nickname FROM agents fa "
-                      "WHERE fa.agent_id = invitations.host_agent_id)")
-    return (f"UPDATE invitations SET {ITEM} = {rendered} "
-            f"WHERE {ITEM} IS NULL AND status IN ('open', 'claimed')")
+def item_sql(postgres: bool) -> str:
+    """The fixed part of an ``invitations`` row (unaliased) as :func:`invitation_insert`
+    renders it at the post, from the stored row, its protocol's and its host's."""
+    return _fixed(postgres, lambda c: f"invitations.{c}",
+                  lambda c: (f"(SELECT fp.{c} FROM protocols fp "
+                             "WHERE fp.protocol_id = invitations.protocol_id)"),
+                  "(SELECT fa.nickname FROM agents fa "
+                  "WHERE fa.agent_id = invitations.host_agent_id)")
 
 
 @functools.cache
@@ -172,7 +177,7 @@ def browse_sql(postgres: bool, protocol: bool, host: bool, kind: bool, name: boo
     """Browse's page of open invitations, newest first, with the filters that are set
     (parameters ``now``, ``presence`` (the presence timeout), ``n`` and ``protocol``,
     ``host``, ``type``, ``name``, ``before``). Its rows: every column ``view`` reads, or
-    with ``encoded`` (PostgreSQL) ``(seq, item)``, ``item`` the row's JSON text.
+    with ``encoded`` ``(seq, item)``, ``item`` the row's JSON text.
 
     An invitation is browsable while stored ``open``, or ``claimed`` with the claim
     lapsed, unexpired and with its host present — the comparisons of
@@ -215,13 +220,14 @@ def browse_sql(postgres: bool, protocol: bool, host: bool, kind: bool, name: boo
                 "a.nickname AS host_nickname, r.rating AS host_rating, r.games AS host_games, "
                 "ts.completed AS host_tables_completed, ts.\"left\" AS host_tables_left, "
                 "ts.timed_out AS host_tables_timed_out")
+    named = ("" if encoded else  # the stored item holds the protocol's and the nickname
+             "JOIN protocols p ON p.protocol_id = i.protocol_id "
+             "LEFT OUTER JOIN agents a ON a.agent_id = i.host_agent_id ")
     return (
         f"SELECT {selected} "
         f"FROM ({branch('o', 'open')} UNION ALL {branch('c', 'claimed')} "
         f"ORDER BY seq DESC LIMIT {param('n')}) AS page "
-        "JOIN invitations i ON i.seq = page.seq "
-        "JOIN protocols p ON p.protocol_id = i.protocol_id "
-        "LEFT OUTER JOIN agents a ON a.agent_id = i.host_agent_id "
+        f"JOIN invitations i ON i.seq = page.seq {named}"
         "LEFT OUTER JOIN ratings r ON r.agent_id = i.host_agent_id "
         "AND r.protocol_id = i.protocol_id "
         "LEFT OUTER JOIN table_standings ts ON ts.agent_id = i.host_agent_id "

@@ -4,9 +4,9 @@ A browse page rendered every item's JSON in its query: a dozen text and time
 conversions per row, per page, on every request the list cache misses. The part no
 later write moves (the invitation's own facts, its protocol's name and type, its
 host's nickname) is rendered once, by the post's ``INSERT``, into ``browse_item``;
-the page adds the host's rating, table counts and last heartbeat. Rows already there
-that can still be browsed (open or claimed) get theirs here; a row without one is
-rendered whole by the page query, as before.
+the page adds the host's rating, table counts and last heartbeat. The rows already
+there get theirs here, rendered from the row, its protocol's and its host's (every
+row, so one released back to ``open`` later has it too).
 
 Revision ID: 0011
 Revises: 0010
@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from lingxi.registry.storage.browsing import ITEM, fill_items
+from lingxi.registry.storage.browsing import ITEM, item_sql
 
 revision = "0011"
 down_revision = "0010"
@@ -29,7 +29,10 @@ def upgrade() -> None:
     with op.batch_alter_table("invitations") as batch:
         batch.add_column(sa.Column(ITEM, sa.Text))
     conn = op.get_bind()
-    conn.exec_driver_sql(fill_items(conn.dialect.name == "postgresql"))
+    conn.exec_driver_sql(f"UPDATE invitations SET {ITEM} = "
+                         f"{item_sql(conn.dialect.name == 'postgresql')}")
+    with op.batch_alter_table("invitations") as batch:
+        batch.alter_column(ITEM, existing_type=sa.Text, nullable=False)
 
 
 def downgrade() -> None:
