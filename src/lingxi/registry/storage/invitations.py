@@ -241,14 +241,16 @@ class Invitations:
         gives, compact and non-ASCII as itself. On PostgreSQL the query is awaited in the
         running event loop; SQLite answers in this thread."""
         sql, params, limit, _ = self._browse_query(True, **filters)
-        if self.uow.postgres:
-            _, rows = await self.uow.raw.fetch_async(sql, params)
+        rows: list[tuple[Any, ...]]
+        if self.uow.postgres:  # (seq, item) as the UTF-8 text PostgreSQL sends (never NULL)
+            rows = await self.uow.raw.fetch_async(sql, params)
+            items = b",".join([item for _, item in rows[:limit]])
         else:
             _, rows = self.uow.raw.fetch(sql, params)
+            items = ",".join([item for _, item in rows[:limit]]).encode()
         more = len(rows) > limit
-        cursor = '"' + encode_cursor(rows[limit - 1][0]) + '"' if more else "null"
-        items = ",".join([item for _, item in rows[:limit]])
-        return f'{{"items":[{items}],"next_cursor":{cursor}}}'.encode()
+        cursor = b'"%s"' % encode_cursor(int(rows[limit - 1][0])).encode() if more else b"null"
+        return b'{"items":[%s],"next_cursor":%s}' % (items, cursor)
 
     def _browse_query(
         self,
