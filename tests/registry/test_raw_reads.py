@@ -58,6 +58,8 @@ async def test_a_failed_read_raises_psycopgs_error_and_the_next_one_works(raw: R
     with pytest.raises(psycopg.errors.DivisionByZero):
         await raw.fetch_async("SELECT 1 / %(x)s", {"x": 0})
     assert await raw.fetch_async("SELECT 1 / %(x)s", {"x": 1}) == [(b"1",)]
+    with pytest.raises(psycopg.DataError):  # libpq would end the value there
+        await raw.fetch_async("SELECT %(t)s", {"t": "a\x00b"})
     reads = [raw.fetch_async("SELECT pg_sleep(0.01), %(i)s", {"i": i}) for i in range(20)]
     assert [rows[0][1] for rows in await asyncio.gather(*reads)] == [
         str(i).encode() for i in range(20)]

@@ -264,6 +264,10 @@ class Invitations:
         limit: int | None = None,
     ) -> tuple[str, dict[str, Any], int, float]:
         page, before, now = page_limit(limit), decode_cursor(cursor), self.uow.clock()
+        for key, value in (("protocol_id", protocol_id), ("host", host), ("type", type),
+                           ("name", name)):
+            if value and "\x00" in value:  # no stored text holds one (PostgreSQL's can't)
+                raise bad(f"{key} must not contain NUL")
         params: dict[str, Any] = {"now": now, "presence": self.rules.presence_timeout,
                                   "n": page + 1, "protocol": protocol_id, "host": host,
                                   "type": type, "name": like(name) if name else None,

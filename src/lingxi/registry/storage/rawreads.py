@@ -54,8 +54,14 @@ def _positional(sql: str) -> tuple[bytes, tuple[str, ...]]:
 
 def _text(value: Any) -> bytes:
     """A parameter as PostgreSQL's text input reads it back exactly (a float's repr is
-    its shortest exact decimal)."""
-    return (repr(value) if isinstance(value, float) else str(value)).encode()
+    its shortest exact decimal). libpq ends a text value at a NUL, so one is refused
+    as psycopg refuses it, never cut short."""
+    text = repr(value) if isinstance(value, float) else str(value)
+    if "\x00" in text:
+        from psycopg import DataError
+
+        raise DataError("PostgreSQL text fields cannot contain NUL (0x00) bytes")
+    return text.encode()
 
 
 class _AsyncRead:
