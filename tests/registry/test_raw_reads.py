@@ -29,19 +29,26 @@ def raw(database_url):
 
 def test_parameters_are_numbered_by_first_use():
     assert _positional("SELECT %(a)s, %(b)s, %(a)s || %(c)s") == (
-        b"SELECT $1, $2, $1 || $3", ("a", "b", "c"))
+        b"SELECT $1, $2, $1 || $3",
+        ("a", "b", "c"),
+    )
 
 
 async def test_values_come_back_as_their_text(raw: RawReads):
-    sql = ("SELECT %(f)s::float8::text, %(i)s + 1, %(t)s || '!', %(n)s::text IS NULL, "
-           "to_json(%(t)s)::text")
-    for f in (0.1, 1e16, 1796414689.8228877, -0.0, 2.5e-300, 2.0 ** 60 + 2.0 ** 8):
-        rows = await raw.fetch_async(sql, {"f": f, "i": 2 ** 62, "t": "灵隙 \"😀\"\u2028",
-                                           "n": None})
-        (back, *rest), = rows
+    sql = (
+        "SELECT %(f)s::float8::text, %(i)s + 1, %(t)s || '!', %(n)s::text IS NULL, "
+        "to_json(%(t)s)::text"
+    )
+    for f in (0.1, 1e16, 1796414689.8228877, -0.0, 2.5e-300, 2.0**60 + 2.0**8):
+        rows = await raw.fetch_async(sql, {"f": f, "i": 2**62, "t": '灵隙 "😀"\u2028', "n": None})
+        ((back, *rest),) = rows
         assert float(back) == f and math.copysign(1, float(back)) == math.copysign(1, f)
-        assert rest == [str(2 ** 62 + 1).encode(), "灵隙 \"😀\"\u2028!".encode(), b"t",
-                        '"灵隙 \\"😀\\"\u2028"'.encode()]
+        assert rest == [
+            str(2**62 + 1).encode(),
+            '灵隙 "😀"\u2028!'.encode(),
+            b"t",
+            '"灵隙 \\"😀\\"\u2028"'.encode(),
+        ]
 
 
 async def test_a_value_of_another_type_gets_its_own_statement(raw: RawReads):
@@ -62,7 +69,8 @@ async def test_a_failed_read_raises_psycopgs_error_and_the_next_one_works(raw: R
         await raw.fetch_async("SELECT %(t)s", {"t": "a\x00b"})
     reads = [raw.fetch_async("SELECT pg_sleep(0.01), %(i)s", {"i": i}) for i in range(20)]
     assert [rows[0][1] for rows in await asyncio.gather(*reads)] == [
-        str(i).encode() for i in range(20)]
+        str(i).encode() for i in range(20)
+    ]
 
 
 async def test_a_cancelled_read_is_not_reused(raw: RawReads):
