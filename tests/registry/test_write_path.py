@@ -14,6 +14,7 @@ from lingxi.registry.errors import RegistryError
 from lingxi.registry.models.merkle import MemoryTree
 from lingxi.registry.models.signing import parse_signed, sign_request
 from lingxi.registry.storage import idempotency
+from lingxi.registry.storage import invitations as inv
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.store import Store
 from lingxi.registry.storage.tree import node_id
@@ -274,5 +275,35 @@ def test_a_write_failing_after_its_append_is_undone_alone(database_url, alice, m
         assert sorted(a["log"]["seq"] for a in (answers[0], answers[2])) == [size + 1, size + 2]
         assert store.head()["size"] == size + 2
         assert_tree_matches_log(store)
+    finally:
+        store.close()
+
+
+def test_options_once_accepted_pass_again_and_refused_ones_stay_refused(database_url, alice):
+    """The options a spec accepted are remembered per protocol (canonical text): the same
+    options pass again, others are still checked, and a refusal is never remembered."""
+    store = Store(database_url, writes_per_minute=None)
+    store.max_open_invitations = 100
+    try:
+        pid = _setup(store, alice, "alice")
+
+        def post(port: int, options) -> dict:
+            return store.post_invitation(*_signed(alice, "/v1/invitations", {
+                "protocol_id": pid, "endpoint": f"tcp://127.0.0.1:{port}",
+                "options": options}))
+
+        assert post(1, {"best_of": 5})["invitation"]["options"] == {"best_of": 5}
+        assert (pid, '{"best_of":5}') in store.invitations._accepted
+        assert post(2, {"best_of": 5})["created"]
+        for port in (3, 4):  # refused each time, remembered never
+            with pytest.raises(RegistryError) as refused:
+                post(port, {"best_of": 0})
+            assert refused.value.status == 422
+        assert (pid, '{"best_of":0}') not in store.invitations._accepted
+        # the memory is bounded: past the limit it starts over
+        accepted = {(pid, str(i)): None for i in range(inv.ACCEPTED_OPTIONS)}
+        store.invitations._accepted = accepted
+        assert post(5, {"best_of": 7})["created"]
+        assert store.invitations._accepted == {(pid, '{"best_of":7}'): None}
     finally:
         store.close()

@@ -26,13 +26,11 @@ def test_queued_statements_go_out_with_the_next_one_and_fail_there(database_url,
     try:
         pid = _setup(store, alice, "alice")
         size = store.head()["size"]
-        real = store.invitations.open_count
 
-        def poisoned(conn, host, now):  # a row that breaks the log entry's statement
-            driver.later(conn, "INSERT INTO nonces (agent_id, nonce, ts) VALUES "
-                         + ("(%(a)s, %(a)s, 1), (%(a)s, %(a)s, 1)" if store.postgres
-                            else "(:a, :a, 1), (:a, :a, 1)"), {"a": "dup"})
-            return real(conn, host, now)
+        def poisoned(decide, conn, *args):  # a row that breaks, sent within the write
+            _queue_poison(store, conn)
+            driver.flush(conn)
+            return decide(conn, *args)
 
         outcomes = store._commits.run_many([
             lambda: _post(store, alice, pid, 1),
@@ -48,17 +46,31 @@ def test_queued_statements_go_out_with_the_next_one_and_fail_there(database_url,
         store.close()
 
 
-def _poisoned_post(store: Store, who, pid: str, counter) -> dict:
-    store.invitations.open_count = counter
+def _queue_poison(store: Store, conn) -> None:
+    """Queue a statement that fails (a duplicate key) on ``conn``."""
+    driver.later(conn, "INSERT INTO nonces (agent_id, nonce, ts) VALUES "
+                 + ("(%(a)s, %(a)s, 1), (%(a)s, %(a)s, 1)" if store.postgres
+                    else "(:a, :a, 1), (:a, :a, 1)"), {"a": "dup"})
+
+
+def _poisoned_post(store: Store, who, pid: str, poisoned) -> dict:
+    """A post whose decision runs as ``poisoned(decide, conn, *args)``."""
+    real = store.uow.write
+
+    def write(signed, text, decide, *more):
+        return real(signed, text, lambda *args: poisoned(decide, *args), *more)
+
+    store.uow.write = write
     try:
         return _post(store, who, pid, 2)
     finally:
-        del store.invitations.open_count
+        del store.uow.write
 
 
 def test_a_batch_sends_its_savepoints_with_its_nonces(database_url, alice):
     """Each batched write's savepoint goes out in the round trip of its nonce spend,
-    and engine events still see every statement."""
+    and engine events still see every statement; on PostgreSQL the cap's count rides in
+    the nonce spend's statement and the invitation's row in its log entry's."""
     store = Store(database_url, writes_per_minute=None)
     try:
         pid = _setup(store, alice, "alice")
@@ -70,8 +82,15 @@ def test_a_batch_sends_its_savepoints_with_its_nonces(database_url, alice):
         assert all(error is None for _, error in outcomes)
         savepoints = [i for i, s in enumerate(seen) if s == "SAVEPOINT WRITE"]
         assert len(savepoints) == 3
-        assert all(seen[i + 1].startswith('INSERT INTO "NONCES"') for i in savepoints)
-        assert sum(s.startswith('INSERT INTO "INVITATIONS"') for s in seen) == 3
+        assert all('INSERT INTO "NONCES"' in seen[i + 1] for i in savepoints)
+        rows = [s for s in seen if 'INSERT INTO "INVITATIONS"' in s]
+        assert len(rows) == 3
+        # the invitation's row: on PostgreSQL in its log entry's statement
+        assert all(('INSERT INTO "LOG"' in s) == store.postgres for s in rows)
+        # the cap's count: on PostgreSQL in the nonce spend's statement, on SQLite its own
+        counts = [s for s in seen if "SELECT COUNT(*)" in s]
+        assert len(counts) == 3
+        assert all(('INSERT INTO "NONCES"' in s) == store.postgres for s in counts)
         assert_tree_matches_log(store)
     finally:
         store.close()
@@ -168,14 +187,11 @@ def test_a_queued_statement_failing_with_the_next_write_fails_the_batch(database
     try:
         pid = _setup(store, alice, "alice")
         size = store.head()["size"]
-        real = store.invitations.open_count
 
-        def poisoned_after(conn, host, now):
-            count = real(conn, host, now)
-            driver.later(conn, "INSERT INTO nonces (agent_id, nonce, ts) VALUES "
-                         + ("(%(a)s, %(a)s, 1), (%(a)s, %(a)s, 1)" if store.postgres
-                            else "(:a, :a, 1), (:a, :a, 1)"), {"a": "dup"})
-            return count
+        def poisoned_after(decide, conn, *args):  # queued with the write's own rows
+            change = decide(conn, *args)
+            _queue_poison(store, conn)
+            return change
 
         outcomes = store._commits.run_many([
             lambda: _post(store, alice, pid, 1),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import ipaddress
 import re
 import secrets
@@ -85,28 +86,37 @@ def check_endpoint(endpoint: object, policy: str = "lan") -> str:
     if not match or not 1 <= int(match.group(2)) <= 65535:
         raise RegistryError("registry.bad_endpoint",
                             "endpoint must be tcp://HOST:PORT with a port 1-65535", status=422)
-    host = match.group(1).strip("[]")
+    refusal = _host_refusal(match.group(1).strip("[]"), policy)
+    if refusal is not None:
+        raise RegistryError(*refusal, status=422)
+    return str(endpoint)
+
+
+@functools.lru_cache(maxsize=4096)
+def _host_refusal(host: str, policy: str) -> tuple[str, str] | None:
+    """Why ``check_endpoint`` refuses ``host`` under ``policy`` (code, message), or None.
+    Remembered per host: the address classes are fixed, and hosts repost from the same
+    few addresses (each class test walks a list of networks)."""
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
         if all(part.isdigit() for part in host.split(".")):
-            raise RegistryError("registry.bad_endpoint", "not an IP address or host name",
-                                status=422) from None
-        return str(endpoint)
+            return "registry.bad_endpoint", "not an IP address or host name"
+        return None
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     if address.is_loopback:
-        return str(endpoint)
+        return None
     if (address.is_link_local or address.is_unspecified or address.is_multicast
             or address.is_reserved or str(address) == "255.255.255.255"):
-        raise RegistryError("registry.endpoint_refused",
-                            f"{host} is a link-local, unspecified, multicast or reserved "
-                            "address: no guest is sent there", status=422)
+        return ("registry.endpoint_refused",
+                f"{host} is a link-local, unspecified, multicast or reserved "
+                "address: no guest is sent there")
     if not address.is_global and policy != "lan":
-        raise RegistryError("registry.endpoint_refused",
-                            f"{host} is not a public address (this registry's endpoint policy "
-                            "is public)", status=422)
-    return str(endpoint)
+        return ("registry.endpoint_refused",
+                f"{host} is not a public address (this registry's endpoint policy "
+                "is public)")
+    return None
 
 
 def check_ttl(ttl: object) -> int:

@@ -141,22 +141,27 @@ _FIXED = ("invitation_id", "protocol_id", "host_agent_id", "host_public_key", "e
 
 
 @functools.cache
-def invitation_insert(postgres: bool) -> str:
-    """A posted invitation's ``INSERT`` (parameters: the ``INSERTED`` columns) with its
-    item's fixed part (``ITEM``), rendered by the database from the same parameters, the
-    protocol's row and the host's ``agents`` row as the page query would render it."""
+def invitation_insert(postgres: bool, columns: tuple[str, ...] = INSERTED,
+                      prefix: str = "") -> str:
+    """A posted invitation's ``INSERT`` of ``columns`` (parameters named ``prefix`` +
+    the column; they include every one :func:`_fixed` reads) with its item's fixed
+    part (``ITEM``), rendered by the database from the same parameters, the protocol's
+    row and the host's ``agents`` row as the page query would render it."""
+    def param(name: str) -> str:
+        return _param(prefix + name, postgres)
+
     def column(name: str) -> str:  # typed: PostgreSQL infers no type in to_json, and
-        value = _param(name, postgres)  # one parameter has one type wherever it is used
+        value = param(name)  # one parameter has one type wherever it is used
         return f"CAST({value} AS {_TYPES.get(name, 'text')})" if postgres else value
 
     def protocol(name: str) -> str:
         return (f"(SELECT ip.{name} FROM protocols ip "
-                f"WHERE ip.protocol_id = {_param('protocol_id', postgres)})")
+                f"WHERE ip.protocol_id = {param('protocol_id')})")
 
     nickname = (f"(SELECT ia.nickname FROM agents ia "
-                f"WHERE ia.agent_id = {_param('host_agent_id', postgres)})")
-    names = ", ".join(f'"{c}"' for c in (*INSERTED, ITEM))
-    values = ", ".join(column(c) if c in _FIXED else _param(c, postgres) for c in INSERTED)
+                f"WHERE ia.agent_id = {param('host_agent_id')})")
+    names = ", ".join(f'"{c}"' for c in (*columns, ITEM))
+    values = ", ".join(column(c) if c in _FIXED else param(c) for c in columns)
     return (f'INSERT INTO "invitations" ({names}) VALUES ({values}, '
             f"{_fixed(postgres, column, protocol, nickname)})")
 

@@ -22,10 +22,15 @@ def _param(name: str, postgres: bool) -> str:
     return f"%({name})s" if postgres else f":{name}"
 
 
-def insert_sql(table: str, columns: Sequence[str], postgres: bool, suffix: str = "") -> str:
-    """``INSERT INTO table (columns) VALUES (named parameters)`` in the driver's style."""
+def insert_sql(table: str, columns: Sequence[str], postgres: bool, suffix: str = "",
+               prefix: str = "") -> str:
+    """``INSERT INTO table (columns) VALUES (named parameters)`` in the driver's style
+    (each parameter named ``prefix`` + its column). An invitation's also stores its
+    browse item, rendered from the same parameters (``browsing.invitation_insert``)."""
+    if table == "invitations":
+        return invitation_insert(postgres, tuple(columns), prefix) + suffix
     names = ", ".join(f'"{c}"' for c in columns)
-    values = ", ".join(_param(c, postgres) for c in columns)
+    values = ", ".join(_param(prefix + c, postgres) for c in columns)
     return f'INSERT INTO "{table}" ({names}) VALUES ({values}){suffix}'
 
 
@@ -50,6 +55,9 @@ class WriteSQL:
             f"WITH entry AS ({self.log_add}) INSERT INTO merkle_nodes (id, hash) "
             "SELECT * FROM unnest(%(node_ids)s::bigint[], %(node_hashes)s::text[])"
             if p else None)
+        self._spend_and: dict[str, str] = {}
+        self._inserts: dict[tuple[str, tuple[str, ...]], str] = {}
+        self._with_entry: dict[tuple[str, tuple[str, ...]], str] = {}
         self.head = "SELECT size, head FROM log_head WHERE id = 1"
         self.head_locked = self.head + (" FOR UPDATE" if p else "")
         # on PostgreSQL moving the head also notifies every listening process, at commit
@@ -57,7 +65,6 @@ class WriteSQL:
         self.head_set = (f"UPDATE log_head SET size = {param('new_size')}, "
                          f"head = {param('new_head')} WHERE id = 1"
                          + (" RETURNING pg_notify('lingxi_log', '')" if p else ""))
-        self.invitation_add = invitation_insert(p)  # with its browse item (browsing)
         # a host's open or claimed invitations, counted up to the cap only (an absent
         # host's withdrawn ones do not count)
         self.open_count = (
@@ -67,6 +74,37 @@ class WriteSQL:
             f"AND (host_seen_at > {param('seen')} OR claim_deadline > {param('now')}) "
             f"LIMIT {param('cap')}) AS counted"
         )
+
+    def insert(self, table: str, row: dict[str, Any]) -> str:
+        """The insert of ``row`` (its keys are the columns) into ``table``."""
+        key = (table, tuple(row))
+        sql = self._inserts.get(key)
+        if sql is None:
+            sql = self._inserts[key] = insert_sql(table, key[1], self.postgres)
+        return sql
+
+    def row_log_and_nodes_add(self, table: str, row: dict[str, Any]) -> str:
+        """PostgreSQL: :attr:`log_and_nodes_add` that also inserts ``row`` into ``table``
+        (its parameters named ``row_`` + its column), one statement."""
+        key = (table, tuple(row))
+        sql = self._with_entry.get(key)
+        if sql is None:
+            assert self.log_and_nodes_add is not None
+            own = insert_sql(table, key[1], True, prefix="row_")
+            sql = self._with_entry[key] = (
+                f"WITH own_row AS ({own}), " + self.log_and_nodes_add.removeprefix("WITH "))
+        return sql
+
+    def nonce_spend_and(self, probe: str) -> str:
+        """PostgreSQL: the nonce spend and the one-value SELECT ``probe`` in one statement,
+        answering one row ``(spent, probe's value)`` (a data-modifying WITH runs whether or
+        not it is read; its row is not visible to ``probe``, which reads other tables)."""
+        sql = self._spend_and.get(probe)
+        if sql is None:
+            sql = self._spend_and[probe] = (
+                f"WITH spent AS ({self.nonce_spend}) "
+                f"SELECT EXISTS (SELECT 1 FROM spent), ({probe})")
+        return sql
 
 
 _BY_BACKEND = {False: WriteSQL(False), True: WriteSQL(True)}

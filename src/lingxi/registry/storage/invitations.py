@@ -25,11 +25,10 @@ from lingxi.registry.models.records import (
     new_id,
 )
 from lingxi.registry.models.signing import SignedRequest
-from lingxi.registry.storage import driver, proofs
+from lingxi.registry.storage import proofs
 from lingxi.registry.storage import schema as t
 from lingxi.registry.storage.browsing import browse_sql
 from lingxi.registry.storage.common import bad, like, not_found, page_limit
-from lingxi.registry.storage.driver import sql_for
 from lingxi.registry.storage.identities import Identities
 from lingxi.registry.storage.protocols import Protocols
 from lingxi.registry.storage.unit import Change, UnitOfWork
@@ -126,10 +125,25 @@ def load(conn: Connection, invitation_id: str) -> Any:
     return row
 
 
-def check_options(protocols: Protocols, protocol_id: str, options: Any) -> None:
-    """``options`` are an object the spec ``protocol_id`` accepts, or a 422."""
+ACCEPTED_OPTIONS = 1024  # options texts a process remembers as accepted, across specs
+
+
+def check_options(protocols: Protocols, protocol_id: str, options: Any,
+                  accepted: dict[tuple[str, str], None] | None = None) -> str | None:
+    """``options`` are an object the spec ``protocol_id`` accepts, or a 422; their
+    canonical JSON text (None if they have none: the encoder refuses NaN).
+
+    ``accepted``: the ``(protocol_id, text)`` pairs checked before, which pass without
+    being checked again (a spec is fixed by its id, and hosts repost the same options);
+    each that passes is added, and the whole is forgotten past ``ACCEPTED_OPTIONS``."""
     if not isinstance(options, dict):
         raise bad("options must be a JSON object", "options.not_object", 422)
+    try:
+        text: str | None = canonical_json(options)
+    except ValueError:
+        text = None
+    if accepted is not None and text is not None and (protocol_id, text) in accepted:
+        return text
     spec = protocols.spec(protocol_id)
     try:
         spec.check_options(options)
@@ -141,6 +155,11 @@ def check_options(protocols: Protocols, protocol_id: str, options: Any) -> None:
             findings=error.findings,
             details={"findings": [f.to_dict() for f in error.findings]},
         ) from None
+    if accepted is not None and text is not None:
+        if len(accepted) >= ACCEPTED_OPTIONS:
+            accepted.clear()
+        accepted[(protocol_id, text)] = None
+    return text
 
 
 class Invitations:
@@ -149,15 +168,16 @@ class Invitations:
     def __init__(self, uow: UnitOfWork, identities: Identities, protocols: Protocols,
                  rules: Rules) -> None:
         self.uow, self.identities, self.protocols, self.rules = uow, identities, protocols, rules
+        self._accepted: dict[tuple[str, str], None] = {}  # see check_options
 
-    def open_count(self, conn: Connection, host: str, now: float) -> int:
-        """How many of ``host``'s invitations are open or claimed (an absent host's
-        withdrawn ones do not count), counted up to the cap: whether it is reached is
-        all a post needs, so the count reads at most that many rows."""
-        rows = driver.send(conn, sql_for(conn).open_count, {
+    def open_count(self, host: str, now: float) -> tuple[str, dict[str, Any]]:
+        """The read of how many of ``host``'s invitations are open or claimed (an absent
+        host's withdrawn ones do not count), counted up to the cap: whether it is reached
+        is all a post needs, so the count reads at most that many rows. A post's probe
+        (``UnitOfWork.write``): it runs with the post's nonce spend."""
+        return self.uow.sql.open_count, {
             "host": host, "now": now, "seen": now - self.rules.presence_timeout,
-            "cap": self.rules.max_open_invitations})
-        return int(rows[0][0] or 0)
+            "cap": self.rules.max_open_invitations}
 
     def post(self, signed: SignedRequest, body: dict[str, Any], text: str) -> dict[str, Any]:
         host_key = self.identities.authenticate(signed)
@@ -165,7 +185,7 @@ class Invitations:
         if not isinstance(protocol_id, str) or not is_hex(protocol_id, 64):
             raise bad("protocol_id must be 64 lowercase hex chars", "registry.bad_request", 422)
         options = body.get("options", {})
-        check_options(self.protocols, protocol_id, options)
+        options_text = check_options(self.protocols, protocol_id, options, self._accepted)
         endpoint = check_endpoint(body.get("endpoint"), self.rules.endpoint_policy)
         ttl = check_ttl(body.get("ttl_seconds"))
         note = body.get("note", "")
@@ -173,8 +193,8 @@ class Invitations:
             raise bad("note must be a string of at most 500 chars", status=422)
         invitation_id = new_id("inv")
 
-        def decide(conn: Connection, now: float, seq: int) -> Change:
-            open_now = self.open_count(conn, signed.agent_id, now)
+        def decide(conn: Connection, now: float, seq: int, counted: int | None) -> Change:
+            open_now = int(counted or 0)
             if open_now >= self.rules.max_open_invitations:
                 raise RegistryError(
                     "registry.too_many_invitations",
@@ -188,7 +208,7 @@ class Invitations:
                 "host_agent_id": signed.agent_id,
                 "host_public_key": host_key,
                 "endpoint": endpoint,
-                "options": canonical_json(options),
+                "options": canonical_json(options) if options_text is None else options_text,
                 "note": note,
                 "status": "open",
                 "created_at": now,
@@ -199,7 +219,6 @@ class Invitations:
                 "claim_deadline": None,
                 "host_seen_at": now,
             }
-            driver.later(conn, sql_for(conn).invitation_add, row)  # sent with the log entry
             return Change(
                 "invitation",
                 invitation_id,
@@ -209,9 +228,11 @@ class Invitations:
                     "expires_at": iso(now + ttl),
                 },
                 {"invitation": view(self.rules, row, now)},
+                row=("invitations", row),  # stored with the log entry
             )
 
-        return self.uow.write(signed, text, decide)
+        return self.uow.write(signed, text, decide,
+                              lambda now: self.open_count(signed.agent_id, now))
 
     def invitation(self, invitation_id: str) -> dict[str, Any]:
         """One invitation, with the proof of its record and of its host's identity."""

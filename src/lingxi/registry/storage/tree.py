@@ -38,11 +38,13 @@ Frontier = dict[merkle.Node, bytes]  # the hashes of the root's subtrees: all an
 
 def append(conn: Connection, index: int, leaf: bytes,
            frontier: Frontier | None = None,
-           log_row: dict[str, Any] | None = None) -> tuple[bytes, Frontier]:
+           log_row: dict[str, Any] | None = None,
+           row: tuple[str, dict[str, Any]] | None = None) -> tuple[bytes, Frontier]:
     """Store leaf ``index`` and the subtrees it completes; the new root of ``index + 1`` and
     the new frontier. ``frontier`` (the tree of ``index`` leaves' root subtrees, if the
     caller knows it) saves reading them from the database. ``log_row``: the log entry
-    of the leaf, stored with the nodes (on PostgreSQL in the same statement)."""
+    of the leaf, stored with the nodes (on PostgreSQL in the same statement), and with
+    it ``row``, ``(table, row)``, the record's own row (the same statement too)."""
     siblings, level, i = [], 0, index
     while i % 2 == 1:
         siblings.append((level, i - 1))
@@ -60,11 +62,18 @@ def append(conn: Connection, index: int, leaf: bytes,
     sql = sql_for(conn)
     # on PostgreSQL queued with the write's rows: they go out with the next statement
     # sent (the next write's nonce spend, or the commit's flush)
-    if log_row is not None and sql.log_and_nodes_add is not None:
-        driver.later(conn, sql.log_and_nodes_add, {
-            **log_row, "node_ids": [node_id(lv, ix) for lv, ix, _ in added],
-            "node_hashes": [h.hex() for _, _, h in added]})
+    if log_row is not None and sql.log_and_nodes_add is not None:  # PostgreSQL
+        params = {**log_row, "node_ids": [node_id(lv, ix) for lv, ix, _ in added],
+                  "node_hashes": [h.hex() for _, _, h in added]}
+        if row is None:
+            driver.later(conn, sql.log_and_nodes_add, params)
+        else:
+            table, values = row
+            params.update({f"row_{k}": v for k, v in values.items()})
+            driver.later(conn, sql.row_log_and_nodes_add(table, values), params)
     else:
+        if row is not None:
+            driver.later(conn, sql.insert(*row), row[1])
         if log_row is not None:
             driver.later(conn, sql.log_add, log_row)
         driver.send(conn, sql.node_add,

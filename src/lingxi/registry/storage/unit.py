@@ -41,8 +41,14 @@ from lingxi.registry.storage.rawreads import RawReads
 HEAD = select(t.log_head.c.size, t.log_head.c.head).where(t.log_head.c.id == 1)
 _ENTRY_COLUMNS = ("seq", "kind", "record_id", "record_sha256", "hash", "time")
 
-# decide(conn, now, seq) -> Change: an aggregate's part of a write (seq: its record's)
-Decide = Callable[[Connection, float, int], "Change"]
+# decide(conn, now, seq) -> Change: an aggregate's part of a write (seq: its record's);
+# a write with a probe (below) calls decide(conn, now, seq, probed) instead
+Decide = Callable[..., "Change"]
+# probe(now) -> (sql, params): one read the decision needs, a driver-SQL SELECT of one
+# value (in ``WriteSQL``'s parameter style, no name of the nonce spend's: agent_id, nonce,
+# ts). It is run with the nonce spend, on PostgreSQL in the same statement (one round
+# trip less per write), and its value is handed to ``decide``.
+Probe = Callable[[float], tuple[str, dict[str, Any]]]
 
 
 @dataclass
@@ -56,6 +62,10 @@ class Change:
     created: bool = True
     # records the server logs after the main one, in order: (kind, record_id, server facts)
     extra: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    # (table, row): one row the aggregate inserts, stored with the log entry (on PostgreSQL
+    # in the entry's statement: one statement less per write); nobody reads it back before
+    # the write ends
+    row: tuple[str, dict[str, Any]] | None = None
 
 
 class WriterLock:
@@ -93,6 +103,10 @@ class WriterLock:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
+
+
+def _nonce(signed: SignedRequest) -> dict[str, Any]:
+    return {"agent_id": signed.agent_id, "nonce": signed.nonce, "ts": int(signed.timestamp)}
 
 
 def _buckets(per_minute: int | None) -> TokenBuckets | None:
@@ -231,9 +245,11 @@ class UnitOfWork:
         return run
 
     # ------------------------------------------------------------------ writes
-    def write(self, signed: SignedRequest, body_text: str, decide: Decide) -> dict[str, Any]:
+    def write(self, signed: SignedRequest, body_text: str, decide: Decide,
+              probe: Probe | None = None) -> dict[str, Any]:
         """Run ``decide`` and log what it changed, in a transaction it may share with other
         writes of this process (``batch``: its own savepoint, one commit for all).
+        ``probe``: the one read ``decide`` needs, run with the nonce spend (``Probe``).
 
         A request that ``decide`` refuses still spends its nonce (after its savepoint is
         rolled back), so a refused claim cannot be replayed later when the invitation has
@@ -243,7 +259,7 @@ class UnitOfWork:
         idem = getattr(self._thread, "idempotency_key", None)
 
         def work(conn: Connection, head: Any) -> tuple[dict[str, Any], Any]:
-            return self.write_once(conn, head, signed, body_text, decide, now, idem)
+            return self.write_once(conn, head, signed, body_text, decide, now, idem, probe)
 
         def refused(conn: Connection, error: BaseException) -> None:
             if getattr(error, "spend_nonce", False):
@@ -253,9 +269,19 @@ class UnitOfWork:
 
     def _spend(self, conn: Connection, signed: SignedRequest) -> bool:
         """Spend ``signed``'s nonce in one statement: False when it was spent before."""
-        rows = driver.send(conn, self.sql.nonce_spend, {
-            "agent_id": signed.agent_id, "nonce": signed.nonce, "ts": int(signed.timestamp)})
+        rows = driver.send(conn, self.sql.nonce_spend, _nonce(signed))
         return bool(rows)
+
+    def _spend_and_probe(self, conn: Connection, signed: SignedRequest, probe: Probe,
+                         now: float) -> tuple[bool, Any]:
+        """:meth:`_spend` and ``probe``'s value; on PostgreSQL one statement (the probe
+        reads other tables than ``nonces``, so it cannot see the spend either way)."""
+        sql, params = probe(now)
+        if not self.postgres:
+            return self._spend(conn, signed), driver.send(conn, sql, params)[0][0]
+        (spent, value), = driver.send(conn, self.sql.nonce_spend_and(sql),
+                                      {**params, **_nonce(signed)})
+        return bool(spent), value
 
     def write_once(
         self,
@@ -266,23 +292,30 @@ class UnitOfWork:
         decide: Decide,
         now: float,
         idem: str | None,
+        probe: Probe | None = None,
     ) -> tuple[dict[str, Any], Any]:
         """One write in the caller's transaction: its answer and the head after it."""
         if idem is not None:
             earlier = idempotency.replay(conn, signed, idem)
             if earlier is not None:
                 return earlier, head
-        if not self._spend(conn, signed):
+        if probe is None:
+            spent, probed = self._spend(conn, signed), None
+        else:
+            spent, probed = self._spend_and_probe(conn, signed, probe, now)
+        if not spent:
             raise RegistryError(
                 "registry.request_replayed", "this request nonce was already used", status=401
             )
         seq = head.size + 1
         try:
-            change = decide(conn, now, seq)
+            change = decide(conn, now, seq) if probe is None else decide(conn, now, seq, probed)
         except RegistryError as error:
             error.spend_nonce = True
             raise
         if change.kind is None:
+            if change.row is not None:
+                driver.later(conn, self.sql.insert(*change.row), change.row[1])
             driver.flush(conn)  # what decide queued goes before anything else
             answer = {**change.response, "created": False}
         else:
@@ -294,7 +327,7 @@ class UnitOfWork:
                 "server": change.facts,
             }
             log = self.append(conn, head, change.kind, change.record_id, record, now,
-                              move_head=False)
+                              move_head=False, row=change.row)
             answer = {**change.response, "created": change.created, "log": log}
             for kind, record_id, facts in change.extra:
                 more = {"kind": kind, "id": record_id, "request": None, "body": "",
@@ -324,11 +357,13 @@ class UnitOfWork:
 
     def append(
         self, conn: Connection, head: Any, kind: str, record_id: str, record: dict[str, Any],
-        now: float, *, move_head: bool = True,
+        now: float, *, move_head: bool = True, row: tuple[str, dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         """Append ``record`` as the next leaf (the caller's transaction holds the head) and
         move the head row, unless ``move_head`` is False (a batch moves it once at its end,
         :meth:`move_head`).
+
+        ``row``: ``(table, row)`` to insert with the entry (``Change.row``).
 
         The frontier this process computed at its last append is reused when the head it
         holds is the one that append made (same size and root), so no other writer has
@@ -340,7 +375,7 @@ class UnitOfWork:
         cached = self._frontier
         known = cached[2] if cached and cached[:2] == (head.size, head.head) else None
         root, frontier = tree.append(conn, seq - 1, bytes.fromhex(entry["hash"]), known,
-                                     log_row)
+                                     log_row, row)
         if move_head:
             conn.exec_driver_sql(self.sql.head_set, {"new_size": seq, "new_head": root.hex()})
         self._frontier = (seq, root.hex(), frontier)
