@@ -29,8 +29,9 @@ def upgrade() -> None:
     with op.batch_alter_table("invitations") as batch:
         batch.add_column(sa.Column(ITEM, sa.Text))
     conn = op.get_bind()
-    conn.exec_driver_sql(f"UPDATE invitations SET {ITEM} = "
-                         f"{item_sql(conn.dialect.name == 'postgresql')}")
+    conn.exec_driver_sql(
+        f"UPDATE invitations SET {ITEM} = {item_sql(conn.dialect.name == 'postgresql')}"
+    )
     with op.batch_alter_table("invitations") as batch:
         batch.alter_column(ITEM, existing_type=sa.Text, nullable=False)
 
