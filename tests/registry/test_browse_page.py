@@ -21,9 +21,12 @@ from lingxi.canonical import canonical_json
 from lingxi.registry.models.records import encode_cursor, iso
 from lingxi.registry.server.http import JSONAnswer
 from lingxi.registry.storage import schema as t
-from lingxi.registry.storage.browsing import iso_sql
+from lingxi.registry.storage.browsing import ITEM, invitation_insert, iso_sql, item_sql
 from lingxi.registry.storage.invitations import status
 from lingxi.registry.storage.store import Store
+from lingxi.wire.identity import Identity
+
+from .conftest import rps_spec
 
 NOW = 1_764_806_400.123456  # a fixed clock: both renderings see the same instant
 PRESENCE = 90.0
@@ -75,9 +78,10 @@ def fill(store: Store, pick: random.Random) -> tuple[list[dict], list[dict]]:
             for i in range(400)]
     with store.writer.begin() as conn:
         for table, values in ((t.protocols, protocols), (t.agents, agents),
-                              (t.ratings, ratings), (t.table_standings, tables),
-                              (t.invitations, rows)):
+                              (t.ratings, ratings), (t.table_standings, tables)):
             conn.execute(insert(table), values)
+        # the post's own statement, which renders each row's item from its parameters
+        conn.exec_driver_sql(invitation_insert(store.postgres), list(rows))
     return protocols, rows
 
 
@@ -107,9 +111,23 @@ def store(database_url):
         s.close()
 
 
+def stored_items(store: Store) -> dict[str, str]:
+    with store.writer.begin() as conn:
+        return dict(conn.execute(text(f"SELECT invitation_id, {ITEM} FROM invitations")).all())
+
+
+def rendered_items(store: Store) -> dict[str, str]:
+    """Each row's fixed part as migration 0011 renders it from the stored rows."""
+    with store.writer.begin() as conn:
+        return dict(conn.execute(text(
+            f"SELECT invitation_id, {item_sql(store.postgres)} FROM invitations")).all())
+
+
 async def test_the_database_renders_every_page_as_python_does(store):
+    """Rows written with the post's INSERT (its item rendered from its parameters)."""
     pick = random.Random(18_9)
     protocols, rows = fill(store, pick)
+    assert stored_items(store) == rendered_items(store)  # as 0011 renders them
     browsable = sorted((r for r in rows if status(store.invitations.rules, r, NOW) == "open"),
                        key=lambda r: -r["seq"])
     assert 60 < len(browsable) < 300  # boundaries on both sides of the filter are there
@@ -169,3 +187,38 @@ def test_the_sql_iso_is_records_iso_at_every_edge(database_url):
             assert [row[0] for row in got] == [iso(x) for x in times]
     finally:
         engine.dispose()
+
+
+async def test_a_posted_invitation_stores_its_item_as_the_page_renders_it(api, store):
+    """The post's INSERT renders the fixed part from its parameters, the protocol's row
+    and the host's nickname: the same text the page (and migration 0011) renders from
+    the stored row, and pages of posted invitations are Python's bytes."""
+    pick = random.Random(11)
+    spec = {**rps_spec(), "name": "Rock \"Paper\" \\ Scissors 灵隙 😀 \u2028", "type": "game\t"}
+    hosts = [Identity.from_seed(bytes([65 + i]) * 32) for i in range(3)]
+    for i, host in enumerate(hosts):
+        assert (await api.register(host, f"host.{i}-x_")).status_code == 201
+    answer = await api.signed(hosts[0], "POST", "/v1/protocols", {"spec": spec})
+    assert answer.status_code == 201, answer.text
+    pid = answer.json()["protocol_id"]
+    for i in range(30):
+        body = {"protocol_id": pid, "endpoint": f"tcp://127.0.0.1:{7000 + i}",
+                "options": {"best_of": pick.choice([1, 3, 5])}, "note": nasty(pick, 40),
+                "ttl_seconds": pick.randint(60, 7200)}
+        posted = await api.signed(hosts[i % 3], "POST", "/v1/invitations", body)
+        assert posted.status_code == 201, posted.text
+    items = stored_items(store)
+    assert len(items) == 30 and None not in items.values()
+    cursor, seen = None, 0
+    while True:
+        python = bytes(JSONAnswer(store.browse(cursor=cursor, limit=7)).body)
+        assert await store.browse_encoded(cursor=cursor, limit=7) == python
+        page = json.loads(python)
+        seen += len(page["items"])
+        assert all(item["note"] and item["protocol_name"] == spec["name"][:200]
+                   for item in page["items"])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == 30
+    assert rendered_items(store) == items

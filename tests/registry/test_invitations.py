@@ -93,6 +93,10 @@ async def test_browse_filters_and_paging(api, world, alice, bob):
     assert {i["host_agent_id"] for i in mine} == {bob.agent_id} and len(mine) == 3
     assert len((await api.get("/v1/invitations", type="game")).json()["items"]) == 5
     assert len((await api.get("/v1/invitations", name="rock")).json()["items"]) == 5
+    for key in ("protocol_id", "host", "type", "name"):  # never cut short at the NUL
+        refused = await api.get("/v1/invitations", **{key: "rock\x00x"})
+        assert refused.status_code == 400, key
+        assert refused.json()["error"]["code"] == "registry.bad_request"
 
 
 async def test_expired_invitations_disappear(api, world, alice, bob, clock):

@@ -6,15 +6,26 @@ with ``encoded``), so the server neither builds a dict per row nor encodes it ag
 the text is byte for byte what :func:`lingxi.registry.storage.invitations.view`
 rendered by ``json.dumps`` (compact, non-ASCII as itself) gives for the same row —
 ``tests/registry/test_browse_page.py`` holds the two side by side over generated rows.
+
+Most of an item never changes after the post: the invitation's own facts, its
+protocol's name and type, its host's nickname (rows nothing updates), and its status,
+``open`` on every browsed row. That part is rendered once, by the post's ``INSERT``
+(:func:`invitation_insert`, into ``browse_item``), and a page adds to it only what
+later writes move: the host's rating and table counts and its last heartbeat. A page
+then renders three values a row instead of seventeen and reads no protocol or agent
+row. The stored text is the row's as posted — the log's record of the post holds the
+same facts, which is what ``invitation`` proves; browse proves nothing, as before.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 COLUMNS = ("invitation_id", "protocol_id", "host_agent_id", "host_public_key", "endpoint",
            "options", "note", "status", "created_at", "expires_at", "session_id",
            "guest_agent_id", "claim_deadline", "host_seen_at", "seq")
+ITEM = "browse_item"  # the item's fixed part, stored at the post (:func:`invitation_insert`)
 
 
 def _param(name: str, postgres: bool) -> str:
@@ -53,44 +64,116 @@ def _text(expr: str, postgres: bool) -> str:
     return f"json_quote({expr})"
 
 
-def _object(fields: list[tuple[str, str]]) -> str:
-    """The concatenation of ``"key":value`` pairs (value: a JSON text expression)."""
-    parts = [f"'{',' if i else '{'}\"{key}\":' || {value}" for i, (key, value)
+def _pairs(fields: list[tuple[str, str]], opens: bool) -> str:
+    """The concatenation of ``"key":value`` pairs (value: a JSON text expression), comma
+    separated; with ``opens`` the first one opens the object."""
+    parts = [f"'{',' if i or not opens else '{'}\"{key}\":' || {value}" for i, (key, value)
              in enumerate(fields)]
-    return " || ".join(parts) + " || '}'"
+    return " || ".join(parts)
 
 
-def _item_json(postgres: bool) -> str:
-    """One browse row as the API serves it. A browsed row's status is ``open`` by the
-    statement's own filter (the same comparisons ``invitations.status`` makes), so the
-    claim's fields never show and ``host_seen_at`` always does; ``options`` is stored as
-    canonical JSON, which ``json.dumps(json.loads(...))`` gives back unchanged."""
+def _object(fields: list[tuple[str, str]]) -> str:
+    """A JSON object of ``fields``."""
+    return _pairs(fields, True) + " || '}'"
+
+
+def _fixed(postgres: bool, column: Callable[[str], str], protocol: Callable[[str], str],
+           nickname: str) -> str:
+    """The item's fixed part: the JSON object opened, from ``invitation_id`` through
+    ``host_nickname`` — the invitation's own facts as posted, its protocol's name and
+    type and its host's nickname (rows nothing updates), and its ``status``, ``open`` on
+    every browsed row (the statement's own filter: the comparisons ``invitations.status``
+    makes, so the claim's fields never show). ``column(name)``: the SQL of one of the
+    invitation's columns; ``protocol(name)``: of a column of its protocol. ``options``
+    is stored as canonical JSON, which ``json.dumps(json.loads(...))`` gives back
+    unchanged."""
     def text(expr: str) -> str:
         return _text(expr, postgres)
 
-    def iso(column: str) -> str:
-        return f"'\"' || {iso_sql(column, postgres)} || '\"'"
+    return _pairs([
+        *[(c, text(column(c))) for c in ("invitation_id", "protocol_id", "host_agent_id",
+                                         "host_public_key", "endpoint")],
+        ("options", column("options")), ("note", text(column("note"))),
+        ("status", "'\"open\"'"),
+        ("created_at", _iso_string(column("created_at"), postgres)),
+        ("expires_at", _iso_string(column("expires_at"), postgres)),
+        ("seq", _number(column("seq"))), ("protocol_name", text(protocol("name"))),
+        ("protocol_type", text(protocol("type"))), ("host_nickname", text(nickname)),
+    ], True)
 
-    def number(expr: str) -> str:
-        return f"CAST({expr} AS TEXT)"
 
+def _iso_string(column: str, postgres: bool) -> str:
+    return f"'\"' || {iso_sql(column, postgres)} || '\"'"
+
+
+def _number(expr: str) -> str:
+    return f"CAST({expr} AS TEXT)"
+
+
+def _live(postgres: bool) -> str:
+    """The item's rest, which later writes move: the host's rating and table counts in
+    the protocol (``r``, ``ts``; null when there are none) and when it was last heard
+    from; the object closed."""
     rating = ("CASE WHEN r.rating IS NULL THEN 'null' ELSE "
-              + _object([("rating", number("r.rating")), ("games", number("r.games"))])
+              + _object([("rating", _number("r.rating")), ("games", _number("r.games"))])
               + " END")
     tables = ("CASE WHEN ts.completed IS NULL THEN 'null' ELSE "
-              + _object([("completed", number("ts.completed")),
-                         ("left", number('ts."left"')),
-                         ("timed_out", number("ts.timed_out"))]) + " END")
-    return _object([
-        *[(c, text(f"i.{c}")) for c in ("invitation_id", "protocol_id", "host_agent_id",
-                                         "host_public_key", "endpoint")],
-        ("options", "i.options"), ("note", text("i.note")), ("status", "'\"open\"'"),
-        ("created_at", iso("i.created_at")), ("expires_at", iso("i.expires_at")),
-        ("seq", number("i.seq")), ("protocol_name", text("p.name")),
-        ("protocol_type", text("p.type")), ("host_nickname", text("a.nickname")),
-        ("host_rating", rating), ("host_tables", tables),
-        ("host_seen_at", iso("i.host_seen_at")),
-    ])
+              + _object([("completed", _number("ts.completed")),
+                         ("left", _number('ts."left"')),
+                         ("timed_out", _number("ts.timed_out"))]) + " END")
+    return _pairs([("host_rating", rating), ("host_tables", tables),
+                   ("host_seen_at", _iso_string("i.host_seen_at", postgres))],
+                  False) + " || '}'"
+
+
+def _item_json(postgres: bool) -> str:
+    """One browse row as the API serves it: the fixed part stored with the row at its
+    post (``ITEM``), then the live part."""
+    return f"i.{ITEM} || {_live(postgres)}"
+
+
+INSERTED = ("invitation_id", "protocol_id", "host_agent_id", "host_public_key", "endpoint",
+            "options", "note", "status", "created_at", "expires_at", "seq", "session_id",
+            "guest_agent_id", "claim_deadline", "host_seen_at")
+_TYPES = {"created_at": "float8", "expires_at": "float8", "seq": "bigint"}
+_FIXED = ("invitation_id", "protocol_id", "host_agent_id", "host_public_key", "endpoint",
+          "options", "note", "created_at", "expires_at", "seq")  # the parameters _fixed reads
+
+
+@functools.cache
+def invitation_insert(postgres: bool, columns: tuple[str, ...] = INSERTED,
+                      prefix: str = "") -> str:
+    """A posted invitation's ``INSERT`` of ``columns`` (parameters named ``prefix`` +
+    the column; they include every one :func:`_fixed` reads) with its item's fixed
+    part (``ITEM``), rendered by the database from the same parameters, the protocol's
+    row and the host's ``agents`` row as the page query would render it."""
+    def param(name: str) -> str:
+        return _param(prefix + name, postgres)
+
+    def column(name: str) -> str:  # typed: PostgreSQL infers no type in to_json, and
+        value = param(name)  # one parameter has one type wherever it is used
+        return f"CAST({value} AS {_TYPES.get(name, 'text')})" if postgres else value
+
+    def protocol(name: str) -> str:
+        return (f"(SELECT ip.{name} FROM protocols ip "
+                f"WHERE ip.protocol_id = {param('protocol_id')})")
+
+    nickname = (f"(SELECT ia.nickname FROM agents ia "
+                f"WHERE ia.agent_id = {param('host_agent_id')})")
+    names = ", ".join(f'"{c}"' for c in (*columns, ITEM))
+    values = ", ".join(column(c) if c in _FIXED else param(c) for c in columns)
+    return (f'INSERT INTO "invitations" ({names}) VALUES ({values}, '
+            f"{_fixed(postgres, column, protocol, nickname)})")
+
+
+def item_sql(postgres: bool) -> str:
+    """The fixed part of an ``invitations`` row (unaliased) as :func:`invitation_insert`
+    renders it at the post, from the stored row, its protocol's and its host's."""
+    return _fixed(postgres, lambda c: f"invitations.{c}",
+                  lambda c: (f"(SELECT fp.{c} FROM protocols fp "
+                             "WHERE fp.protocol_id = invitations.protocol_id)"),
+                  "(SELECT fa.nickname FROM agents fa "
+                  "WHERE fa.agent_id = invitations.host_agent_id)")
 
 
 @functools.cache
@@ -99,7 +182,7 @@ def browse_sql(postgres: bool, protocol: bool, host: bool, kind: bool, name: boo
     """Browse's page of open invitations, newest first, with the filters that are set
     (parameters ``now``, ``presence`` (the presence timeout), ``n`` and ``protocol``,
     ``host``, ``type``, ``name``, ``before``). Its rows: every column ``view`` reads, or
-    with ``encoded`` (PostgreSQL) ``(seq, item)``, ``item`` the row's JSON text.
+    with ``encoded`` ``(seq, item)``, ``item`` the row's JSON text.
 
     An invitation is browsable while stored ``open``, or ``claimed`` with the claim
     lapsed, unexpired and with its host present — the comparisons of
@@ -142,13 +225,14 @@ def browse_sql(postgres: bool, protocol: bool, host: bool, kind: bool, name: boo
                 "a.nickname AS host_nickname, r.rating AS host_rating, r.games AS host_games, "
                 "ts.completed AS host_tables_completed, ts.\"left\" AS host_tables_left, "
                 "ts.timed_out AS host_tables_timed_out")
+    named = ("" if encoded else  # the stored item holds the protocol's and the nickname
+             "JOIN protocols p ON p.protocol_id = i.protocol_id "
+             "LEFT OUTER JOIN agents a ON a.agent_id = i.host_agent_id ")
     return (
         f"SELECT {selected} "
         f"FROM ({branch('o', 'open')} UNION ALL {branch('c', 'claimed')} "
         f"ORDER BY seq DESC LIMIT {param('n')}) AS page "
-        "JOIN invitations i ON i.seq = page.seq "
-        "JOIN protocols p ON p.protocol_id = i.protocol_id "
-        "LEFT OUTER JOIN agents a ON a.agent_id = i.host_agent_id "
+        f"JOIN invitations i ON i.seq = page.seq {named}"
         "LEFT OUTER JOIN ratings r ON r.agent_id = i.host_agent_id "
         "AND r.protocol_id = i.protocol_id "
         "LEFT OUTER JOIN table_standings ts ON ts.agent_id = i.host_agent_id "

@@ -15,6 +15,8 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from lingxi.registry.storage.browsing import invitation_insert
+
 
 def _param(name: str, postgres: bool) -> str:
     return f"%({name})s" if postgres else f":{name}"
@@ -23,7 +25,10 @@ def _param(name: str, postgres: bool) -> str:
 def insert_sql(table: str, columns: Sequence[str], postgres: bool, suffix: str = "",
                prefix: str = "") -> str:
     """``INSERT INTO table (columns) VALUES (named parameters)`` in the driver's style
-    (each parameter named ``prefix`` + its column)."""
+    (each parameter named ``prefix`` + its column). An invitation's also stores its
+    browse item, rendered from the same parameters (``browsing.invitation_insert``)."""
+    if table == "invitations":
+        return invitation_insert(postgres, tuple(columns), prefix) + suffix
     names = ", ".join(f'"{c}"' for c in columns)
     values = ", ".join(_param(prefix + c, postgres) for c in columns)
     return f'INSERT INTO "{table}" ({names}) VALUES ({values}){suffix}'

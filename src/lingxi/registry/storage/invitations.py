@@ -262,14 +262,16 @@ class Invitations:
         gives, compact and non-ASCII as itself. On PostgreSQL the query is awaited in the
         running event loop; SQLite answers in this thread."""
         sql, params, limit, _ = self._browse_query(True, **filters)
-        if self.uow.postgres:
-            _, rows = await self.uow.raw.fetch_async(sql, params)
+        rows: list[tuple[Any, ...]]
+        if self.uow.postgres:  # (seq, item) as the UTF-8 text PostgreSQL sends (never NULL)
+            rows = await self.uow.raw.fetch_async(sql, params)
+            items = b",".join([item for _, item in rows[:limit]])
         else:
             _, rows = self.uow.raw.fetch(sql, params)
+            items = ",".join([item for _, item in rows[:limit]]).encode()
         more = len(rows) > limit
-        cursor = '"' + encode_cursor(rows[limit - 1][0]) + '"' if more else "null"
-        items = ",".join([item for _, item in rows[:limit]])
-        return f'{{"items":[{items}],"next_cursor":{cursor}}}'.encode()
+        cursor = b'"%s"' % encode_cursor(int(rows[limit - 1][0])).encode() if more else b"null"
+        return b'{"items":[%s],"next_cursor":%s}' % (items, cursor)
 
     def _browse_query(
         self,
@@ -283,6 +285,10 @@ class Invitations:
         limit: int | None = None,
     ) -> tuple[str, dict[str, Any], int, float]:
         page, before, now = page_limit(limit), decode_cursor(cursor), self.uow.clock()
+        for key, value in (("protocol_id", protocol_id), ("host", host), ("type", type),
+                           ("name", name)):
+            if value and "\x00" in value:  # no stored text holds one (PostgreSQL's can't)
+                raise bad(f"{key} must not contain NUL")
         params: dict[str, Any] = {"now": now, "presence": self.rules.presence_timeout,
                                   "n": page + 1, "protocol": protocol_id, "host": host,
                                   "type": type, "name": like(name) if name else None,

@@ -153,6 +153,8 @@ invitations = Table(
     Column("refused", Text),  # JSON list of guests the host refused
     Column("host_seen_at", Float),  # the host's last heartbeat (or the post)
     Column("seq", BigInteger, nullable=False, unique=True),
+    # a browse item's fixed part as JSON text, rendered with the row (storage.browsing; 0011)
+    Column("browse_item", Text, nullable=False),
     # covers the per-host count of open invitations every post makes (0008; its prefix
     # serves the lists by host)
     Index("ix_invitations_host_open", "host_agent_id", "status", "expires_at", "host_seen_at",
